@@ -1,1 +1,29 @@
-pub fn x(){}
+//! kdeploy-lang: a pure, lazy evaluator for the Nix expression language,
+//! without derivations, the store, string context or fetchers. It knows
+//! nothing about clusters. Pipeline: rnix parse → [`lower`] (scopes resolved)
+//! → [`eval`] (memoised thunks) → [`print`]; all file access goes through
+//! [`io::Io`], and errors are typed values rendered by [`diagnostic`].
+
+mod arith;
+pub mod builtins;
+pub mod diagnostic;
+mod env;
+pub mod error;
+pub mod eval;
+pub mod io;
+mod ir;
+mod load;
+mod lower;
+pub mod path;
+pub mod print;
+pub mod source;
+mod suggest;
+pub mod thunk;
+pub mod value;
+
+mod entry;
+
+pub use entry::{Arg, Session};
+pub use error::{ErrorKind, EvalError, EvalResult};
+pub use eval::Evaluator;
+pub use value::Value;

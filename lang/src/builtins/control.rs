@@ -1,0 +1,79 @@
+//! Control builtins: throw, abort, seq, deepSeq, trace, tryEval,
+//! addErrorContext.
+
+use super::{Args, BuiltinDef};
+use crate::error::{ErrorExt, ErrorKind, EvalError, EvalResult};
+use crate::eval::{CoerceMode, Evaluator};
+use crate::print::print_value;
+use crate::thunk::Thunk;
+use crate::value::{Attrs, Value};
+
+pub const DEFS: &[BuiltinDef] = &[
+    BuiltinDef { name: "throw", arity: 1, func: throw },
+    BuiltinDef { name: "abort", arity: 1, func: abort },
+    BuiltinDef { name: "seq", arity: 2, func: seq },
+    BuiltinDef { name: "deepSeq", arity: 2, func: deep_seq },
+    BuiltinDef { name: "trace", arity: 2, func: trace },
+    BuiltinDef { name: "tryEval", arity: 1, func: try_eval },
+    BuiltinDef { name: "addErrorContext", arity: 2, func: add_error_context },
+];
+
+fn message(ev: &mut Evaluator, t: &Thunk) -> EvalResult<String> {
+    let v = ev.force(t)?;
+    let mut s = String::new();
+    ev.coerce_to_string(&v, CoerceMode::Interpolation, &mut s)?;
+    Ok(s)
+}
+
+fn throw(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
+    let msg = message(ev, &args[0])?;
+    Err(EvalError::new(ErrorKind::Thrown, msg))
+}
+
+fn abort(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
+    let msg = message(ev, &args[0])?;
+    Err(EvalError::new(ErrorKind::Aborted, format!("evaluation aborted with the following error message: '{msg}'")))
+}
+
+fn seq(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
+    ev.force(&args[0])?;
+    ev.force(&args[1])
+}
+
+fn deep_seq(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
+    let v = ev.force(&args[0])?;
+    ev.deep_force(&v)?;
+    ev.force(&args[1])
+}
+
+fn trace(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
+    let v = ev.force(&args[0])?;
+    let msg = match &v {
+        Value::String(s) => s.to_string(),
+        other => print_value(ev, other, false)?,
+    };
+    ev.trace_message(&msg);
+    ev.force(&args[1])
+}
+
+fn try_eval(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
+    let (success, value) = match ev.force(&args[0]) {
+        Ok(v) => (true, v),
+        Err(e) if e.kind.catchable() => (false, Value::Bool(false)),
+        Err(e) => return Err(e),
+    };
+    Ok(Value::attrs(Attrs::from_unsorted(vec![
+        ("success".into(), Thunk::value(Value::Bool(success))),
+        ("value".into(), Thunk::value(value)),
+    ])))
+}
+
+fn add_error_context(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
+    match ev.force(&args[1]) {
+        Ok(v) => Ok(v),
+        Err(e) => {
+            let ctx = ev.str(&args[0], "the context of builtins.addErrorContext").map(|s| s.to_string()).unwrap_or_default();
+            Err(e.context(ctx, None))
+        }
+    }
+}

@@ -1,0 +1,214 @@
+//! List builtins: map, filter, foldl', genList, elem, elemAt, head, tail,
+//! length, all, any, concatLists, concatMap, partition, genericClosure.
+
+use std::rc::Rc;
+
+use super::{arg_context, Args, BuiltinDef};
+use crate::error::{err, ErrorKind, EvalError, EvalResult};
+use crate::eval::Evaluator;
+use crate::thunk::Thunk;
+use crate::value::{Attrs, Value};
+
+pub const DEFS: &[BuiltinDef] = &[
+    BuiltinDef { name: "map", arity: 2, func: map },
+    BuiltinDef { name: "filter", arity: 2, func: filter },
+    BuiltinDef { name: "foldl'", arity: 3, func: foldl },
+    BuiltinDef { name: "genList", arity: 2, func: gen_list },
+    BuiltinDef { name: "elem", arity: 2, func: elem },
+    BuiltinDef { name: "elemAt", arity: 2, func: elem_at },
+    BuiltinDef { name: "head", arity: 1, func: head },
+    BuiltinDef { name: "tail", arity: 1, func: tail },
+    BuiltinDef { name: "length", arity: 1, func: length },
+    BuiltinDef { name: "all", arity: 2, func: |ev, a| quantify(ev, a, "all", true) },
+    BuiltinDef { name: "any", arity: 2, func: |ev, a| quantify(ev, a, "any", false) },
+    BuiltinDef { name: "concatLists", arity: 1, func: concat_lists },
+    BuiltinDef { name: "concatMap", arity: 2, func: concat_map },
+    BuiltinDef { name: "partition", arity: 2, func: partition },
+    BuiltinDef { name: "genericClosure", arity: 1, func: generic_closure },
+];
+
+fn map(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
+    let f = ev.force(&args[0])?;
+    let list = ev.list(&args[1], "the second argument of map")?;
+    Ok(Value::list(list.iter().map(|x| Thunk::apply(f.clone(), vec![x.clone()])).collect()))
+}
+
+fn predicate(ev: &mut Evaluator, f: &Value, x: &Thunk, name: &str) -> EvalResult<bool> {
+    match ev.call1(f, x.clone())? {
+        Value::Bool(b) => Ok(b),
+        v => Err(super::expected(&format!("the result of the function passed to builtins.{name}"), "a Boolean", &v)),
+    }
+}
+
+fn filter(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
+    let f = ev.func(&args[0], "the first argument of builtins.filter")?;
+    let list = ev.list(&args[1], "the second argument of builtins.filter")?;
+    let mut out = Vec::new();
+    for x in list.iter() {
+        if predicate(ev, &f, x, "filter")? {
+            out.push(x.clone());
+        }
+    }
+    Ok(Value::list(out))
+}
+
+fn foldl(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
+    let f = ev.func(&args[0], "the first argument of builtins.foldl'")?;
+    let list = ev.list(&args[2], "the third argument of builtins.foldl'")?;
+    let mut acc = ev.force(&args[1])?;
+    for x in list.iter() {
+        acc = ev.call2(&f, Thunk::value(acc), x.clone())?;
+    }
+    Ok(acc)
+}
+
+fn gen_list(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
+    let f = ev.force(&args[0])?;
+    let n = ev.int(&args[1], "the second argument of builtins.genList")?;
+    if n < 0 {
+        return err(ErrorKind::InvalidValue, format!("cannot create a list of size {n}"));
+    }
+    Ok(Value::list((0..n).map(|i| Thunk::apply(f.clone(), vec![Thunk::value(Value::Int(i))])).collect()))
+}
+
+fn elem(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
+    let x = ev.force(&args[0])?;
+    let list = ev.list(&args[1], "the second argument of builtins.elem")?;
+    for y in list.iter() {
+        let y = ev.force(y)?;
+        if ev.equal(&x, &y)? {
+            return Ok(Value::Bool(true));
+        }
+    }
+    Ok(Value::Bool(false))
+}
+
+fn elem_at(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
+    let list = ev.list(&args[0], "the first argument of builtins.elemAt")?;
+    let i = ev.int(&args[1], "the second argument of builtins.elemAt")?;
+    match usize::try_from(i).ok().and_then(|i| list.get(i)) {
+        Some(t) => ev.force(&t.clone()),
+        None => err(ErrorKind::OutOfBounds, format!("list index {i} is out of bounds (the list has {} elements)", list.len())),
+    }
+}
+
+fn head(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
+    let list = ev.list(&args[0], "the argument of builtins.head")?;
+    match list.first() {
+        Some(t) => ev.force(&t.clone()),
+        None => err(ErrorKind::OutOfBounds, "list index 0 is out of bounds: builtins.head called on an empty list"),
+    }
+}
+
+fn tail(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
+    let list = ev.list(&args[0], "the argument of builtins.tail")?;
+    if list.is_empty() {
+        return err(ErrorKind::OutOfBounds, "builtins.tail called on an empty list");
+    }
+    Ok(Value::List(Rc::from(&list[1..])))
+}
+
+fn length(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
+    Ok(Value::Int(ev.list(&args[0], "the argument of builtins.length")?.len() as i64))
+}
+
+fn quantify(ev: &mut Evaluator, args: Vec<Thunk>, name: &str, all: bool) -> EvalResult<Value> {
+    let f = ev.func(&args[0], &format!("the first argument of builtins.{name}"))?;
+    let list = ev.list(&args[1], &format!("the second argument of builtins.{name}"))?;
+    for x in list.iter() {
+        if predicate(ev, &f, x, name)? != all {
+            return Ok(Value::Bool(!all));
+        }
+    }
+    Ok(Value::Bool(all))
+}
+
+fn concat_lists(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
+    let lists = ev.list(&args[0], "the argument of builtins.concatLists")?;
+    let mut out = Vec::new();
+    for l in lists.iter() {
+        out.extend_from_slice(&ev.list(l, "an element of the list passed to builtins.concatLists")?);
+    }
+    Ok(Value::list(out))
+}
+
+fn concat_map(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
+    let f = ev.func(&args[0], "the first argument of builtins.concatMap")?;
+    let list = ev.list(&args[1], "the second argument of builtins.concatMap")?;
+    let mut out = Vec::new();
+    for x in list.iter() {
+        match ev.call1(&f, x.clone())? {
+            Value::List(l) => out.extend_from_slice(&l),
+            v => return Err(super::expected("the result of the function passed to builtins.concatMap", "a list", &v)),
+        }
+    }
+    Ok(Value::list(out))
+}
+
+fn partition(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
+    let f = ev.func(&args[0], "the first argument of builtins.partition")?;
+    let list = ev.list(&args[1], "the second argument of builtins.partition")?;
+    let (mut right, mut wrong) = (Vec::new(), Vec::new());
+    for x in list.iter() {
+        if predicate(ev, &f, x, "partition")? {
+            right.push(x.clone());
+        } else {
+            wrong.push(x.clone());
+        }
+    }
+    Ok(Value::attrs(Attrs::from_sorted(vec![
+        ("right".into(), Thunk::value(Value::list(right))),
+        ("wrong".into(), Thunk::value(Value::list(wrong))),
+    ])))
+}
+
+/// Breadth-first closure over `operator`, deduplicating on `key` with Nix's
+/// ordering, kept in a sorted vector for logarithmic membership tests.
+fn generic_closure(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
+    let params = ev.attrs(&args[0], "the argument of builtins.genericClosure")?;
+    let start = params
+        .get("startSet")
+        .cloned()
+        .ok_or_else(|| EvalError::new(ErrorKind::MissingAttribute, "attribute 'startSet' required by builtins.genericClosure"))?;
+    let op = params
+        .get("operator")
+        .cloned()
+        .ok_or_else(|| EvalError::new(ErrorKind::MissingAttribute, "attribute 'operator' required by builtins.genericClosure"))?;
+    let op = ev.func(&op, "the operator of builtins.genericClosure")?;
+    let mut queue: std::collections::VecDeque<Thunk> = ev.list(&start, "startSet")?.iter().cloned().collect();
+    let mut seen: Vec<Value> = Vec::new();
+    let mut out = Vec::new();
+    while let Some(t) = queue.pop_front() {
+        let item = arg_context(ev.attrs(&t, "an element of the closure"), "first", "genericClosure")?;
+        let key = item
+            .get("key")
+            .cloned()
+            .ok_or_else(|| EvalError::new(ErrorKind::MissingAttribute, "attribute 'key' required by builtins.genericClosure"))?;
+        let key = ev.force(&key)?;
+        let mut lo = 0;
+        let mut hi = seen.len();
+        let mut found = false;
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            match crate::arith::compare(ev, &seen[mid], &key)? {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => {
+                    found = true;
+                    break;
+                }
+            }
+        }
+        if found {
+            continue;
+        }
+        seen.insert(lo, key);
+        out.push(t.clone());
+        let next = ev.call1(&op, t)?;
+        match next {
+            Value::List(l) => queue.extend(l.iter().cloned()),
+            v => return Err(super::expected("the result of the genericClosure operator", "a list", &v)),
+        }
+    }
+    Ok(Value::list(out))
+}

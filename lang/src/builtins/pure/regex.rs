@@ -1,0 +1,1037 @@
+//! POSIX extended regular expressions as Nix 2.8 evaluates them for
+//! `builtins.match` and `builtins.split`. Nix hands the pattern to
+//! libstdc++'s `std::regex` with the `extended` flag, so this module parses
+//! the pattern with that dialect's exact grammar (including its errors and
+//! quirks), translates it into `regex-automata` syntax working on bytes, and
+//! re-creates the match selection and `std::sregex_iterator` stepping on top.
+//!
+//! Semantics reproduced (each checked against Nix 2.8):
+//! - matching is per byte, as `std::regex` over `char` is: `.` matches one
+//!   byte of a multi-byte UTF-8 character, `é+` repeats only the last byte;
+//! - character classes are those of the "C" locale (ASCII only), class names
+//!   are case-insensitive and include libstdc++'s extra `d`, `w`, `s`;
+//! - escaping an ordinary character (`\n`, `\d`, `\]`, `\}`, `\-`) is an
+//!   error, there are no back-references, and inside brackets `\` is literal;
+//! - `.` matches anything but NUL (so it matches newline);
+//! - `^`/`$` only match at the very start/end of the string;
+//! - among matches starting at the leftmost position the longest wins, and
+//!   groups come from the first path (in backtracking order) of that length;
+//! - `split` reports the empty match right after a non-empty one (`split
+//!   "a*" "baaac"` has an empty match between `aaa` and `c`).
+//!
+//! Known differences from Nix 2.8, all in corners of libstdc++'s engine
+//! (see the `known_differences` test):
+//! - libstdc++ does not really find the longest match: once a greedy
+//!   repetition reaches *any* match it never retries with fewer iterations,
+//!   so `split "a?(ab)?" "ab"` matches only `a` there, while this module
+//!   takes the longer `ab`. Alternation is longest in both (`split "a|ab"`).
+//! - a group inside a repetition whose body can match the empty string
+//!   keeps, in libstdc++, the empty extra iteration it performs at the end:
+//!   `match "(a*)*" "aa"` is `[""]` in Nix and `["aa"]` here.
+//! - results are Rust strings: a group that ends inside a multi-byte
+//!   character (`match "(.).*" "é"`) is converted lossily (U+FFFD), where
+//!   Nix returns the raw byte.
+
+use regex_automata::{hybrid, meta, util::syntax, Anchored, Input, MatchKind};
+
+/// One element of a `builtins.split` result.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SplitPart {
+    /// Text between matches.
+    Text(String),
+    /// The capture groups of one match (`None` for a group that did not
+    /// take part, which Nix shows as `null`).
+    Groups(Vec<Option<String>>),
+}
+
+/// A compiled Nix regular expression. Compiling is the costly part, so the
+/// caller may keep these around keyed by the pattern string.
+#[derive(Debug)]
+pub struct NixRegex {
+    pattern: String,
+    /// Leftmost-first engine over the whole haystack, used only to find
+    /// where the leftmost match starts.
+    search: meta::Regex,
+    /// Lazy DFA with `MatchKind::All`: an anchored forward search with it
+    /// ends at the longest possible match.
+    longest: hybrid::dfa::DFA,
+    /// `(?:P)\z`, run on the haystack cut at the chosen match end, to get the
+    /// groups of the first path that ends exactly there.
+    groups_at_end: meta::Regex,
+    /// Same for a match ending before the end of the string: a `$` in the
+    /// pattern must not match at the cut. `None` when the pattern has no `$`
+    /// (then `groups_at_end` serves both).
+    groups_mid: Option<meta::Regex>,
+}
+
+// ---------------------------------------------------------------------------
+// Parsing (libstdc++ ECMA-262-free "extended" grammar)
+// ---------------------------------------------------------------------------
+
+type ByteSet = [bool; 256];
+
+#[derive(Debug, Clone)]
+enum Node {
+    Byte(u8),
+    Set(Box<ByteSet>),
+    /// `.`: any byte except NUL, as in libstdc++'s POSIX mode.
+    Any,
+    Start,
+    End,
+    Group(Box<Node>),
+    Concat(Vec<Node>),
+    Alt(Vec<Node>),
+    Repeat { node: Box<Node>, min: u64, max: Option<u64>, kind: Quant },
+}
+
+/// How a repetition was written; libstdc++ builds a different number of
+/// automaton states for each, which decides when it gives up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Quant {
+    Star,
+    Plus,
+    Opt,
+    Interval,
+}
+
+/// Characters with a meaning in libstdc++'s extended syntax. `]` and `}`
+/// are not among them: alone they are ordinary, and escaping them is an
+/// error just like escaping a letter.
+const SPECIAL: &[u8] = b".[\\()*+?{|^$";
+
+/// libstdc++ refuses to build an automaton of more than this many states
+/// (`_GLIBCXX_REGEX_STATE_LIMIT`), and Nix then reports "memory limit
+/// exceeded". Reproducing the count also keeps `x{1000000}` from making us
+/// build a huge automaton.
+const STATE_LIMIT: u64 = 100_000;
+
+struct Parser<'a> {
+    p: &'a [u8],
+    i: usize,
+    has_end_anchor: bool,
+}
+
+fn err(detail: &str) -> String {
+    detail.to_string()
+}
+
+impl<'a> Parser<'a> {
+    fn peek(&self) -> Option<u8> {
+        self.p.get(self.i).copied()
+    }
+
+    fn disjunction(&mut self) -> Result<Node, String> {
+        let mut alts = vec![self.alternative()?];
+        while self.peek() == Some(b'|') {
+            self.i += 1;
+            alts.push(self.alternative()?);
+        }
+        Ok(if alts.len() == 1 { alts.pop().unwrap_or(Node::Concat(Vec::new())) } else { Node::Alt(alts) })
+    }
+
+    fn alternative(&mut self) -> Result<Node, String> {
+        let mut items = Vec::new();
+        while let Some(n) = self.term()? {
+            items.push(n);
+        }
+        Ok(Node::Concat(items))
+    }
+
+    /// `None` when the next token cannot start a term; the caller then
+    /// expects `|`, `)` or the end, and anything else (a stray quantifier)
+    /// ends up as an error there, as in libstdc++.
+    fn term(&mut self) -> Result<Option<Node>, String> {
+        match self.peek() {
+            // Anchors take no quantifier: `^*` is an error in libstdc++.
+            Some(b'^') => {
+                self.i += 1;
+                return Ok(Some(Node::Start));
+            }
+            Some(b'$') => {
+                self.i += 1;
+                self.has_end_anchor = true;
+                return Ok(Some(Node::End));
+            }
+            _ => {}
+        }
+        let Some(mut atom) = self.atom()? else { return Ok(None) };
+        // Quantifiers stack (`a**`, `a+?` = `(a+)?`); POSIX has no lazy ones.
+        loop {
+            let (min, max, kind) = match self.peek() {
+                Some(b'*') => (0, None, Quant::Star),
+                Some(b'+') => (1, None, Quant::Plus),
+                Some(b'?') => (0, Some(1), Quant::Opt),
+                Some(b'{') => {
+                    self.i += 1;
+                    let (min, max) = self.interval()?;
+                    atom = Node::Repeat { node: Box::new(atom), min, max, kind: Quant::Interval };
+                    continue;
+                }
+                _ => break,
+            };
+            self.i += 1;
+            atom = Node::Repeat { node: Box::new(atom), min, max, kind };
+        }
+        Ok(Some(atom))
+    }
+
+    fn number(&mut self) -> Result<Option<u64>, String> {
+        let start = self.i;
+        while self.peek().is_some_and(|c| c.is_ascii_digit()) {
+            self.i += 1;
+        }
+        if start == self.i {
+            return Ok(None);
+        }
+        // libstdc++ reads the count into a `long` and rejects overflow.
+        let mut v: u64 = 0;
+        for &d in &self.p[start..self.i] {
+            v = v
+                .checked_mul(10)
+                .and_then(|v| v.checked_add(u64::from(d - b'0')))
+                .filter(|&v| v <= i64::MAX as u64)
+                .ok_or_else(|| err("repetition count too large"))?;
+        }
+        Ok(Some(v))
+    }
+
+    /// After `{`: `m}`, `m,}` or `m,n}`; no blanks, no omitted minimum.
+    fn interval(&mut self) -> Result<(u64, Option<u64>), String> {
+        let min = self.number()?.ok_or_else(|| err("expected a number after '{'"))?;
+        let max = if self.peek() == Some(b',') {
+            self.i += 1;
+            match self.number()? {
+                Some(n) if n < min => return Err(err("invalid range in '{}'")),
+                Some(n) => Some(n),
+                None => None,
+            }
+        } else {
+            Some(min)
+        };
+        if self.peek() != Some(b'}') {
+            return Err(err("expected '}' to close the repetition"));
+        }
+        self.i += 1;
+        Ok((min, max))
+    }
+
+    fn atom(&mut self) -> Result<Option<Node>, String> {
+        let Some(c) = self.peek() else { return Ok(None) };
+        match c {
+            b'.' => {
+                self.i += 1;
+                Ok(Some(Node::Any))
+            }
+            b'\\' => {
+                let Some(&e) = self.p.get(self.i + 1) else {
+                    return Err(err("trailing backslash"));
+                };
+                // libstdc++ is built without GNU extensions here: escaping
+                // anything but a special character is rejected.
+                if !SPECIAL.contains(&e) {
+                    return Err(err("invalid escape"));
+                }
+                self.i += 2;
+                Ok(Some(Node::Byte(e)))
+            }
+            b'(' => {
+                self.i += 1;
+                let inner = self.disjunction()?;
+                if self.peek() != Some(b')') {
+                    return Err(err("unmatched '('"));
+                }
+                self.i += 1;
+                Ok(Some(Node::Group(Box::new(inner))))
+            }
+            b'[' => {
+                self.i += 1;
+                self.bracket().map(Some)
+            }
+            b')' | b'|' | b'*' | b'+' | b'?' | b'{' | b'^' | b'$' => Ok(None),
+            _ => {
+                self.i += 1;
+                Ok(Some(Node::Byte(c)))
+            }
+        }
+    }
+
+    /// Reads `[:name:]`, `[.name.]` or `[=name=]` after the opening `[`
+    /// and the delimiter have been seen; returns the name.
+    fn class_name(&mut self, delim: u8) -> Result<&'a [u8], String> {
+        let start = self.i;
+        while self.i < self.p.len() && self.p[self.i] != delim {
+            self.i += 1;
+        }
+        let name = &self.p[start..self.i];
+        if self.p.get(self.i) != Some(&delim) || self.p.get(self.i + 1) != Some(&b']') {
+            return Err(err("unterminated character class"));
+        }
+        self.i += 2;
+        Ok(name)
+    }
+
+    /// After `[`. libstdc++'s rules: `]` right after `[` or `[^` is literal,
+    /// `\` is literal, `-` is literal only first or last, a range must start
+    /// at a single character (not a class) and cannot follow another range.
+    fn bracket(&mut self) -> Result<Node, String> {
+        let mut set: ByteSet = [false; 256];
+        let negate = self.peek() == Some(b'^');
+        if negate {
+            self.i += 1;
+        }
+        // The character that may still become the start of a range.
+        let mut last: Option<u8> = None;
+        // Whether the previous item was a class (which cannot start a range).
+        let mut last_was_class = false;
+        let mut first = true;
+        loop {
+            let Some(c) = self.peek() else { return Err(err("unmatched '['")) };
+            self.i += 1;
+            let at_start = std::mem::take(&mut first);
+            let item: Item = match c {
+                b']' if !at_start => break,
+                b'-' if at_start => Item::Char(b'-'),
+                b'-' => {
+                    match self.peek() {
+                        None => return Err(err("unmatched '['")),
+                        Some(b']') => {
+                            self.i += 1;
+                            if let Some(l) = last.take() {
+                                set[l as usize] = true;
+                            }
+                            set[b'-' as usize] = true;
+                            break;
+                        }
+                        _ => {}
+                    }
+                    if last_was_class {
+                        return Err(err("invalid start of range in bracket expression"));
+                    }
+                    let Some(lo) = last.take() else {
+                        return Err(err("invalid dash in bracket expression"));
+                    };
+                    let hi = match self.bracket_char()? {
+                        Some(h) => h,
+                        None => return Err(err("invalid end of range in bracket expression")),
+                    };
+                    add_range(&mut set, lo, hi)?;
+                    last_was_class = false;
+                    continue;
+                }
+                b'[' => match self.peek() {
+                    Some(d @ (b':' | b'.' | b'=')) => {
+                        self.i += 1;
+                        let name = self.class_name(d)?;
+                        match d {
+                            b':' => Item::Class(char_class(name)?),
+                            b'.' => Item::Char(collating_element(name)?),
+                            _ => {
+                                let ch = collating_element(name)?;
+                                let mut s = [false; 256];
+                                s[ch as usize] = true;
+                                Item::Class(s)
+                            }
+                        }
+                    }
+                    _ => Item::Char(b'['),
+                },
+                _ => Item::Char(c),
+            };
+            if let Some(l) = last.take() {
+                set[l as usize] = true;
+            }
+            match item {
+                Item::Char(ch) => {
+                    last = Some(ch);
+                    last_was_class = false;
+                }
+                Item::Class(s) => {
+                    for (dst, src) in set.iter_mut().zip(s.iter()) {
+                        *dst |= *src;
+                    }
+                    last_was_class = true;
+                }
+            }
+        }
+        if let Some(l) = last {
+            set[l as usize] = true;
+        }
+        if negate {
+            for b in set.iter_mut() {
+                *b = !*b;
+            }
+        }
+        Ok(Node::Set(Box::new(set)))
+    }
+
+    /// A character usable as a range end: a plain byte or a one-character
+    /// collating element `[.x.]` is *not* accepted here (libstdc++ rejects
+    /// `[a-[.c.]]`), but `-` is (`[!--]`).
+    fn bracket_char(&mut self) -> Result<Option<u8>, String> {
+        match self.peek() {
+            None => Err(err("unmatched '['")),
+            Some(b'[') if matches!(self.p.get(self.i + 1), Some(b':' | b'.' | b'=')) => Ok(None),
+            Some(b']') => Ok(None),
+            Some(c) => {
+                self.i += 1;
+                Ok(Some(c))
+            }
+        }
+    }
+}
+
+enum Item {
+    Char(u8),
+    Class(ByteSet),
+}
+
+/// Ranges compare `char` values, which are signed on the platforms Nix
+/// runs on: bytes 0x80–0xFF sort *before* ASCII, so `[\x80-a]` is valid
+/// and covers 0x80–0xFF plus 0x00–0x61, while `[a-é]` is an error.
+fn add_range(set: &mut ByteSet, lo: u8, hi: u8) -> Result<(), String> {
+    let (l, h) = (lo as i8, hi as i8);
+    if l > h {
+        return Err(err("invalid range in bracket expression"));
+    }
+    for v in l..=h {
+        set[(v as u8) as usize] = true;
+    }
+    Ok(())
+}
+
+/// Named classes of the "C" locale; libstdc++ lowercases the name first
+/// and adds `d`, `w` (alnum and `_`) and `s`.
+fn char_class(name: &[u8]) -> Result<ByteSet, String> {
+    let lower: Vec<u8> = name.iter().map(|c| c.to_ascii_lowercase()).collect();
+    let pred: fn(u8) -> bool = match lower.as_slice() {
+        b"alnum" => |c| c.is_ascii_alphanumeric(),
+        b"alpha" => |c| c.is_ascii_alphabetic(),
+        b"blank" => |c| c == b' ' || c == b'\t',
+        b"cntrl" => |c| c.is_ascii_control(),
+        b"digit" | b"d" => |c| c.is_ascii_digit(),
+        b"graph" => |c| c.is_ascii_graphic(),
+        b"lower" => |c| c.is_ascii_lowercase(),
+        b"print" => |c| c.is_ascii_graphic() || c == b' ',
+        b"punct" => |c| c.is_ascii_punctuation(),
+        // C's isspace includes vertical tab, which Rust's is_ascii_whitespace
+        // leaves out.
+        b"space" | b"s" => |c| matches!(c, b' ' | b'\t' | b'\n' | b'\x0b' | b'\x0c' | b'\r'),
+        b"upper" => |c| c.is_ascii_uppercase(),
+        b"xdigit" => |c| c.is_ascii_hexdigit(),
+        b"w" => |c| c.is_ascii_alphanumeric() || c == b'_',
+        _ => {
+            return Err(format!(
+                "unknown character class '[:{}:]'",
+                String::from_utf8_lossy(name)
+            ))
+        }
+    };
+    let mut set = [false; 256];
+    for (b, slot) in set.iter_mut().enumerate() {
+        *slot = pred(b as u8);
+    }
+    Ok(set)
+}
+
+/// The POSIX portable character set names, indexed by ASCII code; libstdc++
+/// accepts exactly these inside `[. .]` and `[= =]` (so `[[.a.]]` works
+/// because "a" is the name of `a`, but `[[.-.]]` must be `[[.hyphen.]]`).
+const COLLATING_NAMES: [&str; 128] = [
+    "NUL", "SOH", "STX", "ETX", "EOT", "ENQ", "ACK", "alert", "backspace", "tab", "newline",
+    "vertical-tab", "form-feed", "carriage-return", "SO", "SI", "DLE", "DC1", "DC2", "DC3",
+    "DC4", "NAK", "SYN", "ETB", "CAN", "EM", "SUB", "ESC", "IS4", "IS3", "IS2", "IS1", "space",
+    "exclamation-mark", "quotation-mark", "number-sign", "dollar-sign", "percent-sign",
+    "ampersand", "apostrophe", "left-parenthesis", "right-parenthesis", "asterisk", "plus-sign",
+    "comma", "hyphen", "period", "slash", "zero", "one", "two", "three", "four", "five", "six",
+    "seven", "eight", "nine", "colon", "semicolon", "less-than-sign", "equals-sign",
+    "greater-than-sign", "question-mark", "commercial-at", "A", "B", "C", "D", "E", "F", "G", "H",
+    "I", "J", "K", "L", "M", "N", "O", "P", "Q", "R", "S", "T", "U", "V", "W", "X", "Y", "Z",
+    "left-square-bracket", "backslash", "right-square-bracket", "circumflex", "underscore",
+    "grave-accent", "a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m", "n", "o", "p",
+    "q", "r", "s", "t", "u", "v", "w", "x", "y", "z", "left-curly-bracket", "vertical-line",
+    "right-curly-bracket", "tilde", "DEL",
+];
+
+fn collating_element(name: &[u8]) -> Result<u8, String> {
+    COLLATING_NAMES
+        .iter()
+        .position(|n| n.as_bytes() == name)
+        .map(|i| i as u8)
+        .ok_or_else(|| format!("unknown collating element '{}'", String::from_utf8_lossy(name)))
+}
+
+fn parse(pattern: &str) -> Result<(Node, bool), String> {
+    let mut p = Parser { p: pattern.as_bytes(), i: 0, has_end_anchor: false };
+    let node = p.disjunction()?;
+    match p.peek() {
+        None => Ok((node, p.has_end_anchor)),
+        Some(b')') => Err(err("unmatched ')'")),
+        Some(_) => Err(err("repetition operator without an operand")),
+    }
+}
+
+/// `(allocated, reachable)` automaton states libstdc++ creates for `node`:
+/// a `{m,n}` repetition clones the reachable part of its operand once per
+/// copy while the original stays allocated. Saturating, so absurd counts
+/// simply exceed the limit.
+fn libstdcxx_states(node: &Node) -> (u64, u64) {
+    match node {
+        Node::Byte(_) | Node::Set(_) | Node::Any | Node::Start | Node::End => (1, 1),
+        Node::Group(inner) => {
+            let (a, r) = libstdcxx_states(inner);
+            (a.saturating_add(2), r.saturating_add(2))
+        }
+        // Every alternative ends in a dummy state.
+        Node::Concat(items) => items.iter().map(libstdcxx_states).fold((1, 1), |(a, r), (x, y)| {
+            (a.saturating_add(x), r.saturating_add(y))
+        }),
+        Node::Alt(alts) => {
+            let extra = 2 * (alts.len() as u64).saturating_sub(1);
+            alts.iter()
+                .map(libstdcxx_states)
+                .fold((extra, extra), |(a, r), (x, y)| (a.saturating_add(x), r.saturating_add(y)))
+        }
+        Node::Repeat { node, min, max, kind } => {
+            let (a, r) = libstdcxx_states(node);
+            let added = match kind {
+                Quant::Star | Quant::Plus => 1,
+                Quant::Opt => 2,
+                Quant::Interval => {
+                    let copies = min.saturating_mul(r);
+                    let tail = match max {
+                        None => r.saturating_add(1),
+                        Some(n) => n.saturating_sub(*min).saturating_mul(r.saturating_add(1)).saturating_add(1),
+                    };
+                    // The leading dummy, the copies and the optional tail;
+                    // the operand itself is not part of the result.
+                    let reach = 1u64.saturating_add(copies).saturating_add(tail);
+                    return (a.saturating_add(reach), reach);
+                }
+            };
+            (a.saturating_add(added), r.saturating_add(added))
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Translation to regex-automata syntax (bytes, Unicode off)
+// ---------------------------------------------------------------------------
+
+/// Matches nothing at all: the end of input followed by a byte.
+const NEVER: &str = r"(?:\z[\x00-\xFF])";
+
+fn push_byte(out: &mut String, b: u8) {
+    out.push_str(&format!("\\x{b:02X}"));
+}
+
+fn emit(node: &Node, end_matches: bool, out: &mut String) {
+    match node {
+        Node::Byte(b) => push_byte(out, *b),
+        Node::Any => out.push_str(r"[\x01-\xFF]"),
+        Node::Start => out.push_str(r"\A"),
+        Node::End => out.push_str(if end_matches { r"\z" } else { NEVER }),
+        Node::Set(set) => {
+            if set.iter().all(|&b| !b) {
+                out.push_str(NEVER);
+                return;
+            }
+            out.push('[');
+            let mut b = 0usize;
+            while b < 256 {
+                if set[b] {
+                    let start = b;
+                    while b + 1 < 256 && set[b + 1] {
+                        b += 1;
+                    }
+                    push_byte(out, start as u8);
+                    if b > start {
+                        out.push('-');
+                        push_byte(out, b as u8);
+                    }
+                }
+                b += 1;
+            }
+            out.push(']');
+        }
+        Node::Group(inner) => {
+            out.push('(');
+            emit(inner, end_matches, out);
+            out.push(')');
+        }
+        Node::Concat(items) => {
+            for n in items {
+                emit(n, end_matches, out);
+            }
+        }
+        Node::Alt(alts) => {
+            out.push_str("(?:");
+            for (i, n) in alts.iter().enumerate() {
+                if i > 0 {
+                    out.push('|');
+                }
+                emit(n, end_matches, out);
+            }
+            out.push(')');
+        }
+        Node::Repeat { node, min, max, .. } => {
+            // Always wrap, so stacked quantifiers never read as a lazy `*?`.
+            out.push_str("(?:");
+            emit(node, end_matches, out);
+            out.push(')');
+            match (min, max) {
+                (0, None) => out.push('*'),
+                (1, None) => out.push('+'),
+                (m, None) => out.push_str(&format!("{{{m},}}")),
+                (m, Some(n)) if m == n => out.push_str(&format!("{{{m}}}")),
+                (m, Some(n)) => out.push_str(&format!("{{{m},{n}}}")),
+            }
+        }
+    }
+}
+
+fn translate(node: &Node, end_matches: bool) -> String {
+    let mut s = String::new();
+    emit(node, end_matches, &mut s);
+    s
+}
+
+fn syntax_config() -> syntax::Config {
+    syntax::Config::new().unicode(false).utf8(false)
+}
+
+fn build_meta(pattern: &str) -> Result<meta::Regex, String> {
+    meta::Regex::builder()
+        .syntax(syntax_config())
+        .configure(meta::Config::new().utf8_empty(false))
+        .build(pattern)
+        .map_err(|e| e.to_string())
+}
+
+fn lossy(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+impl NixRegex {
+    /// Compiles a Nix (POSIX extended) pattern. Errors start with Nix's own
+    /// wording, `invalid regular expression '…'`, followed by the reason.
+    pub fn compile(pattern: &str) -> Result<NixRegex, String> {
+        let wrap = |detail: String| format!("invalid regular expression '{pattern}': {detail}");
+        let (node, has_end) = parse(pattern).map_err(wrap)?;
+        // The whole pattern sits in an implicit group, plus an accept state.
+        if libstdcxx_states(&node).0.saturating_add(3) > STATE_LIMIT {
+            return Err(format!("memory limit exceeded by regular expression '{pattern}'"));
+        }
+        let at_end = translate(&node, true);
+        let search = build_meta(&at_end).map_err(wrap)?;
+        let longest = hybrid::dfa::DFA::builder()
+            .syntax(syntax_config())
+            .thompson(regex_automata::nfa::thompson::Config::new().utf8(false))
+            .configure(
+                hybrid::dfa::DFA::config()
+                    .match_kind(MatchKind::All)
+                    // Never give up on a thrashing cache: correctness first.
+                    .minimum_cache_clear_count(None),
+            )
+            .build(&at_end)
+            .map_err(|e| wrap(e.to_string()))?;
+        let groups_at_end = build_meta(&format!(r"(?:{at_end})\z")).map_err(wrap)?;
+        let groups_mid = if has_end {
+            Some(build_meta(&format!(r"(?:{})\z", translate(&node, false))).map_err(wrap)?)
+        } else {
+            None
+        };
+        Ok(NixRegex { pattern: pattern.to_string(), search, longest, groups_at_end, groups_mid })
+    }
+
+    /// The pattern as written.
+    pub fn pattern(&self) -> &str {
+        &self.pattern
+    }
+
+    /// Number of capture groups (what each `Groups` / match list holds).
+    pub fn group_count(&self) -> usize {
+        self.groups_at_end.group_info().group_len(regex_automata::PatternID::ZERO).saturating_sub(1)
+    }
+
+    /// `builtins.match`: the groups when the whole string matches, `None`
+    /// otherwise.
+    pub fn full_match(&self, s: &str) -> Option<Vec<Option<String>>> {
+        self.groups(s.as_bytes(), 0, s.len())
+    }
+
+    /// Groups of the first path (in backtracking order) matching exactly
+    /// `hay[start..end]`, or `None` if no path does.
+    fn groups(&self, hay: &[u8], start: usize, end: usize) -> Option<Vec<Option<String>>> {
+        let re = if end == hay.len() {
+            &self.groups_at_end
+        } else {
+            self.groups_mid.as_ref().unwrap_or(&self.groups_at_end)
+        };
+        let cut = hay.get(..end)?;
+        let input = Input::new(cut).range(start..end).anchored(Anchored::Yes);
+        let mut caps = re.create_captures();
+        re.search_captures(&input, &mut caps);
+        if !caps.is_match() {
+            return None;
+        }
+        let n = caps.group_len();
+        Some((1..n).map(|g| caps.get_group(g).and_then(|sp| hay.get(sp.range())).map(lossy)).collect())
+    }
+
+    /// End of the longest match starting exactly at `start`, if any.
+    fn longest_from(&self, cache: &mut hybrid::dfa::Cache, hay: &[u8], start: usize) -> Option<usize> {
+        let input = Input::new(hay).range(start..).anchored(Anchored::Yes);
+        match self.longest.try_search_fwd(cache, &input) {
+            Ok(found) => found.map(|hm| hm.offset()),
+            // Not expected with this configuration (no quit bytes, never
+            // gives up); fall back to the leftmost-first end.
+            Err(_) => self.search.search(&input).map(|m| m.end()),
+        }
+    }
+
+    /// The next match the way `regex_search` finds it from `from`: leftmost
+    /// start, then the longest end. With `continuous`, only a non-empty match
+    /// starting exactly at `from` counts (`match_continuous|match_not_null`).
+    fn next_match(
+        &self,
+        cache: &mut hybrid::dfa::Cache,
+        hay: &[u8],
+        from: usize,
+        continuous: bool,
+    ) -> Option<(usize, usize, Vec<Option<String>>)> {
+        let start = if continuous {
+            from
+        } else {
+            self.search.search(&Input::new(hay).range(from..))?.start()
+        };
+        let end = self.longest_from(cache, hay, start)?;
+        if continuous && end == start {
+            return None;
+        }
+        let n = self.group_count();
+        let groups = self.groups(hay, start, end).unwrap_or_else(|| vec![None; n]);
+        Some((start, end, groups))
+    }
+
+    /// `builtins.split`: text pieces interleaved with the groups of each
+    /// match; always starts and ends with a `Text`.
+    pub fn split(&self, s: &str) -> Vec<SplitPart> {
+        let hay = s.as_bytes();
+        let mut cache = self.longest.create_cache();
+        let mut out = Vec::new();
+        let mut prefix_start = 0usize;
+        let mut current = self.next_match(&mut cache, hay, 0, false);
+        while let Some((ms, me, groups)) = current.take() {
+            out.push(SplitPart::Text(lossy(hay.get(prefix_start..ms).unwrap_or_default())));
+            out.push(SplitPart::Groups(groups));
+            prefix_start = me;
+            // std::regex_iterator's stepping: after an empty match, first try
+            // a non-empty match at the same place, else move one byte on.
+            let mut from = me;
+            if ms == me {
+                if me >= hay.len() {
+                    break;
+                }
+                if let Some(m) = self.next_match(&mut cache, hay, me, true) {
+                    current = Some(m);
+                    continue;
+                }
+                from += 1;
+            }
+            current = self.next_match(&mut cache, hay, from, false);
+        }
+        out.push(SplitPart::Text(lossy(hay.get(prefix_start..).unwrap_or_default())));
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn m(re: &str, s: &str) -> Option<Vec<Option<String>>> {
+        NixRegex::compile(re).unwrap_or_else(|e| panic!("{e}")).full_match(s)
+    }
+
+    fn g(v: &[Option<&str>]) -> Option<Vec<Option<String>>> {
+        Some(v.iter().map(|x| x.map(str::to_string)).collect())
+    }
+
+    /// Renders a split result like Nix's JSON, e.g. `["",["a"],"c"]`.
+    fn sp(re: &str, s: &str) -> String {
+        let parts = NixRegex::compile(re).unwrap_or_else(|e| panic!("{e}")).split(s);
+        let v: Vec<serde_json::Value> = parts
+            .into_iter()
+            .map(|p| match p {
+                SplitPart::Text(t) => serde_json::Value::String(t),
+                SplitPart::Groups(gs) => serde_json::Value::Array(
+                    gs.into_iter()
+                        .map(|g| g.map_or(serde_json::Value::Null, serde_json::Value::String))
+                        .collect(),
+                ),
+            })
+            .collect();
+        serde_json::Value::Array(v).to_string()
+    }
+
+    fn invalid(re: &str) {
+        match NixRegex::compile(re) {
+            Ok(_) => panic!("{re:?} should be rejected"),
+            Err(e) => assert!(e.starts_with(&format!("invalid regular expression '{re}'")), "{e}"),
+        }
+    }
+
+    #[test]
+    fn match_basics() {
+        assert_eq!(m("", ""), g(&[]));
+        assert_eq!(m("", "a"), None);
+        assert_eq!(m("a", "A"), None);
+        assert_eq!(m("()", ""), g(&[Some("")]));
+        assert_eq!(m("(a)?b", "b"), g(&[None]));
+        assert_eq!(m("((a)|b)+", "ab"), g(&[Some("b"), Some("a")]));
+        assert_eq!(m("(a|b)*", "ab"), g(&[Some("b")]));
+        assert_eq!(m("a|b|", ""), g(&[]));
+        assert_eq!(m("(a|ab)(c|bcd)(d*)", "abcd"), g(&[Some("a"), Some("bcd"), Some("")]));
+        assert_eq!(m("(a|ab)*c", "abc"), g(&[Some("ab")]));
+        assert_eq!(m("(a*)?", "aa"), g(&[Some("aa")]));
+        assert_eq!(m("((a*)b)*", "abb"), g(&[Some("b"), Some("")]));
+        assert_eq!(m("(^a)", "a"), g(&[Some("a")]));
+        assert_eq!(m("a($)", "a"), g(&[Some("")]));
+        assert_eq!(m("a^b", "ab"), None);
+        assert_eq!(m("([^-]*)-(.*)", "foo-1.2-3"), g(&[Some("foo"), Some("1.2-3")]));
+        assert_eq!(m(".*(x).*", "axbxc"), g(&[Some("x")]));
+        assert_eq!(m("(.*)(x)(.*)", "axbxc"), g(&[Some("axb"), Some("x"), Some("c")]));
+    }
+
+    #[test]
+    fn quantifiers() {
+        assert_eq!(m("x{2,3}", "xxx"), g(&[]));
+        assert_eq!(m("x{2}", "xx"), g(&[]));
+        assert_eq!(m("x{2}", "xxx"), None);
+        assert_eq!(m("x{2,}", "xxxxx"), g(&[]));
+        assert_eq!(m("x{0}", ""), g(&[]));
+        assert_eq!(m("x{0,0}y", "y"), g(&[]));
+        assert_eq!(m("x{1,2}{2}", "xxx"), g(&[]));
+        assert_eq!(m("a**", "aa"), g(&[]));
+        assert_eq!(m("a+*", "aa"), g(&[]));
+        // No lazy quantifiers in POSIX: `*?` is `*` then `?`.
+        assert_eq!(m("a*?", "aa"), g(&[]));
+        assert_eq!(m("(a*?)", "aa"), g(&[Some("aa")]));
+        assert_eq!(m("a}", "a}"), g(&[]));
+    }
+
+    #[test]
+    fn escapes() {
+        assert_eq!(m("\\.", "."), g(&[]));
+        assert_eq!(m("\\.", "a"), None);
+        assert_eq!(m("\\\\", "\\"), g(&[]));
+        for c in ["|", "{", "$", "^", "(", ")", "*", "+", "?", "["] {
+            assert_eq!(m(&format!("\\{c}"), c), g(&[]), "escaped {c}");
+        }
+        for re in ["\\n", "\\d", "\\1", "(a)\\1", "\\}", "\\]", "\\/", "\\-", "\\ ", "\\", "a\\"] {
+            invalid(re);
+        }
+    }
+
+    #[test]
+    fn syntax_errors() {
+        for re in [
+            "*a", "(*)", "a|*b", "^*", "a$+", "x{2,1}", "x{,2}", "x{ 2}", "x{2 }", "a{1", "a{", "{",
+            "(", ")", "a)", "[", "[]", "[^]", "[a", "[[:alpha:]", "[[:alpha]", "[[:foo:]]",
+            "[a-z-0]", "[[:alpha:]-z]", "[a--]", "[z-a]", "[[.-.]]", "[[.0.]]", "[[=ab=]]",
+            "[[=a=]-c]", "[a-[.c.]]", "[[.reverse-solidus.]]", "x{99999999999999999999}",
+        ] {
+            invalid(re);
+        }
+    }
+
+    #[test]
+    fn state_limit_like_libstdcxx() {
+        // Pairs (largest accepted, smallest rejected) found by bisecting Nix.
+        let pairs = [
+            ("x{99993}", "x{99994}"),
+            ("(x){24997}", "(x){24998}"),
+            ("x{0,49996}", "x{0,49997}"),
+            ("(a|b){12498}", "(a|b){12499}"),
+            ("(a*){19997}", "(a*){19998}"),
+            ("a{2,}{19997}", "a{2,}{19998}"),
+            ("a*{49996}", "a*{49997}"),
+            ("a+{49996}", "a+{49997}"),
+            ("(a?b+){12498}", "(a?b+){12499}"),
+            ("[ab]{3,7}{7690}", "[ab]{3,7}{7691}"),
+            ("a|b{99989}", "a|b{99990}"),
+            ("^$b{99991}", "^$b{99992}"),
+        ];
+        for (ok, bad) in pairs {
+            assert!(NixRegex::compile(ok).is_ok(), "{ok}");
+            assert_eq!(
+                NixRegex::compile(bad).err(),
+                Some(format!("memory limit exceeded by regular expression '{bad}'"))
+            );
+        }
+        assert!(NixRegex::compile("x{1000000}").is_err());
+        assert!(NixRegex::compile("((x{1000}){1000}){1000}").is_err());
+    }
+
+    #[test]
+    fn brackets() {
+        assert_eq!(m("[]a]+", "]a]"), g(&[]));
+        assert_eq!(m("[^]a]", "b"), g(&[]));
+        assert_eq!(m("[^]a]", "]"), None);
+        assert_eq!(m("[^]]+", "ab"), g(&[]));
+        assert_eq!(m("[]]+", "]]"), g(&[]));
+        assert_eq!(m("[]-a]+", "]^a"), g(&[]));
+        assert_eq!(m("[\\]", "\\"), g(&[]));
+        assert_eq!(m("[\\n]+", "\\n"), g(&[]));
+        assert_eq!(m("[\\-a]+", "\\]^a"), g(&[]));
+        assert_eq!(m("[a-]+", "a-"), g(&[]));
+        assert_eq!(m("[-a]+", "a-"), g(&[]));
+        assert_eq!(m("[ab-]+", "-ab"), g(&[]));
+        assert_eq!(m("[--0]+", "-./0"), g(&[]));
+        assert_eq!(m("[!--]+", "!-,"), g(&[]));
+        assert_eq!(m("[a-a]", "a"), g(&[]));
+        assert_eq!(m("[[]+", "[["), g(&[]));
+        assert_eq!(m("[a[]+", "[a"), g(&[]));
+        assert_eq!(m("[.]", "a"), None);
+        assert_eq!(m("[*+?{]+", "*+?{"), g(&[]));
+        assert_eq!(m("[$^]+", "^$"), g(&[]));
+        assert_eq!(m("[^^]", "^"), None);
+        assert_eq!(m("[a^]+", "^a"), g(&[]));
+        assert_eq!(m("[|()]+", "|()"), g(&[]));
+        assert_eq!(m("[^a]", "\n"), g(&[]));
+        assert_eq!(m(".", "\n"), g(&[]));
+    }
+
+    #[test]
+    fn classes() {
+        assert_eq!(m("[[:alpha:]]+", "abcZ"), g(&[]));
+        assert_eq!(m("[[:ALPHA:]]+", "ab"), g(&[]));
+        assert_eq!(m("[[:Digit:]]+", "12"), g(&[]));
+        assert_eq!(m("[[:w:]]+", "a_1"), g(&[]));
+        assert_eq!(m("[[:d:]]+", "12"), g(&[]));
+        assert_eq!(m("[[:s:]]+", " "), g(&[]));
+        assert_eq!(m("[[:space:]]+", " \t\n\r\x0c\x0b"), g(&[]));
+        assert_eq!(m("[[:blank:]]+", " \t"), g(&[]));
+        assert_eq!(m("[[:blank:]]", "\n"), None);
+        assert_eq!(m("[[:cntrl:]]+", "\x01\x1f\x7f"), g(&[]));
+        assert_eq!(m("[[:punct:]]+", "!/:@[`{~"), g(&[]));
+        assert_eq!(m("[[:graph:]]", " "), None);
+        assert_eq!(m("[[:print:]]", " "), g(&[]));
+        assert_eq!(m("[[:xdigit:]]+", "09afAF"), g(&[]));
+        assert_eq!(m("[[:xdigit:]]", "g"), None);
+        assert_eq!(m("[[:upper:][:digit:]]+", "A1"), g(&[]));
+        assert_eq!(m("[^[:upper:]]+", "ab"), g(&[]));
+        assert_eq!(m("[[:alpha:]0-9]+", "a9"), g(&[]));
+        // "C" locale: nothing outside ASCII is in any class.
+        assert_eq!(m("[[:alpha:]]+", "é"), None);
+        assert_eq!(m("[[:print:]]+", "é"), None);
+    }
+
+    #[test]
+    fn collating_elements() {
+        assert_eq!(m("[[.a.]]", "a"), g(&[]));
+        assert_eq!(m("[[.a.]-c]+", "abc"), g(&[]));
+        assert_eq!(m("[[.hyphen.]]", "-"), g(&[]));
+        assert_eq!(m("[[.space.]]", " "), g(&[]));
+        assert_eq!(m("[[.zero.]]", "0"), g(&[]));
+        assert_eq!(m("[[.tab.]]", "\t"), g(&[]));
+        assert_eq!(m("[[.NUL.]]", "a"), None);
+        assert_eq!(m("[[.left-square-bracket.]]", "["), g(&[]));
+        assert_eq!(m("[[.backslash.]]", "\\"), g(&[]));
+        assert_eq!(m("[[.underscore.]]", "_"), g(&[]));
+        assert_eq!(m("[[.period.]]", "."), g(&[]));
+        assert_eq!(m("[[=a=]]", "a"), g(&[]));
+        for (i, name) in COLLATING_NAMES.iter().enumerate().skip(1) {
+            let ch = (i as u8 as char).to_string();
+            assert_eq!(m(&format!("[[.{name}.]]"), &ch), g(&[]), "{name}");
+        }
+    }
+
+    #[test]
+    fn byte_semantics() {
+        assert_eq!(m(".", "é"), None);
+        assert_eq!(m("..", "é"), g(&[]));
+        assert_eq!(m("[é]", "é"), None);
+        assert_eq!(m("[é]+", "é"), g(&[]));
+        assert_eq!(m("[^a]", "é"), None);
+        assert_eq!(m("[^a]+", "é"), g(&[]));
+        assert_eq!(m("é", "é"), g(&[]));
+        assert_eq!(m("(é)", "é"), g(&[Some("é")]));
+        // Groups cut inside a character are converted lossily.
+        assert_eq!(m("(.)(.)", "é"), g(&[Some("\u{FFFD}"), Some("\u{FFFD}")]));
+        // Signed-char ranges: high bytes sort before ASCII.
+        invalid("[a-é]");
+    }
+
+    #[test]
+    fn split_matches_nix() {
+        let cases: &[(&str, &str, &str)] = &[
+            ("a|ab", "abc", r#"["",[],"c"]"#),
+            ("(a)|b", "abc", r#"["",["a"],"",[null],"c"]"#),
+            ("", "abc", r#"["",[],"a",[],"b",[],"c",[],""]"#),
+            ("x*", "axb", r#"["",[],"a",[],"",[],"b",[],""]"#),
+            ("x*", "", r#"["",[],""]"#),
+            ("(x*)", "xaxx", r#"["",["x"],"",[""],"a",["xx"],"",[""],""]"#),
+            ("a", "", r#"[""]"#),
+            (",", "a,b,,c,", r#"["a",[],"b",[],"",[],"c",[],""]"#),
+            ("(,)", "a,b", r#"["a",[","],"b"]"#),
+            ("^", "abc", r#"["",[],"abc"]"#),
+            ("$", "abc", r#"["abc",[],""]"#),
+            ("^a", "aaa", r#"["",[],"aa"]"#),
+            ("a*", "baaac", r#"["",[],"b",[],"",[],"c",[],""]"#),
+            ("b*", "abc", r#"["",[],"a",[],"",[],"c",[],""]"#),
+            ("(a|b)*", "xabx", r#"["",[null],"x",["b"],"",[null],"x",[null],""]"#),
+            ("(a)?b", "bab", r#"["",[null],"",["a"],""]"#),
+            (".", "é", r#"["",[],"",[],""]"#),
+            ("^|a", "abc", r#"["",[],"bc"]"#),
+            ("a$|b", "abab", r#"["a",[],"a",[],""]"#),
+            ("(a)(b)?", "aab", r#"["",["a",null],"",["a","b"],""]"#),
+            ("[[:space:]]+", " a  b ", r#"["",[],"a",[],"b",[],""]"#),
+            ("(\\.|-)", "1.2-3", r#"["1",["."],"2",["-"],"3"]"#),
+            ("a?", "ba", r#"["",[],"b",[],"",[],""]"#),
+            ("é", "aéb", r#"["a",[],"b"]"#),
+            ("[0-9]+|[0-9]+\\.[0-9]+", "v1.5x", r#"["v",[],"x"]"#),
+        ];
+        for &(re, s, want) in cases {
+            assert_eq!(sp(re, s), want, "split {re:?} {s:?}");
+        }
+    }
+
+    #[test]
+    fn reuse_and_group_count() {
+        let re = NixRegex::compile("(a)(b(c))?").unwrap();
+        assert_eq!(re.group_count(), 3);
+        assert_eq!(re.pattern(), "(a)(b(c))?");
+        assert_eq!(re.full_match("a"), g(&[Some("a"), None, None]));
+        assert_eq!(re.full_match("abc"), g(&[Some("a"), Some("bc"), Some("c")]));
+        assert_eq!(re.full_match("ab"), None);
+    }
+
+    #[test]
+    fn long_inputs_do_not_blow_up() {
+        let s = "ab".repeat(50_000);
+        let re = NixRegex::compile("(a|b)*").unwrap();
+        assert_eq!(re.full_match(&s), g(&[Some("b")]));
+        let re = NixRegex::compile("b").unwrap();
+        assert_eq!(re.split(&s).len(), 2 * 50_000 + 1);
+        // Classic catastrophic-backtracking shape stays linear here.
+        let re = NixRegex::compile("(a*)*b").unwrap();
+        assert_eq!(re.full_match(&"a".repeat(10_000)), None);
+    }
+
+    /// Behaviour that differs from Nix 2.8 (libstdc++), pinned so a change
+    /// is noticed. Nix's answer is in each comment.
+    #[test]
+    fn known_differences() {
+        // Nix: ["",[null],"",[null],"b",[null],""] (greedy `a?` is never
+        // retried once a match exists).
+        assert_eq!(sp("a?(ab)?", "ab"), r#"["",[null],""]"#);
+        // Nix: [""] — libstdc++ records one extra empty iteration.
+        assert_eq!(m("(a*)*", "aa"), g(&[Some("aa")]));
+        assert_eq!(m("(a*)+b", "aab"), g(&[Some("aa")]));
+        // Nix: [""]
+        assert_eq!(m("(a|)*", "aa"), g(&[Some("a")]));
+        // Nix: ["",[""],"",[""],""]
+        assert_eq!(sp("(a*)*", "aa"), r#"["",["aa"],"",[""],""]"#);
+    }
+}

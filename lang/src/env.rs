@@ -1,0 +1,39 @@
+//! Runtime environments: one frame per `let`, `rec`, lambda call or `with`,
+//! holding thunks in the slots that lowering assigned to each name, so a
+//! variable lookup is a walk of known depth and an index, never a search.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use crate::thunk::Thunk;
+
+pub struct Env {
+    slots: RefCell<Vec<Thunk>>,
+    parent: Option<Rc<Env>>,
+}
+
+impl Env {
+    pub fn root() -> Rc<Env> {
+        Rc::new(Env { slots: RefCell::new(Vec::new()), parent: None })
+    }
+
+    pub fn child(parent: &Rc<Env>, capacity: usize) -> Rc<Env> {
+        Rc::new(Env { slots: RefCell::new(Vec::with_capacity(capacity)), parent: Some(parent.clone()) })
+    }
+
+    pub fn with_slots(parent: &Rc<Env>, slots: Vec<Thunk>) -> Rc<Env> {
+        Rc::new(Env { slots: RefCell::new(slots), parent: Some(parent.clone()) })
+    }
+
+    pub fn push(&self, t: Thunk) {
+        self.slots.borrow_mut().push(t);
+    }
+
+    pub fn lookup(self: &Rc<Env>, depth: u32, index: u32) -> Thunk {
+        let mut env = self;
+        for _ in 0..depth {
+            env = env.parent.as_ref().expect("lowering resolved a frame that exists");
+        }
+        env.slots.borrow()[index as usize].clone()
+    }
+}

@@ -1,0 +1,140 @@
+//! Typed evaluation errors. Every error has a stable code (shown to users and
+//! matched by tests), a message, the span where it happened, and a bounded
+//! chain of "while evaluating …" contexts. Rendering lives in `diagnostic.rs`.
+
+use crate::source::Span;
+
+pub type EvalResult<T> = Result<T, Box<EvalError>>;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    Parse,
+    UndefinedVariable,
+    DuplicateAttribute,
+    Type,
+    MissingAttribute,
+    MissingArgument,
+    UnexpectedArgument,
+    InfiniteRecursion,
+    AssertionFailed,
+    Thrown,
+    Aborted,
+    DivisionByZero,
+    Overflow,
+    OutOfBounds,
+    NotCoercible,
+    Forbidden,
+    Io,
+    InvalidValue,
+    TooDeep,
+    NotSupported,
+}
+
+impl ErrorKind {
+    /// Stable, documented codes: tests and users may rely on them.
+    pub fn code(self) -> &'static str {
+        match self {
+            ErrorKind::Parse => "kdeploy::parse",
+            ErrorKind::UndefinedVariable => "kdeploy::undefined-variable",
+            ErrorKind::DuplicateAttribute => "kdeploy::duplicate-attribute",
+            ErrorKind::Type => "kdeploy::type",
+            ErrorKind::MissingAttribute => "kdeploy::missing-attribute",
+            ErrorKind::MissingArgument => "kdeploy::missing-argument",
+            ErrorKind::UnexpectedArgument => "kdeploy::unexpected-argument",
+            ErrorKind::InfiniteRecursion => "kdeploy::infinite-recursion",
+            ErrorKind::AssertionFailed => "kdeploy::assertion-failed",
+            ErrorKind::Thrown => "kdeploy::throw",
+            ErrorKind::Aborted => "kdeploy::abort",
+            ErrorKind::DivisionByZero => "kdeploy::division-by-zero",
+            ErrorKind::Overflow => "kdeploy::integer-overflow",
+            ErrorKind::OutOfBounds => "kdeploy::out-of-bounds",
+            ErrorKind::NotCoercible => "kdeploy::not-coercible",
+            ErrorKind::Forbidden => "kdeploy::forbidden-path",
+            ErrorKind::Io => "kdeploy::io",
+            ErrorKind::InvalidValue => "kdeploy::invalid-value",
+            ErrorKind::TooDeep => "kdeploy::too-deep",
+            ErrorKind::NotSupported => "kdeploy::not-supported",
+        }
+    }
+
+    /// `builtins.tryEval` catches only these, as Nix does.
+    pub fn catchable(self) -> bool {
+        matches!(self, ErrorKind::Thrown | ErrorKind::AssertionFailed)
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct EvalError {
+    pub kind: ErrorKind,
+    pub message: String,
+    pub span: Option<Span>,
+    /// The label under the snippet, e.g. "this is a string".
+    pub label: Option<String>,
+    pub help: Option<String>,
+    /// Innermost first; bounded by [`MAX_CONTEXT`].
+    pub context: Vec<(String, Option<Span>)>,
+    /// Contexts dropped because of the bound.
+    pub context_elided: usize,
+}
+
+pub const MAX_CONTEXT: usize = 8;
+
+impl EvalError {
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Box<EvalError> {
+        Box::new(EvalError {
+            kind,
+            message: message.into(),
+            span: None,
+            label: None,
+            help: None,
+            context: Vec::new(),
+            context_elided: 0,
+        })
+    }
+}
+
+/// Builder-style helpers on boxed errors, so call sites stay one line.
+pub trait ErrorExt {
+    fn at(self, span: Span) -> Self;
+    fn at_if_unset(self, span: Option<Span>) -> Self;
+    fn label(self, label: impl Into<String>) -> Self;
+    fn help(self, help: impl Into<String>) -> Self;
+    fn context(self, what: impl Into<String>, span: Option<Span>) -> Self;
+}
+
+impl ErrorExt for Box<EvalError> {
+    fn at(mut self, span: Span) -> Self {
+        self.span = Some(span);
+        self
+    }
+    fn at_if_unset(mut self, span: Option<Span>) -> Self {
+        if self.span.is_none() {
+            self.span = span;
+        }
+        self
+    }
+    fn label(mut self, label: impl Into<String>) -> Self {
+        self.label = Some(label.into());
+        self
+    }
+    fn help(mut self, help: impl Into<String>) -> Self {
+        self.help = Some(help.into());
+        self
+    }
+    fn context(mut self, what: impl Into<String>, span: Option<Span>) -> Self {
+        if self.context.len() < MAX_CONTEXT {
+            self.context.push((what.into(), span));
+        } else {
+            self.context_elided += 1;
+        }
+        self
+    }
+}
+
+pub fn err<T>(kind: ErrorKind, message: impl Into<String>) -> EvalResult<T> {
+    Err(EvalError::new(kind, message))
+}
+
+pub fn type_err<T>(message: impl Into<String>) -> EvalResult<T> {
+    err(ErrorKind::Type, message)
+}

@@ -1,0 +1,673 @@
+//! The evaluator: walks the lowered [`Expr`] tree lazily. Thunks are forced
+//! on demand and memoised; deep recursion grows the stack on the heap
+//! (`stacker`) up to a bounded depth, so it either succeeds or reports
+//! [`ErrorKind::TooDeep`], never crashes. All file access goes through the
+//! [`Io`] boundary held here.
+
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use crate::builtins::{self, BuiltinId};
+use crate::env::Env;
+use crate::error::{err, type_err, ErrorExt, ErrorKind, EvalError, EvalResult};
+use crate::io::Io;
+use crate::ir::*;
+use crate::lower::position_attrs;
+use crate::path;
+use crate::source::{Sources, Span};
+use crate::suggest::did_you_mean;
+use crate::thunk::{State, Thunk};
+use crate::value::*;
+
+/// Evaluation depth (nested evaluations of expressions) at which evaluation
+/// stops with an error instead of consuming memory without bound.
+pub const MAX_DEPTH: usize = 3_000_000;
+
+pub struct Evaluator {
+    pub sources: Sources,
+    pub io: Io,
+    pub(crate) globals: Rc<HashMap<NixString, Value>>,
+    /// Imported files by normalised path: each file is evaluated once.
+    pub(crate) imports: HashMap<String, Thunk>,
+    depth: usize,
+    /// Compiled regular expressions by pattern, for `match` and `split`.
+    pub(crate) regex_cache: HashMap<NixString, Rc<crate::builtins::pure::regex::NixRegex>>,
+    /// Where `builtins.trace` writes.
+    pub trace: Box<dyn FnMut(&str)>,
+}
+
+impl Evaluator {
+    pub fn new(io: Io) -> Evaluator {
+        Evaluator {
+            sources: Sources::default(),
+            io,
+            globals: Rc::new(builtins::globals()),
+            imports: HashMap::new(),
+            depth: 0,
+            regex_cache: HashMap::new(),
+            trace: Box::new(|msg| eprintln!("trace: {msg}")),
+        }
+    }
+
+    /// A thunk for `expr` in `env`, without allocating when the value is
+    /// already known (constants, variables of enclosing frames).
+    pub(crate) fn thunk(&self, expr: &ExprRef, env: &Rc<Env>) -> Thunk {
+        match &**expr {
+            Expr::Const(v) => Thunk::value(v.clone()),
+            Expr::Local { depth, index } => env.lookup(*depth, *index),
+            Expr::Lambda(l) => Thunk::value(Value::Lambda(Rc::new(Closure { lambda: l.clone(), env: env.clone() }))),
+            _ => Thunk::pending(expr.clone(), env.clone()),
+        }
+    }
+
+    /// Like [`Self::thunk`] but for the slots of a frame being filled, where
+    /// a slot of the same frame may not exist yet.
+    fn frame_thunk(&self, expr: &ExprRef, env: &Rc<Env>) -> Thunk {
+        match &**expr {
+            Expr::Local { depth: 0, .. } => Thunk::pending(expr.clone(), env.clone()),
+            _ => self.thunk(expr, env),
+        }
+    }
+
+    pub fn force(&mut self, t: &Thunk) -> EvalResult<Value> {
+        let cell = match t.cell() {
+            None => return Ok(t.peek().expect("a thunk without a cell holds a value")),
+            Some(cell) => cell,
+        };
+        let state = {
+            let mut s = cell.borrow_mut();
+            match &*s {
+                State::Done(v) => return Ok(v.clone()),
+                State::Blackhole(span) => {
+                    return Err(EvalError::new(ErrorKind::InfiniteRecursion, "infinite recursion encountered")
+                        .at_if_unset(*span)
+                        .label("this value depends on itself"));
+                }
+                _ => {}
+            }
+            std::mem::replace(&mut *s, State::Blackhole(None))
+        };
+        let result = match state {
+            State::Pending(expr, env) => {
+                *cell.borrow_mut() = State::Blackhole(expr_span(&expr));
+                let r = self.eval(&expr, &env);
+                if r.is_err() {
+                    *cell.borrow_mut() = State::Pending(expr, env);
+                }
+                r
+            }
+            State::Apply(f, args) => {
+                let r = self.apply_all(f.clone(), &args, None);
+                if r.is_err() {
+                    *cell.borrow_mut() = State::Apply(f, args);
+                }
+                r
+            }
+            State::Native(f) => f(self),
+            State::Blackhole(_) | State::Done(_) => unreachable!("handled above"),
+        };
+        match &result {
+            Ok(v) => *cell.borrow_mut() = State::Done(v.clone()),
+            Err(e) => {
+                if matches!(&*cell.borrow(), State::Blackhole(_)) {
+                    // A failed native computation cannot be re-run: keep its error.
+                    let e = (**e).clone();
+                    *cell.borrow_mut() = State::Native(Box::new(move |_| Err(Box::new(e))));
+                }
+            }
+        }
+        result
+    }
+
+    pub fn eval(&mut self, expr: &ExprRef, env: &Rc<Env>) -> EvalResult<Value> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            self.depth -= 1;
+            return Err(EvalError::new(
+                ErrorKind::TooDeep,
+                format!("evaluation is nested more than {MAX_DEPTH} levels deep"),
+            )
+            .at_if_unset(expr_span(expr))
+            .help("this is usually unbounded recursion; otherwise restructure it, e.g. with builtins.foldl'"));
+        }
+        let r = stacker::maybe_grow(128 * 1024, 4 * 1024 * 1024, || self.eval_inner(expr, env));
+        self.depth -= 1;
+        r
+    }
+
+    fn eval_inner(&mut self, expr: &ExprRef, env: &Rc<Env>) -> EvalResult<Value> {
+        match &**expr {
+            Expr::Const(v) => Ok(v.clone()),
+            Expr::Local { depth, index } => {
+                let t = env.lookup(*depth, *index);
+                self.force(&t)
+            }
+            Expr::WithVar { name, withs, span } => self.with_var(name, withs, *span, env),
+            Expr::Str(parts, _) => Ok(Value::String(self.interpolate(parts, env)?.into())),
+            Expr::Path(parts, span) => {
+                let s = self.interpolate(parts, env)?;
+                if !path::is_absolute(&s) {
+                    return err(ErrorKind::InvalidValue, format!("path '{s}' is not absolute")).map_err(|e| e.at(*span));
+                }
+                Ok(Value::Path(path::normalize(&s).into()))
+            }
+            Expr::List(items) => Ok(Value::list(items.iter().map(|i| self.thunk(i, env)).collect())),
+            Expr::Attrs(def) => self.build_attrs(def, env),
+            Expr::Let { frame, body } => {
+                let frame_env = self.fill_frame(frame, env);
+                self.eval(body, &frame_env)
+            }
+            Expr::With { namespace, body, .. } => {
+                let ns = self.thunk(namespace, env);
+                let with_env = Env::with_slots(env, vec![ns]);
+                self.eval(body, &with_env)
+            }
+            Expr::Lambda(l) => Ok(Value::Lambda(Rc::new(Closure { lambda: l.clone(), env: env.clone() }))),
+            Expr::Apply { func, arg, span } => {
+                let f = self.eval(func, env)?;
+                let a = self.thunk(arg, env);
+                self.apply(f, a, Some(*span))
+            }
+            Expr::If { cond, then, else_, span } => {
+                if self.eval_bool(cond, env, *span, "the condition of 'if'")? {
+                    self.eval(then, env)
+                } else {
+                    self.eval(else_, env)
+                }
+            }
+            Expr::Assert { cond, body, span } => {
+                if self.eval_bool(cond, env, *span, "the condition of 'assert'")? {
+                    self.eval(body, env)
+                } else {
+                    Err(EvalError::new(ErrorKind::AssertionFailed, "assertion failed").at(*span).label("this assertion is false"))
+                }
+            }
+            Expr::Select { expr, path, default, span } => self.select(expr, path, default.as_ref(), *span, env),
+            Expr::HasAttr { expr, path, .. } => self.has_attr(expr, path, env),
+            Expr::Binary { op, lhs, rhs, span } => self.binary(*op, lhs, rhs, *span, env),
+            Expr::Not(e, span) => Ok(Value::Bool(!self.eval_bool(e, env, *span, "the operand of '!'")?)),
+            Expr::Negate(e, span) => match self.eval(e, env)? {
+                Value::Int(i) => i
+                    .checked_neg()
+                    .map(Value::Int)
+                    .ok_or_else(|| EvalError::new(ErrorKind::Overflow, format!("integer overflow in -({i})")).at(*span)),
+                Value::Float(f) => Ok(Value::Float(-f)),
+                v => type_err(format!("cannot negate {}", v.type_article())).map_err(|e| e.at(*span)),
+            },
+            Expr::CurPos(span) => {
+                let (line, col) = self.sources.line_col(*span);
+                Ok(position_attrs(&self.sources.get(span.file).name, line, col))
+            }
+        }
+    }
+
+    fn fill_frame(&self, frame: &[ExprRef], parent: &Rc<Env>) -> Rc<Env> {
+        let env = Env::child(parent, frame.len());
+        for e in frame {
+            env.push(self.frame_thunk(e, &env));
+        }
+        env
+    }
+
+    fn eval_bool(&mut self, e: &ExprRef, env: &Rc<Env>, span: Span, what: &str) -> EvalResult<bool> {
+        match self.eval(e, env)? {
+            Value::Bool(b) => Ok(b),
+            v => Err(EvalError::new(ErrorKind::Type, format!("{what} is {}, but a Boolean was expected", v.type_article()))
+                .at(expr_span(e).unwrap_or(span))),
+        }
+    }
+
+    fn with_var(&mut self, name: &NixString, withs: &[u32], span: Span, env: &Rc<Env>) -> EvalResult<Value> {
+        for &depth in withs {
+            let ns = env.lookup(depth, 0);
+            match self.force(&ns)? {
+                Value::Attrs(a) => {
+                    if let Some(t) = a.get(name) {
+                        let t = t.clone();
+                        return self.force(&t);
+                    }
+                }
+                v => return type_err(format!("the namespace of 'with' is {}, but a set was expected", v.type_article())).map_err(|e| e.at(span)),
+            }
+        }
+        Err(EvalError::new(ErrorKind::UndefinedVariable, format!("undefined variable '{name}'")).at(span).label("not bound here, nor by any enclosing 'with'"))
+    }
+
+    pub(crate) fn interpolate(&mut self, parts: &[StrPart], env: &Rc<Env>) -> EvalResult<String> {
+        let mut out = String::new();
+        for part in parts {
+            match part {
+                StrPart::Lit(s) => out.push_str(s),
+                StrPart::Interp(e, span) => {
+                    let v = self.eval(e, env)?;
+                    self.coerce_to_string(&v, CoerceMode::Interpolation, &mut out).map_err(|e| e.at_if_unset(Some(*span)))?;
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// String coercion as Nix does it: interpolation accepts strings, paths
+    /// and sets with `__toString`/`outPath`; `toString` also numbers, Booleans,
+    /// null and lists.
+    pub fn coerce_to_string(&mut self, v: &Value, mode: CoerceMode, out: &mut String) -> EvalResult<()> {
+        match v {
+            Value::String(s) => out.push_str(s),
+            Value::Path(p) => out.push_str(p),
+            Value::Attrs(a) => {
+                if let Some(f) = a.get("__toString") {
+                    let f = self.force(&f.clone())?;
+                    let r = self.apply(f, Thunk::value(v.clone()), None)?;
+                    return self.coerce_to_string(&r, mode, out);
+                }
+                if let Some(p) = a.get("outPath") {
+                    let p = self.force(&p.clone())?;
+                    return self.coerce_to_string(&p, mode, out);
+                }
+                return err(ErrorKind::NotCoercible, "cannot coerce a set to a string");
+            }
+            _ if mode == CoerceMode::Interpolation => {
+                return err(ErrorKind::NotCoercible, format!("cannot coerce {} to a string", v.type_article()));
+            }
+            Value::Int(i) => out.push_str(&i.to_string()),
+            Value::Float(f) => out.push_str(&builtins::float_to_string(*f)),
+            Value::Bool(true) => out.push('1'),
+            Value::Bool(false) | Value::Null => {}
+            Value::List(items) => {
+                for (i, t) in items.iter().enumerate() {
+                    let item = self.force(t)?;
+                    if i > 0 && !(matches!(item, Value::List(ref l) if l.is_empty())) {
+                        out.push(' ');
+                    }
+                    self.coerce_to_string(&item, mode, out)?;
+                }
+            }
+            Value::Lambda(_) | Value::Builtin(_) => return err(ErrorKind::NotCoercible, "cannot coerce a function to a string"),
+        }
+        Ok(())
+    }
+
+    fn build_attrs(&mut self, def: &Rc<AttrsDef>, env: &Rc<Env>) -> EvalResult<Value> {
+        let env = match &def.frame {
+            Some(frame) => self.fill_frame(frame, env),
+            None => env.clone(),
+        };
+        let statics: Vec<(NixString, Thunk)> = def.statics.iter().map(|s| (s.name.clone(), self.thunk(&s.value, &env))).collect();
+        if def.dynamics.is_empty() {
+            return Ok(Value::attrs(Attrs::from_sorted(statics).with_origin(def.clone())));
+        }
+        let mut entries = statics;
+        for d in &def.dynamics {
+            let key = match self.eval(&d.key, &env)? {
+                Value::Null => continue,
+                Value::String(s) => s,
+                v => return type_err(format!("an attribute name is {}, but a string was expected", v.type_article())).map_err(|e| e.at(d.span)),
+            };
+            if entries.iter().any(|(k, _)| *k == key) {
+                return err(ErrorKind::DuplicateAttribute, format!("dynamic attribute '{key}' is already defined")).map_err(|e| e.at(d.span));
+            }
+            entries.push((key, self.thunk(&d.value, &env)));
+        }
+        Ok(Value::attrs(Attrs::from_unsorted(entries).with_origin(def.clone())))
+    }
+
+    pub(crate) fn attr_name(&mut self, key: &AttrKey, env: &Rc<Env>) -> EvalResult<NixString> {
+        match key {
+            AttrKey::Static(s) => Ok(s.clone()),
+            AttrKey::Dynamic(e, span) => match self.eval(e, env)? {
+                Value::String(s) => Ok(s),
+                v => type_err(format!("an attribute name is {}, but a string was expected", v.type_article())).map_err(|e| e.at(*span)),
+            },
+        }
+    }
+
+    fn select(&mut self, expr: &ExprRef, path: &[AttrKey], default: Option<&ExprRef>, span: Span, env: &Rc<Env>) -> EvalResult<Value> {
+        let mut v = self.eval(expr, env)?;
+        for key in path {
+            let name = self.attr_name(key, env)?;
+            let found = match &v {
+                Value::Attrs(a) => a.get(&name).cloned(),
+                _ if default.is_some() => None,
+                other => {
+                    return Err(EvalError::new(
+                        ErrorKind::Type,
+                        format!("cannot select attribute '{name}' from {}, a set was expected", other.type_article()),
+                    )
+                    .at(span))
+                }
+            };
+            match found {
+                Some(t) => v = self.force(&t).map_err(|e| e.context(format!("while evaluating the attribute '{name}'"), Some(span)))?,
+                None => match default {
+                    Some(d) => return self.eval(d, env),
+                    None => {
+                        let Value::Attrs(a) = &v else { unreachable!("checked above") };
+                        return Err(missing_attr(&name, a, span));
+                    }
+                },
+            }
+        }
+        Ok(v)
+    }
+
+    fn has_attr(&mut self, expr: &ExprRef, path: &[AttrKey], env: &Rc<Env>) -> EvalResult<Value> {
+        let mut v = self.eval(expr, env)?;
+        for key in path {
+            let name = self.attr_name(key, env)?;
+            let next = match &v {
+                Value::Attrs(a) => a.get(&name).cloned(),
+                _ => None,
+            };
+            match next {
+                Some(t) => v = self.force(&t)?,
+                None => return Ok(Value::Bool(false)),
+            }
+        }
+        Ok(Value::Bool(true))
+    }
+
+    pub fn apply(&mut self, f: Value, arg: Thunk, span: Option<Span>) -> EvalResult<Value> {
+        match f {
+            Value::Lambda(c) => self.call_lambda(&c, arg, span),
+            Value::Builtin(pb) => {
+                let mut args = pb.args.clone();
+                args.push(arg);
+                if args.len() == builtins::arity(pb.id) {
+                    self.call_builtin(pb.id, args, span)
+                } else {
+                    Ok(Value::Builtin(Rc::new(PartialBuiltin { id: pb.id, args })))
+                }
+            }
+            Value::Attrs(ref a) if a.contains("__functor") => {
+                let functor = self.force(&a.get("__functor").expect("checked").clone())?;
+                let g = self.apply(functor, Thunk::value(f.clone()), span)?;
+                self.apply(g, arg, span)
+            }
+            other => Err(EvalError::new(
+                ErrorKind::Type,
+                format!("attempt to call something which is not a function but {}", other.type_article()),
+            )
+            .at_if_unset(span)),
+        }
+    }
+
+    pub fn apply_all(&mut self, f: Value, args: &[Thunk], span: Option<Span>) -> EvalResult<Value> {
+        let mut v = f;
+        for a in args {
+            v = self.apply(v, a.clone(), span)?;
+        }
+        Ok(v)
+    }
+
+    fn call_builtin(&mut self, id: BuiltinId, args: Vec<Thunk>, span: Option<Span>) -> EvalResult<Value> {
+        builtins::call(self, id, args).map_err(|e| e.at_if_unset(span))
+    }
+
+    fn call_lambda(&mut self, c: &Rc<Closure>, arg: Thunk, span: Option<Span>) -> EvalResult<Value> {
+        let lambda = &c.lambda;
+        let env = match &lambda.param {
+            Param::Ident => Env::with_slots(&c.env, vec![arg]),
+            Param::Pattern(p) => self.bind_pattern(c, p, arg, span)?,
+        };
+        self.eval(&lambda.body, &env).map_err(|e| match &lambda.name {
+            Some(name) => e.context(format!("while calling '{name}'"), span),
+            None => e.context("while calling a function", span),
+        })
+    }
+
+    fn bind_pattern(&mut self, c: &Rc<Closure>, p: &Pattern, arg: Thunk, span: Option<Span>) -> EvalResult<Rc<Env>> {
+        let lambda = &c.lambda;
+        let fname = lambda.name.as_deref().map_or("anonymous function".to_string(), |n| format!("function '{n}'"));
+        let v = self.force(&arg)?;
+        let Value::Attrs(attrs) = &v else {
+            return Err(EvalError::new(ErrorKind::Type, format!("{fname} expects a set as its argument, but got {}", v.type_article()))
+                .at_if_unset(span));
+        };
+        let env = Env::child(&c.env, p.formals.len() + p.bind as usize);
+        for formal in &p.formals {
+            match attrs.get(&formal.name) {
+                Some(t) => env.push(t.clone()),
+                None => match &formal.default {
+                    Some(d) => env.push(Thunk::pending(d.clone(), env.clone())),
+                    None => {
+                        let mut e = EvalError::new(ErrorKind::MissingArgument, format!("{fname} called without required argument '{}'", formal.name))
+                            .at_if_unset(span)
+                            .label("called here");
+                        e.context.push(("the function's argument is declared here".into(), Some(formal.span)));
+                        return Err(e);
+                    }
+                },
+            }
+        }
+        if !p.ellipsis {
+            for key in attrs.keys() {
+                if !p.formals.iter().any(|f| f.name == *key) {
+                    let mut e = EvalError::new(ErrorKind::UnexpectedArgument, format!("{fname} called with unexpected argument '{key}'"))
+                        .at_if_unset(span)
+                        .label("called here");
+                    if let Some(s) = did_you_mean(key, p.formals.iter().map(|f| f.name.as_ref())) {
+                        e = e.help(format!("did you mean '{s}'?"));
+                    }
+                    e.context.push(("the function is defined here".into(), Some(lambda.span)));
+                    return Err(e);
+                }
+            }
+        }
+        if p.bind {
+            env.push(Thunk::value(v.clone()));
+        }
+        Ok(env)
+    }
+
+    fn binary(&mut self, op: BinOp, lhs: &ExprRef, rhs: &ExprRef, span: Span, env: &Rc<Env>) -> EvalResult<Value> {
+        match op {
+            BinOp::And => {
+                if !self.eval_bool(lhs, env, span, "the left operand of '&&'")? {
+                    return Ok(Value::Bool(false));
+                }
+                Ok(Value::Bool(self.eval_bool(rhs, env, span, "the right operand of '&&'")?))
+            }
+            BinOp::Or => {
+                if self.eval_bool(lhs, env, span, "the left operand of '||'")? {
+                    return Ok(Value::Bool(true));
+                }
+                Ok(Value::Bool(self.eval_bool(rhs, env, span, "the right operand of '||'")?))
+            }
+            BinOp::Implies => {
+                if !self.eval_bool(lhs, env, span, "the left operand of '->'")? {
+                    return Ok(Value::Bool(true));
+                }
+                Ok(Value::Bool(self.eval_bool(rhs, env, span, "the right operand of '->'")?))
+            }
+            BinOp::PipeRight => {
+                let f = self.eval(rhs, env)?;
+                let x = self.thunk(lhs, env);
+                self.apply(f, x, Some(span))
+            }
+            BinOp::PipeLeft => {
+                let f = self.eval(lhs, env)?;
+                let x = self.thunk(rhs, env);
+                self.apply(f, x, Some(span))
+            }
+            _ => {
+                let a = self.eval(lhs, env)?;
+                let b = self.eval(rhs, env)?;
+                self.binary_values(op, a, b).map_err(|e| e.at_if_unset(Some(span)))
+            }
+        }
+    }
+
+    pub fn binary_values(&mut self, op: BinOp, a: Value, b: Value) -> EvalResult<Value> {
+        use crate::arith::{arith, compare};
+        match op {
+            BinOp::Add => match (&a, &b) {
+                (Value::String(x), _) => {
+                    let mut s = x.to_string();
+                    self.coerce_to_string(&b, CoerceMode::Interpolation, &mut s)?;
+                    Ok(Value::string(s))
+                }
+                (Value::Path(x), Value::String(y) | Value::Path(y)) => Ok(Value::Path(path::normalize(&format!("{x}{y}")).into())),
+                (Value::Path(x), Value::Attrs(_)) => {
+                    let mut s = x.to_string();
+                    self.coerce_to_string(&b, CoerceMode::Interpolation, &mut s)?;
+                    Ok(Value::Path(path::normalize(&s).into()))
+                }
+                _ => arith(op, &a, &b),
+            },
+            BinOp::Sub | BinOp::Mul | BinOp::Div => arith(op, &a, &b),
+            BinOp::Concat => match (&a, &b) {
+                (Value::List(x), Value::List(y)) => {
+                    let mut v = Vec::with_capacity(x.len() + y.len());
+                    v.extend_from_slice(x);
+                    v.extend_from_slice(y);
+                    Ok(Value::list(v))
+                }
+                _ => type_err(format!("cannot concatenate {} and {}: '++' needs two lists", a.type_article(), b.type_article())),
+            },
+            BinOp::Update => match (&a, &b) {
+                (Value::Attrs(x), Value::Attrs(y)) => {
+                    if y.is_empty() {
+                        return Ok(a.clone());
+                    }
+                    if x.is_empty() {
+                        return Ok(b.clone());
+                    }
+                    Ok(Value::attrs(x.update(y)))
+                }
+                _ => type_err(format!("cannot update {} with {}: '//' needs two sets", a.type_article(), b.type_article())),
+            },
+            BinOp::Eq => Ok(Value::Bool(self.equal(&a, &b)?)),
+            BinOp::NotEq => Ok(Value::Bool(!self.equal(&a, &b)?)),
+            BinOp::Less => Ok(Value::Bool(compare(self, &a, &b)? == std::cmp::Ordering::Less)),
+            BinOp::LessEq => Ok(Value::Bool(compare(self, &a, &b)? != std::cmp::Ordering::Greater)),
+            BinOp::Greater => Ok(Value::Bool(compare(self, &a, &b)? == std::cmp::Ordering::Greater)),
+            BinOp::GreaterEq => Ok(Value::Bool(compare(self, &a, &b)? != std::cmp::Ordering::Less)),
+            BinOp::And | BinOp::Or | BinOp::Implies | BinOp::PipeLeft | BinOp::PipeRight => {
+                unreachable!("short-circuit operators are evaluated in binary()")
+            }
+        }
+    }
+
+    /// Deep equality with Nix's rules: numbers compare across int/float,
+    /// functions are never equal, elements sharing one thunk are equal.
+    pub fn equal(&mut self, a: &Value, b: &Value) -> EvalResult<bool> {
+        Ok(match (a, b) {
+            (Value::Null, Value::Null) => true,
+            (Value::Bool(x), Value::Bool(y)) => x == y,
+            (Value::Int(x), Value::Int(y)) => x == y,
+            (Value::Float(x), Value::Float(y)) => x == y,
+            (Value::Int(x), Value::Float(y)) | (Value::Float(y), Value::Int(x)) => (*x as f64) == *y,
+            (Value::String(x), Value::String(y)) => x == y,
+            (Value::Path(x), Value::Path(y)) => x == y,
+            (Value::List(x), Value::List(y)) => {
+                if x.len() != y.len() {
+                    return Ok(false);
+                }
+                for (p, q) in x.iter().zip(y.iter()) {
+                    if !self.thunks_equal(p, q)? {
+                        return Ok(false);
+                    }
+                }
+                true
+            }
+            (Value::Attrs(x), Value::Attrs(y)) => {
+                if Rc::ptr_eq(x, y) {
+                    return Ok(true);
+                }
+                if x.len() != y.len() || !x.keys().zip(y.keys()).all(|(p, q)| p == q) {
+                    return Ok(false);
+                }
+                for ((_, p), (_, q)) in x.iter().zip(y.iter()) {
+                    if !self.thunks_equal(p, q)? {
+                        return Ok(false);
+                    }
+                }
+                true
+            }
+            _ => false,
+        })
+    }
+
+    fn thunks_equal(&mut self, p: &Thunk, q: &Thunk) -> EvalResult<bool> {
+        if p.ptr_eq(q) {
+            return Ok(true);
+        }
+        let (a, b) = (self.force(p)?, self.force(q)?);
+        self.equal(&a, &b)
+    }
+
+    /// Forces a value and everything inside it (for `--strict`, `deepSeq`,
+    /// JSON output); shared structures are visited once.
+    pub fn deep_force(&mut self, v: &Value) -> EvalResult<()> {
+        let mut seen = std::collections::HashSet::new();
+        self.deep_force_inner(v, &mut seen)
+    }
+
+    fn deep_force_inner(&mut self, v: &Value, seen: &mut std::collections::HashSet<usize>) -> EvalResult<()> {
+        match v {
+            Value::List(items) => {
+                if !seen.insert(items.as_ptr() as *const u8 as usize) {
+                    return Ok(());
+                }
+                for t in items.iter() {
+                    let x = self.force(t)?;
+                    stacker::maybe_grow(64 * 1024, 1024 * 1024, || self.deep_force_inner(&x, seen))?;
+                }
+            }
+            Value::Attrs(a) => {
+                if !seen.insert(Rc::as_ptr(a) as usize) {
+                    return Ok(());
+                }
+                for (name, t) in a.iter() {
+                    let x = self.force(t).map_err(|e| e.context(format!("while evaluating the attribute '{name}'"), None))?;
+                    stacker::maybe_grow(64 * 1024, 1024 * 1024, || self.deep_force_inner(&x, seen))
+                        .map_err(|e| e.context(format!("while evaluating the attribute '{name}'"), None))?;
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    pub fn trace_message(&mut self, msg: &str) {
+        (self.trace)(msg)
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum CoerceMode {
+    Interpolation,
+    ToString,
+}
+
+pub(crate) fn missing_attr(name: &str, a: &Attrs, span: Span) -> Box<EvalError> {
+    let mut e = EvalError::new(ErrorKind::MissingAttribute, format!("attribute '{name}' missing"))
+        .at(span)
+        .label("selected here");
+    if let Some(s) = did_you_mean(name, a.keys().map(|k| k.as_ref())) {
+        e = e.help(format!("did you mean '{s}'?"));
+    }
+    e
+}
+
+pub fn expr_span(e: &Expr) -> Option<Span> {
+    match e {
+        Expr::WithVar { span, .. }
+        | Expr::Str(_, span)
+        | Expr::Path(_, span)
+        | Expr::With { span, .. }
+        | Expr::Apply { span, .. }
+        | Expr::If { span, .. }
+        | Expr::Assert { span, .. }
+        | Expr::Select { span, .. }
+        | Expr::HasAttr { span, .. }
+        | Expr::Binary { span, .. }
+        | Expr::Not(_, span)
+        | Expr::Negate(_, span)
+        | Expr::CurPos(span) => Some(*span),
+        Expr::Lambda(l) => Some(l.span),
+        Expr::Let { body, .. } => expr_span(body),
+        Expr::Attrs(d) => d.statics.first().map(|s| s.span),
+        Expr::Const(_) | Expr::Local { .. } | Expr::List(_) => None,
+    }
+}

@@ -1,0 +1,180 @@
+//! The one I/O boundary of the evaluator. Files are read only below the
+//! project roots and from the stdlib (embedded in the binary or, for
+//! development, a directory); nothing else on the machine is visible, and
+//! no environment, clock or network exists for the language.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::error::{ErrorExt, ErrorKind, EvalError, EvalResult};
+use crate::path::STDLIB_ROOT;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum FileKind {
+    Regular,
+    Directory,
+    Symlink,
+    Unknown,
+}
+
+impl FileKind {
+    pub fn nix_name(self) -> &'static str {
+        match self {
+            FileKind::Regular => "regular",
+            FileKind::Directory => "directory",
+            FileKind::Symlink => "symlink",
+            FileKind::Unknown => "unknown",
+        }
+    }
+}
+
+/// Where `<kdeploy>` comes from.
+pub enum Stdlib {
+    /// Files by path relative to the stdlib root, compiled into the binary.
+    Embedded(BTreeMap<String, &'static [u8]>),
+    Dir(PathBuf),
+    Absent,
+}
+
+pub struct Io {
+    roots: Vec<PathBuf>,
+    stdlib: Stdlib,
+}
+
+fn forbidden(path: &str, roots: &[PathBuf]) -> Box<EvalError> {
+    let allowed: Vec<String> = roots.iter().map(|r| r.display().to_string()).collect();
+    EvalError::new(ErrorKind::Forbidden, format!("access to '{path}' is not allowed: it is outside the project"))
+        .help(format!("evaluation is pure: only files below {} and <kdeploy> can be read (set --root to widen)", allowed.join(", ")))
+}
+
+fn io_error(path: &str, e: std::io::Error) -> Box<EvalError> {
+    let what = match e.kind() {
+        std::io::ErrorKind::NotFound => "no such file or directory".to_string(),
+        _ => e.to_string(),
+    };
+    EvalError::new(ErrorKind::Io, format!("cannot read '{path}': {what}"))
+}
+
+
+impl Io {
+    /// `roots` are made absolute and canonical; symlinks cannot escape them.
+    pub fn new(roots: Vec<PathBuf>, stdlib: Stdlib) -> Io {
+        let roots = roots.into_iter().map(|r| r.canonicalize().unwrap_or(r)).collect();
+        Io { roots, stdlib }
+    }
+
+    /// Resolves a real path, refusing anything outside the roots.
+    fn check(&self, path: &str) -> EvalResult<PathBuf> {
+        let p = Path::new(path);
+        // A missing file is judged by its nearest existing ancestor.
+        let mut probe = p.to_path_buf();
+        let mut suffix = Vec::new();
+        let canonical = loop {
+            match probe.canonicalize() {
+                Ok(c) => break c,
+                Err(_) => match (probe.file_name().map(|s| s.to_os_string()), probe.parent()) {
+                    (Some(name), Some(parent)) => {
+                        suffix.push(name);
+                        probe = parent.to_path_buf();
+                    }
+                    _ => return Err(forbidden(path, &self.roots)),
+                },
+            }
+        };
+        if !self.roots.iter().any(|r| canonical.starts_with(r)) {
+            return Err(forbidden(path, &self.roots));
+        }
+        let mut full = canonical;
+        for s in suffix.into_iter().rev() {
+            full.push(s);
+        }
+        Ok(full)
+    }
+
+    fn stdlib_rel(path: &str) -> Option<&str> {
+        path.strip_prefix(STDLIB_ROOT).map(|r| r.trim_start_matches('/'))
+    }
+
+    pub fn read(&self, path: &str) -> EvalResult<Vec<u8>> {
+        if let Some(rel) = Self::stdlib_rel(path) {
+            return match &self.stdlib {
+                Stdlib::Embedded(files) => files.get(rel).map(|b| b.to_vec()).ok_or_else(|| {
+                    io_error(path, std::io::Error::from(std::io::ErrorKind::NotFound))
+                }),
+                Stdlib::Dir(dir) => std::fs::read(dir.join(rel)).map_err(|e| io_error(path, e)),
+                Stdlib::Absent => Err(io_error(path, std::io::Error::from(std::io::ErrorKind::NotFound))),
+            };
+        }
+        let real = self.check(path)?;
+        std::fs::read(real).map_err(|e| io_error(path, e))
+    }
+
+    pub fn kind(&self, path: &str) -> EvalResult<Option<FileKind>> {
+        if let Some(rel) = Self::stdlib_rel(path) {
+            return Ok(match &self.stdlib {
+                Stdlib::Embedded(files) => {
+                    if files.contains_key(rel) {
+                        Some(FileKind::Regular)
+                    } else if rel.is_empty() || files.keys().any(|k| k.starts_with(&format!("{rel}/"))) {
+                        Some(FileKind::Directory)
+                    } else {
+                        None
+                    }
+                }
+                Stdlib::Dir(dir) => kind_of(&dir.join(rel)),
+                Stdlib::Absent => None,
+            });
+        }
+        let real = self.check(path)?;
+        Ok(kind_of(&real))
+    }
+
+    pub fn read_dir(&self, path: &str) -> EvalResult<Vec<(String, FileKind)>> {
+        if let Some(rel) = Self::stdlib_rel(path) {
+            return match &self.stdlib {
+                Stdlib::Embedded(files) => {
+                    let prefix = if rel.is_empty() { String::new() } else { format!("{rel}/") };
+                    let mut out: BTreeMap<String, FileKind> = BTreeMap::new();
+                    for k in files.keys() {
+                        if let Some(rest) = k.strip_prefix(&prefix) {
+                            match rest.split_once('/') {
+                                Some((dir, _)) => out.insert(dir.to_string(), FileKind::Directory),
+                                None => out.insert(rest.to_string(), FileKind::Regular),
+                            };
+                        }
+                    }
+                    Ok(out.into_iter().collect())
+                }
+                Stdlib::Dir(dir) => list_dir(path, &dir.join(rel)),
+                Stdlib::Absent => Err(io_error(path, std::io::Error::from(std::io::ErrorKind::NotFound))),
+            };
+        }
+        let real = self.check(path)?;
+        list_dir(path, &real)
+    }
+}
+
+fn kind_of(p: &Path) -> Option<FileKind> {
+    let meta = std::fs::symlink_metadata(p).ok()?;
+    let t = meta.file_type();
+    Some(if t.is_symlink() {
+        FileKind::Symlink
+    } else if t.is_dir() {
+        FileKind::Directory
+    } else if t.is_file() {
+        FileKind::Regular
+    } else {
+        FileKind::Unknown
+    })
+}
+
+fn list_dir(shown: &str, p: &Path) -> EvalResult<Vec<(String, FileKind)>> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(p).map_err(|e| io_error(shown, e))? {
+        let entry = entry.map_err(|e| io_error(shown, e))?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        out.push((name, kind_of(&entry.path()).unwrap_or(FileKind::Unknown)));
+    }
+    out.sort();
+    Ok(out)
+}

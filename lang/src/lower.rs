@@ -1,0 +1,695 @@
+//! Lowering: rnix syntax trees become the resolved [`Expr`] tree. This is
+//! where variables are bound to frame slots, attribute paths are merged into
+//! nested sets, duplicate attributes and undefined variables are reported,
+//! and literal paths are made absolute relative to their file.
+
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use rnix::ast::{self, AstToken, HasEntry, InterpolPart};
+use rowan::ast::AstNode;
+
+use crate::error::{ErrorExt, ErrorKind, EvalError, EvalResult};
+use crate::ir::*;
+use crate::path;
+use crate::source::{FileId, Span};
+use crate::suggest::did_you_mean;
+use crate::value::{Attrs, NixString, Value};
+use crate::thunk::Thunk;
+
+enum Scope {
+    Frame(HashMap<NixString, u32>),
+    With,
+}
+
+pub struct Lowerer<'a> {
+    file: FileId,
+    /// Directory of the file, for relative path literals.
+    dir: String,
+    file_name: String,
+    globals: &'a HashMap<NixString, Value>,
+    scopes: Vec<Scope>,
+}
+
+/// Resolves where a name lives: in a frame, behind `with`s, or nowhere.
+enum Resolved {
+    Local(u32, u32),
+    Global(Value),
+    With(Vec<u32>),
+    Unbound,
+}
+
+impl<'a> Lowerer<'a> {
+    pub fn new(file: FileId, file_path: &str, file_name: String, globals: &'a HashMap<NixString, Value>) -> Self {
+        Lowerer { file, dir: path::dir_of(file_path), file_name, globals, scopes: Vec::new() }
+    }
+
+    fn span(&self, node: &impl AstNode<Language = rnix::NixLanguage>) -> Span {
+        Span::new(self.file, node.syntax().text_range())
+    }
+
+
+    pub fn lower_root(&mut self, root: &ast::Root) -> EvalResult<ExprRef> {
+        match root.expr() {
+            Some(e) => self.lower(&e, None),
+            None => Err(EvalError::new(ErrorKind::Parse, "the file contains no expression")),
+        }
+    }
+
+    fn resolve(&self, name: &str, skip: usize) -> Resolved {
+        let mut withs = Vec::new();
+        for (depth, scope) in self.scopes.iter().rev().enumerate() {
+            if depth < skip {
+                continue;
+            }
+            match scope {
+                Scope::Frame(names) => {
+                    if let Some(&i) = names.get(name) {
+                        return Resolved::Local(depth as u32, i);
+                    }
+                }
+                Scope::With => withs.push(depth as u32),
+            }
+        }
+        if let Some(v) = self.globals.get(name) {
+            return Resolved::Global(v.clone());
+        }
+        if withs.is_empty() {
+            Resolved::Unbound
+        } else {
+            Resolved::With(withs)
+        }
+    }
+
+    fn var(&self, name: &str, span: Span, skip: usize) -> EvalResult<ExprRef> {
+        Ok(Rc::new(match self.resolve(name, skip) {
+            Resolved::Local(depth, index) => Expr::Local { depth, index },
+            Resolved::Global(v) => Expr::Const(v),
+            Resolved::With(withs) => Expr::WithVar { name: name.into(), withs: withs.into(), span },
+            Resolved::Unbound => {
+                let candidates = self.visible_names();
+                let mut e = EvalError::new(ErrorKind::UndefinedVariable, format!("undefined variable '{name}'"))
+                    .at(span)
+                    .label("not defined here");
+                if let Some(s) = did_you_mean(name, candidates.iter().map(|s| s.as_ref())) {
+                    e = e.help(format!("did you mean '{s}'?"));
+                }
+                return Err(e);
+            }
+        }))
+    }
+
+    fn visible_names(&self) -> Vec<NixString> {
+        let mut names: Vec<NixString> = self
+            .scopes
+            .iter()
+            .filter_map(|s| match s {
+                Scope::Frame(n) => Some(n.keys().cloned()),
+                Scope::With => None,
+            })
+            .flatten()
+            .collect();
+        names.extend(self.globals.keys().filter(|k| !k.starts_with("__")).cloned());
+        names
+    }
+
+    fn lower(&mut self, e: &ast::Expr, name: Option<&NixString>) -> EvalResult<ExprRef> {
+        stacker::maybe_grow(64 * 1024, 1024 * 1024, || self.lower_inner(e, name))
+    }
+
+    fn lower_inner(&mut self, e: &ast::Expr, name: Option<&NixString>) -> EvalResult<ExprRef> {
+        let span = self.span(e);
+        Ok(match e {
+            ast::Expr::Paren(p) => return self.lower(&child(p.expr(), span)?, name),
+            ast::Expr::Root(r) => return self.lower(&child(r.expr(), span)?, name),
+            ast::Expr::Literal(lit) => Rc::new(Expr::Const(self.literal(lit, span)?)),
+            ast::Expr::Ident(id) => {
+                let text = ident_text(id);
+                self.var(&text, span, 0)?
+            }
+            ast::Expr::Str(s) => self.string(s, span)?,
+            ast::Expr::PathAbs(_) | ast::Expr::PathRel(_) | ast::Expr::PathHome(_) | ast::Expr::PathSearch(_) => {
+                let p: ast::Path = match e {
+                    ast::Expr::PathAbs(p) => p.clone().into(),
+                    ast::Expr::PathRel(p) => p.clone().into(),
+                    ast::Expr::PathHome(p) => p.clone().into(),
+                    ast::Expr::PathSearch(p) => p.clone().into(),
+                    _ => unreachable!("matched above"),
+                };
+                self.path(&p, span)?
+            }
+            ast::Expr::List(l) => {
+                let items = l.items().map(|i| self.lower(&i, None)).collect::<EvalResult<Vec<_>>>()?;
+                Rc::new(Expr::List(items))
+            }
+            ast::Expr::AttrSet(set) => self.attr_set(set)?,
+            ast::Expr::LetIn(l) => self.let_in(l, span)?,
+            ast::Expr::LegacyLet(l) => {
+                let def = self.bindings(l, true, span)?;
+                let set = Rc::new(Expr::Attrs(Rc::new(def)));
+                Rc::new(Expr::Select { expr: set, path: vec![AttrKey::Static("body".into())], default: None, span })
+            }
+            ast::Expr::With(w) => {
+                let namespace = self.lower(&child(w.namespace(), span)?, None)?;
+                self.scopes.push(Scope::With);
+                let body = self.lower(&child(w.body(), span)?, None);
+                self.scopes.pop();
+                Rc::new(Expr::With { namespace, body: body?, span })
+            }
+            ast::Expr::Lambda(l) => self.lambda(l, span, name)?,
+            ast::Expr::Apply(a) => {
+                let func = self.lower(&child(a.lambda(), span)?, None)?;
+                let arg = self.lower(&child(a.argument(), span)?, None)?;
+                Rc::new(Expr::Apply { func, arg, span })
+            }
+            ast::Expr::IfElse(i) => Rc::new(Expr::If {
+                cond: self.lower(&child(i.condition(), span)?, None)?,
+                then: self.lower(&child(i.body(), span)?, None)?,
+                else_: self.lower(&child(i.else_body(), span)?, None)?,
+                span,
+            }),
+            ast::Expr::Assert(a) => Rc::new(Expr::Assert {
+                cond: self.lower(&child(a.condition(), span)?, None)?,
+                body: self.lower(&child(a.body(), span)?, None)?,
+                span,
+            }),
+            ast::Expr::Select(s) => {
+                let expr = self.lower(&child(s.expr(), span)?, None)?;
+                let path = self.attrpath(&child(s.attrpath(), span)?)?;
+                let default = match s.default_expr() {
+                    Some(d) => Some(self.lower(&d, None)?),
+                    None => None,
+                };
+                Rc::new(Expr::Select { expr, path, default, span })
+            }
+            ast::Expr::HasAttr(h) => {
+                let expr = self.lower(&child(h.expr(), span)?, None)?;
+                let path = self.attrpath(&child(h.attrpath(), span)?)?;
+                Rc::new(Expr::HasAttr { expr, path, span })
+            }
+            ast::Expr::BinOp(b) => {
+                let op = match b.operator() {
+                    Some(op) => bin_op(op),
+                    None => return Err(parse_error("missing operator", span)),
+                };
+                let lhs = self.lower(&child(b.lhs(), span)?, None)?;
+                let rhs = self.lower(&child(b.rhs(), span)?, None)?;
+                Rc::new(Expr::Binary { op, lhs, rhs, span })
+            }
+            ast::Expr::UnaryOp(u) => {
+                let inner = self.lower(&child(u.expr(), span)?, None)?;
+                match u.operator() {
+                    Some(ast::UnaryOpKind::Invert) => Rc::new(Expr::Not(inner, span)),
+                    Some(ast::UnaryOpKind::Negate) => Rc::new(Expr::Negate(inner, span)),
+                    None => return Err(parse_error("missing operator", span)),
+                }
+            }
+            ast::Expr::CurPos(_) => Rc::new(Expr::CurPos(span)),
+            ast::Expr::Error(_) => return Err(parse_error("syntax error", span)),
+        })
+    }
+
+    fn literal(&self, lit: &ast::Literal, span: Span) -> EvalResult<Value> {
+        Ok(match lit.kind() {
+            ast::LiteralKind::Integer(i) => match i.value() {
+                Ok(v) => Value::Int(v),
+                Err(_) => {
+                    return Err(EvalError::new(ErrorKind::Overflow, format!("integer literal {} does not fit in 64 bits", i.syntax().text()))
+                        .at(span))
+                }
+            },
+            ast::LiteralKind::Float(f) => match f.value() {
+                Ok(v) => Value::Float(v),
+                Err(_) => return Err(parse_error("invalid float literal", span)),
+            },
+            ast::LiteralKind::Uri(u) => Value::string(u.syntax().text()),
+        })
+    }
+
+    fn string(&mut self, s: &ast::Str, span: Span) -> EvalResult<ExprRef> {
+        let mut parts = Vec::new();
+        for part in s.normalized_parts() {
+            match part {
+                InterpolPart::Literal(text) => parts.push(StrPart::Lit(text.into())),
+                InterpolPart::Interpolation(i) => {
+                    let ispan = self.span(&i);
+                    parts.push(StrPart::Interp(self.lower(&child(i.expr(), ispan)?, None)?, ispan));
+                }
+            }
+        }
+        Ok(Rc::new(match parts.as_slice() {
+            [] => Expr::Const(Value::string("")),
+            [StrPart::Lit(text)] => Expr::Const(Value::String(text.clone())),
+            _ => Expr::Str(parts, span),
+        }))
+    }
+
+    fn path(&mut self, p: &ast::Path, span: Span) -> EvalResult<ExprRef> {
+        if let ast::Path::PathSearch(search) = p {
+            let text = search.content().map(|c| c.text().to_string()).unwrap_or_default();
+            let inner = text.trim_start_matches('<').trim_end_matches('>');
+            let (head, rest) = inner.split_once('/').unwrap_or((inner, ""));
+            if head != "kdeploy" {
+                return Err(EvalError::new(
+                    ErrorKind::Forbidden,
+                    format!("search path entry <{head}> is not available"),
+                )
+                .at(span)
+                .help("only <kdeploy> (the stdlib) is on the search path: evaluation is pure"));
+            }
+            return Ok(Rc::new(Expr::Const(Value::Path(path::join(path::STDLIB_ROOT, rest).into()))));
+        }
+        let mut parts = Vec::new();
+        for (i, part) in p.parts().into_iter().enumerate() {
+            match part {
+                InterpolPart::Literal(c) => {
+                    let mut text = c.text().to_string();
+                    if i == 0 {
+                        if c.is_home() {
+                            return Err(EvalError::new(ErrorKind::Forbidden, "paths relative to the home directory are not allowed")
+                                .at(span)
+                                .help("evaluation is pure: use a path relative to the project"));
+                        }
+                        if !text.starts_with('/') {
+                            text = format!("{}/{}", self.dir, text);
+                        }
+                    }
+                    parts.push(StrPart::Lit(text.into()));
+                }
+                InterpolPart::Interpolation(interp) => {
+                    let ispan = self.span(&interp);
+                    parts.push(StrPart::Interp(self.lower(&child(interp.expr(), ispan)?, None)?, ispan));
+                }
+            }
+        }
+        Ok(Rc::new(match parts.as_slice() {
+            [StrPart::Lit(text)] => Expr::Const(Value::Path(path::normalize(text).into())),
+            _ => Expr::Path(parts, span),
+        }))
+    }
+
+    fn attrpath(&mut self, path: &ast::Attrpath) -> EvalResult<Vec<AttrKey>> {
+        path.attrs().map(|a| self.attr_key(&a)).collect()
+    }
+
+    fn attr_key(&mut self, attr: &ast::Attr) -> EvalResult<AttrKey> {
+        let span = self.span(attr);
+        Ok(match attr {
+            ast::Attr::Ident(id) => AttrKey::Static(ident_text(id).into()),
+            ast::Attr::Str(s) => {
+                let e = self.string(s, span)?;
+                match &*e {
+                    Expr::Const(Value::String(text)) => AttrKey::Static(text.clone()),
+                    _ => AttrKey::Dynamic(e, span),
+                }
+            }
+            ast::Attr::Dynamic(d) => {
+                let e = self.lower(&child(d.expr(), span)?, None)?;
+                match &*e {
+                    Expr::Const(Value::String(text)) => AttrKey::Static(text.clone()),
+                    _ => AttrKey::Dynamic(e, span),
+                }
+            }
+        })
+    }
+
+    fn attr_set(&mut self, set: &ast::AttrSet) -> EvalResult<ExprRef> {
+        let span = self.span(set);
+        let def = self.bindings(set, set.rec_token().is_some(), span)?;
+        Ok(Rc::new(Expr::Attrs(Rc::new(def))))
+    }
+
+    fn let_in(&mut self, l: &ast::LetIn, span: Span) -> EvalResult<ExprRef> {
+        let tree = self.collect(l)?;
+        if let Some((_, _, dspan)) = tree.dynamics.first() {
+            return Err(EvalError::new(ErrorKind::Parse, "dynamic attributes are not allowed in let").at(*dspan));
+        }
+        let (frame, body) = self.frame_bindings(&tree, |this| this.lower(&child(l.body(), span)?, None))?;
+        Ok(Rc::new(Expr::Let { frame, body }))
+    }
+
+    /// Lowers the entries of a set or legacy let into an [`AttrsDef`].
+    fn bindings(&mut self, node: &impl HasEntry, rec: bool, _span: Span) -> EvalResult<AttrsDef> {
+        let tree = self.collect(node)?;
+        if !rec {
+            return self.plain_tree(&tree);
+        }
+        let (frame, (statics, dynamics)) = self.frame_bindings(&tree, |this| {
+            let statics = tree
+                .statics
+                .iter()
+                .enumerate()
+                .map(|(i, (name, _, span))| StaticAttr {
+                    name: name.clone(),
+                    value: Rc::new(Expr::Local { depth: 0, index: i as u32 }),
+                    span: *span,
+                })
+                .collect();
+            Ok((statics, this.dynamic_attrs(&tree)?))
+        })?;
+        let mut statics: Vec<StaticAttr> = statics;
+        statics.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(AttrsDef { frame: Some(frame), statics, dynamics })
+    }
+
+    /// A non-recursive set: values lowered in the current scope, except that
+    /// `inherit (e)` sources live in a frame of hidden slots.
+    fn plain_tree(&mut self, tree: &Tree) -> EvalResult<AttrsDef> {
+        let hidden = !tree.sources.is_empty();
+        if hidden {
+            self.scopes.push(Scope::Frame(HashMap::new()));
+        }
+        let result = (|| {
+            let frame = tree.sources.iter().map(|s| self.lower(s, None)).collect::<EvalResult<Vec<_>>>()?;
+            let mut statics = Vec::new();
+            for (name, value, span) in &tree.statics {
+                let value = self.binding_value(value, name, 0, 0)?;
+                statics.push(StaticAttr { name: name.clone(), value, span: *span });
+            }
+            statics.sort_by(|a, b| a.name.cmp(&b.name));
+            let dynamics = self.dynamic_attrs(tree)?;
+            Ok(AttrsDef { frame: hidden.then_some(frame), statics, dynamics })
+        })();
+        if hidden {
+            self.scopes.pop();
+        }
+        result
+    }
+
+    fn dynamic_attrs(&mut self, tree: &Tree) -> EvalResult<Vec<DynamicAttr>> {
+        let mut out = Vec::new();
+        for (key, value, span) in &tree.dynamics {
+            let key = self.lower(key, None)?;
+            let value = self.binding_value(value, &"<dynamic>".into(), 0, 0)?;
+            out.push(DynamicAttr { key, value, span: *span });
+        }
+        Ok(out)
+    }
+
+    /// Pushes a frame holding every static binding of `tree` followed by the
+    /// `inherit (e)` sources, lowers them inside it, then runs `inner` there.
+    fn frame_bindings<T>(&mut self, tree: &Tree, inner: impl FnOnce(&mut Self) -> EvalResult<T>) -> EvalResult<(Vec<ExprRef>, T)> {
+        let mut names = HashMap::new();
+        for (i, (name, _, _)) in tree.statics.iter().enumerate() {
+            names.insert(name.clone(), i as u32);
+        }
+        self.scopes.push(Scope::Frame(names));
+        let result = (|| {
+            let base = tree.statics.len();
+            let mut frame = Vec::new();
+            for (name, value, _) in &tree.statics {
+                // `inherit x;` names the enclosing scope, never this frame.
+                frame.push(self.binding_value(value, name, 1, base)?);
+            }
+            for s in &tree.sources {
+                frame.push(self.lower(s, None)?);
+            }
+            Ok((frame, inner(self)?))
+        })();
+        self.scopes.pop();
+        result
+    }
+
+    fn binding_value(&mut self, value: &Binding, name: &NixString, inherit_skip: usize, source_base: usize) -> EvalResult<ExprRef> {
+        match value {
+            Binding::Expr(e) => self.lower(e, Some(name)),
+            Binding::Inherit(span) => self.var(name, *span, inherit_skip),
+            Binding::InheritFrom { source, span } => {
+                let from = Rc::new(Expr::Local { depth: 0, index: (source_base + source) as u32 });
+                Ok(Rc::new(Expr::Select { expr: from, path: vec![AttrKey::Static(name.clone())], default: None, span: *span }))
+            }
+            Binding::Nested(tree) => Ok(Rc::new(Expr::Attrs(Rc::new(self.plain_tree(tree)?)))),
+        }
+    }
+
+    fn lambda(&mut self, l: &ast::Lambda, span: Span, name: Option<&NixString>) -> EvalResult<ExprRef> {
+        let param = child(l.param(), span)?;
+        let lambda = match param {
+            ast::Param::IdentParam(ip) => {
+                let id = child(ip.ident(), span)?;
+                let mut names = HashMap::new();
+                names.insert(NixString::from(ident_text(&id)), 0);
+                self.scopes.push(Scope::Frame(names));
+                let body = self.lower(&child(l.body(), span)?, None);
+                self.scopes.pop();
+                Lambda { param: Param::Ident, body: body?, span, name: name.cloned() }
+            }
+            ast::Param::Pattern(p) => {
+                let mut names = HashMap::new();
+                let mut formal_nodes = Vec::new();
+                for entry in p.pat_entries() {
+                    let id = child(entry.ident(), span)?;
+                    let n: NixString = ident_text(&id).into();
+                    if names.contains_key(&n) {
+                        return Err(EvalError::new(ErrorKind::DuplicateAttribute, format!("duplicate formal function argument '{n}'"))
+                            .at(self.span(&id)));
+                    }
+                    names.insert(n.clone(), formal_nodes.len() as u32);
+                    formal_nodes.push((n, entry.default(), self.span(&id)));
+                }
+                let bind = match p.pat_bind() {
+                    Some(b) => {
+                        let id = child(b.ident(), span)?;
+                        let n: NixString = ident_text(&id).into();
+                        if names.contains_key(&n) {
+                            return Err(EvalError::new(ErrorKind::DuplicateAttribute, format!("duplicate formal function argument '{n}'"))
+                                .at(self.span(&id)));
+                        }
+                        names.insert(n, formal_nodes.len() as u32);
+                        true
+                    }
+                    None => false,
+                };
+                self.scopes.push(Scope::Frame(names));
+                let result = (|| -> EvalResult<(Vec<Formal>, ExprRef)> {
+                    let mut formals = Vec::new();
+                    for (n, default, fspan) in formal_nodes {
+                        let default = match default {
+                            Some(d) => Some(self.lower(&d, None)?),
+                            None => None,
+                        };
+                        formals.push(Formal { name: n, default, span: fspan });
+                    }
+                    let body = self.lower(&child(l.body(), span)?, None)?;
+                    Ok((formals, body))
+                })();
+                self.scopes.pop();
+                let (formals, body) = result?;
+                let pattern = Pattern { formals, ellipsis: p.ellipsis_token().is_some(), bind };
+                Lambda { param: Param::Pattern(Rc::new(pattern)), body, span, name: name.cloned() }
+            }
+        };
+        Ok(Rc::new(Expr::Lambda(Rc::new(lambda))))
+    }
+
+    /// Gathers the entries of a binding block into a [`Tree`], merging
+    /// attribute paths and reporting duplicates.
+    fn collect(&mut self, node: &impl HasEntry) -> EvalResult<Tree> {
+        let mut tree = Tree::default();
+        self.collect_into(&mut tree, node)?;
+        Ok(tree)
+    }
+
+    fn collect_into(&mut self, tree: &mut Tree, node: &impl HasEntry) -> EvalResult<()> {
+        for entry in node.entries() {
+            match entry {
+                ast::Entry::Inherit(inh) => {
+                    let base_span = self.span(&inh);
+                    let source = match inh.from() {
+                        Some(from) => {
+                            let e = child(from.expr(), base_span)?;
+                            tree.sources.push(e);
+                            Some(tree.sources.len() - 1)
+                        }
+                        None => None,
+                    };
+                    for attr in inh.attrs() {
+                        let aspan = self.span(&attr);
+                        let name = match self.attr_key(&attr)? {
+                            AttrKey::Static(n) => n,
+                            AttrKey::Dynamic(_, s) => {
+                                return Err(EvalError::new(ErrorKind::Parse, "dynamic attributes are not allowed in inherit").at(s))
+                            }
+                        };
+                        let value = match source {
+                            Some(source) => Binding::InheritFrom { source, span: aspan },
+                            None => Binding::Inherit(aspan),
+                        };
+                        tree.insert_static(name, value, aspan)?;
+                    }
+                }
+                ast::Entry::AttrpathValue(apv) => {
+                    let span = self.span(&apv);
+                    let attrpath = child(apv.attrpath(), span)?;
+                    let value = child(apv.value(), span)?;
+                    let keys: Vec<ast::Attr> = attrpath.attrs().collect();
+                    self.insert_path(tree, &keys, value, span)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn insert_path(&mut self, tree: &mut Tree, keys: &[ast::Attr], value: ast::Expr, span: Span) -> EvalResult<()> {
+        let (first, rest) = match keys.split_first() {
+            Some(x) => x,
+            None => return Err(parse_error("empty attribute path", span)),
+        };
+        let kspan = self.span(first);
+        let key = match self.attr_key(first)? {
+            AttrKey::Static(n) => n,
+            AttrKey::Dynamic(_, _) => {
+                // Dynamic keys are evaluated at run time; the rest of the path nests under them.
+                let key_expr = match first {
+                    ast::Attr::Dynamic(d) => child(d.expr(), kspan)?,
+                    ast::Attr::Str(s) => ast::Expr::Str(s.clone()),
+                    ast::Attr::Ident(_) => unreachable!("identifiers are static"),
+                };
+                let binding = if rest.is_empty() {
+                    Binding::Expr(value)
+                } else {
+                    let mut sub = Tree::default();
+                    self.insert_path(&mut sub, rest, value, span)?;
+                    Binding::Nested(Box::new(sub))
+                };
+                tree.dynamics.push((key_expr, binding, kspan));
+                return Ok(());
+            }
+        };
+        if rest.is_empty() {
+            // `a = { … }` merges with `a.b = …` given elsewhere.
+            if let Some(existing) = tree.find_mut(&key) {
+                if let (Binding::Nested(sub), ast::Expr::AttrSet(set)) = (&mut existing.1, &value) {
+                    if set.rec_token().is_none() {
+                        let mut sub_tree = std::mem::take(&mut **sub);
+                        self.collect_into(&mut sub_tree, set)?;
+                        **sub = sub_tree;
+                        return Ok(());
+                    }
+                }
+                return Err(duplicate(&key, kspan, existing.2, &self.file_name));
+            }
+            tree.insert_static(key, Binding::Expr(value), kspan)
+        } else {
+            match tree.find_mut(&key) {
+                Some(existing) => {
+                    if let Binding::Expr(ast::Expr::AttrSet(set)) = &existing.1 {
+                        if set.rec_token().is_none() {
+                            let set = set.clone();
+                            let mut sub = Tree::default();
+                            self.collect_into(&mut sub, &set)?;
+                            existing.1 = Binding::Nested(Box::new(sub));
+                        }
+                    }
+                    match &mut existing.1 {
+                        Binding::Nested(sub) => {
+                            let mut sub_tree = std::mem::take(&mut **sub);
+                            let r = self.insert_path(&mut sub_tree, rest, value, span);
+                            if let Some(existing) = tree.find_mut(&key) {
+                                existing.1 = Binding::Nested(Box::new(sub_tree));
+                            }
+                            r
+                        }
+                        _ => Err(duplicate(&key, kspan, existing.2, &self.file_name)),
+                    }
+                }
+                None => {
+                    let mut sub = Tree::default();
+                    self.insert_path(&mut sub, rest, value, span)?;
+                    tree.insert_static(key, Binding::Nested(Box::new(sub)), kspan)
+                }
+            }
+        }
+    }
+}
+
+/// The bindings of one block before lowering, after merging attribute paths.
+#[derive(Default)]
+struct Tree {
+    statics: Vec<(NixString, Binding, Span)>,
+    index: HashMap<NixString, usize>,
+    dynamics: Vec<(ast::Expr, Binding, Span)>,
+    /// Expressions of `inherit (e)`, in order.
+    sources: Vec<ast::Expr>,
+}
+
+enum Binding {
+    Expr(ast::Expr),
+    Inherit(Span),
+    /// `source` indexes `Tree::sources`.
+    InheritFrom { source: usize, span: Span },
+    Nested(Box<Tree>),
+}
+
+impl Tree {
+    fn insert_static(&mut self, name: NixString, value: Binding, span: Span) -> EvalResult<()> {
+        if let Some(&i) = self.index.get(&name) {
+            let prev = self.statics[i].2;
+            return Err(duplicate(&name, span, prev, ""));
+        }
+        self.index.insert(name.clone(), self.statics.len());
+        self.statics.push((name, value, span));
+        Ok(())
+    }
+
+    fn find_mut(&mut self, name: &str) -> Option<&mut (NixString, Binding, Span)> {
+        let i = *self.index.get(name)?;
+        Some(&mut self.statics[i])
+    }
+}
+
+fn duplicate(name: &str, span: Span, previous: Span, _file: &str) -> Box<EvalError> {
+    let mut e = EvalError::new(ErrorKind::DuplicateAttribute, format!("attribute '{name}' is defined twice"))
+        .at(span)
+        .label("defined again here");
+    e.context.push(("first defined here".to_string(), Some(previous)));
+    e
+}
+
+fn parse_error(msg: &str, span: Span) -> Box<EvalError> {
+    EvalError::new(ErrorKind::Parse, msg.to_string()).at(span)
+}
+
+fn child<T>(node: Option<T>, span: Span) -> EvalResult<T> {
+    node.ok_or_else(|| parse_error("incomplete expression", span))
+}
+
+fn ident_text(id: &ast::Ident) -> String {
+    match id.ident_token() {
+        Some(t) => t.text().to_string(),
+        // `or` used as an identifier has its own token kind.
+        None => id.syntax().text().to_string(),
+    }
+}
+
+fn bin_op(op: ast::BinOpKind) -> BinOp {
+    use ast::BinOpKind as K;
+    match op {
+        K::Concat => BinOp::Concat,
+        K::Update => BinOp::Update,
+        K::Add => BinOp::Add,
+        K::Sub => BinOp::Sub,
+        K::Mul => BinOp::Mul,
+        K::Div => BinOp::Div,
+        K::And => BinOp::And,
+        K::Equal => BinOp::Eq,
+        K::Implication => BinOp::Implies,
+        K::Less => BinOp::Less,
+        K::LessOrEq => BinOp::LessEq,
+        K::More => BinOp::Greater,
+        K::MoreOrEq => BinOp::GreaterEq,
+        K::NotEqual => BinOp::NotEq,
+        K::Or => BinOp::Or,
+        K::PipeRight => BinOp::PipeRight,
+        K::PipeLeft => BinOp::PipeLeft,
+    }
+}
+
+/// `__curPos` and `unsafeGetAttrPos` results.
+pub fn position_attrs(file: &str, line: usize, column: usize) -> Value {
+    Value::attrs(Attrs::from_unsorted(vec![
+        ("column".into(), Thunk::value(Value::Int(column as i64))),
+        ("file".into(), Thunk::value(Value::string(file))),
+        ("line".into(), Thunk::value(Value::Int(line as i64))),
+    ]))
+}

@@ -1,0 +1,79 @@
+//! Lazy values with sharing. A [`Thunk`] is either an already known value
+//! (no allocation) or a shared cell that is evaluated at most once; while it
+//! is being evaluated it is a black hole that remembers where it was first
+//! demanded, so that infinite recursion is reported at that place.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use crate::env::Env;
+use crate::eval::Evaluator;
+use crate::error::EvalResult;
+use crate::ir::Expr;
+use crate::source::Span;
+use crate::value::Value;
+
+#[derive(Clone)]
+pub struct Thunk(Repr);
+
+#[derive(Clone)]
+enum Repr {
+    Ready(Value),
+    Lazy(Rc<RefCell<State>>),
+}
+
+/// A deferred computation produced by a builtin (e.g. one element of `map`).
+pub type Native = Box<dyn FnOnce(&mut Evaluator) -> EvalResult<Value>>;
+
+pub enum State {
+    Pending(Rc<Expr>, Rc<Env>),
+    Apply(Value, Vec<Thunk>),
+    Native(Native),
+    /// Being evaluated; the span is where evaluation started.
+    Blackhole(Option<Span>),
+    Done(Value),
+}
+
+impl Thunk {
+    pub fn value(v: Value) -> Thunk {
+        Thunk(Repr::Ready(v))
+    }
+
+    pub fn pending(expr: Rc<Expr>, env: Rc<Env>) -> Thunk {
+        Thunk(Repr::Lazy(Rc::new(RefCell::new(State::Pending(expr, env)))))
+    }
+
+    pub fn apply(f: Value, args: Vec<Thunk>) -> Thunk {
+        Thunk(Repr::Lazy(Rc::new(RefCell::new(State::Apply(f, args)))))
+    }
+
+    pub fn native(f: impl FnOnce(&mut Evaluator) -> EvalResult<Value> + 'static) -> Thunk {
+        Thunk(Repr::Lazy(Rc::new(RefCell::new(State::Native(Box::new(f))))))
+    }
+
+    /// The value if it is already known, without evaluating anything.
+    pub fn peek(&self) -> Option<Value> {
+        match &self.0 {
+            Repr::Ready(v) => Some(v.clone()),
+            Repr::Lazy(cell) => match &*cell.borrow() {
+                State::Done(v) => Some(v.clone()),
+                _ => None,
+            },
+        }
+    }
+
+    pub(crate) fn cell(&self) -> Option<&Rc<RefCell<State>>> {
+        match &self.0 {
+            Repr::Ready(_) => None,
+            Repr::Lazy(cell) => Some(cell),
+        }
+    }
+
+    /// True when both handles share one cell (used to short-cut equality).
+    pub fn ptr_eq(&self, other: &Thunk) -> bool {
+        match (&self.0, &other.0) {
+            (Repr::Lazy(a), Repr::Lazy(b)) => Rc::ptr_eq(a, b),
+            _ => false,
+        }
+    }
+}
