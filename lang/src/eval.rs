@@ -274,12 +274,14 @@ impl Evaluator {
             Value::Bool(true) => out.push('1'),
             Value::Bool(false) | Value::Null => {}
             Value::List(items) => {
+                // As Nix: a space after every element but the last, except
+                // after an empty list.
                 for (i, t) in items.iter().enumerate() {
                     let item = self.force(t)?;
-                    if i > 0 && !(matches!(item, Value::List(ref l) if l.is_empty())) {
+                    self.coerce_to_string(&item, mode, out)?;
+                    if i + 1 < items.len() && !matches!(item, Value::List(ref l) if l.is_empty()) {
                         out.push(' ');
                     }
-                    self.coerce_to_string(&item, mode, out)?;
                 }
             }
             Value::Lambda(_) | Value::Builtin(_) => return err(ErrorKind::NotCoercible, "cannot coerce a function to a string"),
@@ -352,13 +354,15 @@ impl Evaluator {
 
     fn has_attr(&mut self, expr: &ExprRef, path: &[AttrKey], env: &Rc<Env>) -> EvalResult<Value> {
         let mut v = self.eval(expr, env)?;
-        for key in path {
+        for (i, key) in path.iter().enumerate() {
             let name = self.attr_name(key, env)?;
             let next = match &v {
                 Value::Attrs(a) => a.get(&name).cloned(),
                 _ => None,
             };
             match next {
+                // The last attribute's value is never forced.
+                Some(_) if i + 1 == path.len() => return Ok(Value::Bool(true)),
                 Some(t) => v = self.force(&t)?,
                 None => return Ok(Value::Bool(false)),
             }
@@ -548,6 +552,14 @@ impl Evaluator {
         }
     }
 
+    /// A set with `type = "derivation"`; such sets compare by `outPath`.
+    fn is_derivation(&mut self, a: &Attrs) -> EvalResult<bool> {
+        match a.get("type").cloned() {
+            Some(t) => Ok(matches!(self.force(&t)?, Value::String(s) if &*s == "derivation")),
+            None => Ok(false),
+        }
+    }
+
     /// Deep equality with Nix's rules: numbers compare across int/float,
     /// functions are never equal, elements sharing one thunk are equal.
     pub fn equal(&mut self, a: &Value, b: &Value) -> EvalResult<bool> {
@@ -574,6 +586,11 @@ impl Evaluator {
                 if Rc::ptr_eq(x, y) {
                     return Ok(true);
                 }
+                if self.is_derivation(x)? && self.is_derivation(y)? {
+                    if let (Some(p), Some(q)) = (x.get("outPath").cloned(), y.get("outPath").cloned()) {
+                        return self.thunks_equal(&p, &q);
+                    }
+                }
                 if x.len() != y.len() || !x.keys().zip(y.keys()).all(|(p, q)| p == q) {
                     return Ok(false);
                 }
@@ -588,9 +605,16 @@ impl Evaluator {
         })
     }
 
+    /// Inside containers Nix first compares by identity, so one function
+    /// stored twice is equal to itself there.
     fn thunks_equal(&mut self, p: &Thunk, q: &Thunk) -> EvalResult<bool> {
         if p.ptr_eq(q) {
             return Ok(true);
+        }
+        if let (Some(Value::Lambda(f)), Some(Value::Lambda(g))) = (p.peek(), q.peek()) {
+            if Rc::ptr_eq(&f, &g) {
+                return Ok(true);
+            }
         }
         let (a, b) = (self.force(p)?, self.force(q)?);
         self.equal(&a, &b)

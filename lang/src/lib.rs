@@ -8,6 +8,7 @@ mod arith;
 pub mod builtins;
 pub mod diagnostic;
 mod env;
+mod indented;
 pub mod error;
 pub mod eval;
 pub mod io;

@@ -9,6 +9,7 @@ use std::rc::Rc;
 use rnix::ast::{self, AstToken, HasEntry, InterpolPart};
 use rowan::ast::AstNode;
 
+use crate::indented;
 use crate::error::{ErrorExt, ErrorKind, EvalError, EvalResult};
 use crate::ir::*;
 use crate::path;
@@ -227,16 +228,46 @@ impl<'a> Lowerer<'a> {
     }
 
     fn string(&mut self, s: &ast::Str, span: Span) -> EvalResult<ExprRef> {
+        let indented = s.syntax().first_token().is_some_and(|t| t.text() == "''");
         let mut parts = Vec::new();
-        for part in s.normalized_parts() {
-            match part {
-                InterpolPart::Literal(text) => parts.push(StrPart::Lit(text.into())),
-                InterpolPart::Interpolation(i) => {
-                    let ispan = self.span(&i);
-                    parts.push(StrPart::Interp(self.lower(&child(i.expr(), ispan)?, None)?, ispan));
+        if indented {
+            let mut pieces = Vec::new();
+            for part in s.parts() {
+                match part {
+                    InterpolPart::Literal(c) => indented::lex_literal(c.syntax().text(), &mut pieces),
+                    InterpolPart::Interpolation(i) => pieces.push(indented::Piece::Interp(i)),
+                }
+            }
+            for piece in indented::strip(pieces) {
+                match piece {
+                    indented::Piece::Text { text, .. } => parts.push(StrPart::Lit(text.into())),
+                    indented::Piece::Interp(i) => {
+                        let ispan = self.span(&i);
+                        parts.push(StrPart::Interp(self.lower(&child(i.expr(), ispan)?, None)?, ispan));
+                    }
+                }
+            }
+        } else {
+            for part in s.normalized_parts() {
+                match part {
+                    InterpolPart::Literal(text) => parts.push(StrPart::Lit(text.into())),
+                    InterpolPart::Interpolation(i) => {
+                        let ispan = self.span(&i);
+                        parts.push(StrPart::Interp(self.lower(&child(i.expr(), ispan)?, None)?, ispan));
+                    }
                 }
             }
         }
+        // Adjacent literals merge; empty ones vanish.
+        let mut merged: Vec<StrPart> = Vec::with_capacity(parts.len());
+        for p in parts {
+            match (merged.last_mut(), p) {
+                (_, StrPart::Lit(t)) if t.is_empty() => {}
+                (Some(StrPart::Lit(prev)), StrPart::Lit(t)) => *prev = format!("{prev}{t}").into(),
+                (_, p) => merged.push(p),
+            }
+        }
+        let parts = merged;
         Ok(Rc::new(match parts.as_slice() {
             [] => Expr::Const(Value::string("")),
             [StrPart::Lit(text)] => Expr::Const(Value::String(text.clone())),

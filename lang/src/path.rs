@@ -43,7 +43,7 @@ pub fn is_absolute(path: &str) -> bool {
 
 /// `dirOf` for paths and strings: everything before the last slash.
 pub fn dir_of(path: &str) -> String {
-    let trimmed = if path.len() > 1 { path.trim_end_matches('/') } else { path };
+    let trimmed = path;
     match trimmed.rfind('/') {
         None => {
             if trimmed == STDLIB_ROOT {

@@ -1,0 +1,2 @@
+# expect: builtins.abort message
+builtins.abort "builtins.abort message"

@@ -1,0 +1,2 @@
+# expect: abort is not caught
+builtins.tryEval (abort "abort is not caught")

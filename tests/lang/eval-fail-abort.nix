@@ -1,0 +1,2 @@
+# expect: evaluation aborted with the following error message: 'abort message'
+abort "abort message"

@@ -1,0 +1,2 @@
+# expect: cannot coerce a set to a string
+{ } + { }

@@ -1,0 +1,2 @@
+# expect: cannot add a Boolean to an integer
+1 + true

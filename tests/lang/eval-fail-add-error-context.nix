@@ -1,0 +1,2 @@
+# expect: inner
+builtins.addErrorContext "outer context" (throw "inner")

@@ -1,0 +1,2 @@
+# expect: cannot add a string to an integer
+1 + "a"

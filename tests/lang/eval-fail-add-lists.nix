@@ -1,0 +1,2 @@
+# expect: cannot coerce a list to a string
+[ 1 ] + [ 2 ]

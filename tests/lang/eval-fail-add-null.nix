@@ -1,0 +1,2 @@
+# expect: cannot add null to an integer
+1 + null

@@ -1,0 +1,2 @@
+# expect: assertion '(1 == 2)' failed
+assert 1 == 2; 1

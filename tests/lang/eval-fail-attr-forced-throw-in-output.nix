@@ -1,0 +1,2 @@
+# expect: b is forced by --strict
+{ a = 1; b = throw "b is forced by --strict"; }

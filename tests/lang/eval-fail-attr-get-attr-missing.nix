@@ -1,0 +1,2 @@
+# expect: attribute 'b' missing
+builtins.getAttr "b" { a = 1; }

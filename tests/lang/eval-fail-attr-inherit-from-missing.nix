@@ -1,0 +1,2 @@
+# expect: attribute 'missing' missing
+let s = { }; in { inherit (s) missing; }.missing

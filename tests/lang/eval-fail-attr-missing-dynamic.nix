@@ -1,0 +1,2 @@
+# expect: attribute 'dyn' missing
+let k = "dyn"; in { }.${k}

@@ -1,0 +1,2 @@
+# expect: attribute 'c' missing
+let s = { a.b = 1; }; in s.a.c

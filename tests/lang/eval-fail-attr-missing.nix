@@ -1,0 +1,2 @@
+# expect: attribute 'x' missing
+{ a = 1; }.x

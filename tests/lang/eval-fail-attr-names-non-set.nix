@@ -1,0 +1,2 @@
+# expect: value is a list while a set was expected
+builtins.attrNames [ ]

@@ -1,0 +1,2 @@
+# expect: value is null while a set was expected
+let x = null; in x.a

@@ -1,0 +1,2 @@
+# expect: value is a string while a set was expected
+let x = "s"; in x.a

@@ -1,0 +1,2 @@
+# expect: value is an integer while a set was expected
+builtins.attrValues 1

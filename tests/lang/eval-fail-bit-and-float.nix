@@ -1,0 +1,2 @@
+# expect: value is a float while an integer was expected
+builtins.bitAnd 1.5 1

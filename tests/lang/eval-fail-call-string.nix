@@ -1,0 +1,2 @@
+# expect: attempt to call something which is not a function but a string
+"f" 1

@@ -1,0 +1,2 @@
+# expect: cannot compare a Boolean with a Boolean
+true < false

@@ -1,0 +1,2 @@
+# expect: cannot compare a function with a function
+(x: x) < (x: x)

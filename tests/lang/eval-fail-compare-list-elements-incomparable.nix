@@ -1,0 +1,2 @@
+# expect: cannot compare an integer with a string
+[ 1 ] < [ "a" ]

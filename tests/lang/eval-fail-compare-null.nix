@@ -1,0 +1,2 @@
+# expect: cannot compare null with null
+null < null

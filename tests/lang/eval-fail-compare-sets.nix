@@ -1,0 +1,2 @@
+# expect: cannot compare a set with a set
+{ } < { }

@@ -1,0 +1,2 @@
+# expect: cannot compare a string with an integer
+"a" < 1

@@ -1,0 +1,2 @@
+# expect: value is an integer while a list was expected
+1 ++ [ ]

@@ -1,0 +1,2 @@
+# expect: forced by deepSeq
+builtins.deepSeq [ { a = throw "forced by deepSeq"; } ] 1

@@ -1,0 +1,2 @@
+# expect: infinite recursion encountered
+({ a ? b, b ? a }: a) { }

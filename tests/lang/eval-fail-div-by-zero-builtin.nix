@@ -1,0 +1,2 @@
+# expect: division by zero
+builtins.div 7 0

@@ -1,0 +1,2 @@
+# expect: division by zero
+1 / 0

@@ -1,0 +1,2 @@
+# expect: attribute 'a.b' already defined
+{ a.b = 1; a.b = 2; }

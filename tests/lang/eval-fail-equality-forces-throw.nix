@@ -1,0 +1,2 @@
+# expect: compared
+[ 1 ] == [ (throw "compared") ]

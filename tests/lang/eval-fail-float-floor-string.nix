@@ -1,0 +1,2 @@
+# expect: value is a string while a float was expected
+builtins.floor "1"

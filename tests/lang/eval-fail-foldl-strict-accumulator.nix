@@ -1,0 +1,2 @@
+# expect: accumulator forced
+builtins.foldl' (acc: x: throw "accumulator forced") 0 [ 1 ]

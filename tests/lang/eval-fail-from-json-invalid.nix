@@ -1,0 +1,2 @@
+# expect: syntax error while parsing
+builtins.fromJSON "{ not json }"

@@ -1,0 +1,2 @@
+# expect: while parsing a TOML string
+builtins.fromTOML "[table"

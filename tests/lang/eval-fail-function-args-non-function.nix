@@ -1,0 +1,2 @@
+# expect: 'functionArgs' requires a function
+builtins.functionArgs 1

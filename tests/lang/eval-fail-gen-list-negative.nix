@@ -1,0 +1,2 @@
+# expect: cannot create list of size -1
+builtins.genList (x: x) (-1)

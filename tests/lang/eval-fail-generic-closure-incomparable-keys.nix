@@ -1,0 +1,2 @@
+# expect: cannot compare
+builtins.genericClosure { startSet = [ { key = 1; } { key = "a"; } ]; operator = x: [ ]; }

@@ -1,0 +1,2 @@
+# expect: attribute 'key' required
+builtins.genericClosure { startSet = [ { } ]; operator = x: [ ]; }

@@ -1,0 +1,2 @@
+# expect: unknown hash algorithm 'sha3'
+builtins.hashString "sha3" "abc"

@@ -1,0 +1,2 @@
+# expect: list index 0 is out of bounds
+builtins.head [ ]

@@ -1,0 +1,2 @@
+# expect: undefined variable 'x10'
+0x10

@@ -1,0 +1,2 @@
+# expect: value is a list while a Boolean was expected
+[ ] -> true

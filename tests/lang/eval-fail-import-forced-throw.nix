@@ -1,0 +1,2 @@
+# expect: lib/throws.nix was forced
+import ./lib/throws.nix

@@ -1,0 +1,2 @@
+# expect: called without required argument 'a'
+import ./lib/fun.nix { }

@@ -1,0 +1,2 @@
+# expect: No such file or directory
+import ./lib/does-not-exist.nix

@@ -1,0 +1,2 @@
+# expect: stack overflow
+let f = x: f x; in f 1

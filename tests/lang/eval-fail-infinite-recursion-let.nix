@@ -1,0 +1,2 @@
+# expect: infinite recursion encountered
+let x = x; in x

@@ -1,0 +1,2 @@
+# expect: infinite recursion encountered
+rec { a = b; b = a; }.a

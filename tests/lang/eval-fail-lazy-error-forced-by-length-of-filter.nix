@@ -1,0 +1,2 @@
+# expect: predicate forced
+builtins.length (builtins.filter (x: x) [ (throw "predicate forced") ])

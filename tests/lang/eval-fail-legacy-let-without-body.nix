@@ -1,0 +1,2 @@
+# expect: attribute 'body' missing
+let { a = 1; }

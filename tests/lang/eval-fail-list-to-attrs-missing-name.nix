@@ -1,0 +1,2 @@
+# expect: attribute 'name' missing
+builtins.listToAttrs [ { value = 1; } ]

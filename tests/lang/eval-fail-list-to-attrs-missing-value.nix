@@ -1,0 +1,2 @@
+# expect: attribute 'value' missing
+builtins.listToAttrs [ { name = "a"; } ]

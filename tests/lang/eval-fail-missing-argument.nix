@@ -1,0 +1,2 @@
+# expect: called without required argument 'b'
+({ a, b }: a) { a = 1; }

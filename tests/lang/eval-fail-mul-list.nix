@@ -1,0 +1,2 @@
+# expect: value is a list while an integer was expected
+[ 1 ] * 2

@@ -1,0 +1,2 @@
+# expect: value is a string while an integer was expected
+"a" * 2

@@ -1,0 +1,2 @@
+# expect: value is null while a Boolean was expected
+!null

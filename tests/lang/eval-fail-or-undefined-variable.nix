@@ -1,0 +1,2 @@
+# expect: undefined variable 'or'
+let f = x: x; in f or

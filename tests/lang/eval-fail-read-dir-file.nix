@@ -1,0 +1,2 @@
+# expect: Not a directory
+builtins.readDir ./lib/data.txt

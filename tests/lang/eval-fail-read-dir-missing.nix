@@ -1,0 +1,2 @@
+# expect: No such file or directory
+builtins.readDir ./lib/does-not-exist

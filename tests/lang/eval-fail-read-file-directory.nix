@@ -1,0 +1,2 @@
+# expect: Is a directory
+builtins.readFile ./lib

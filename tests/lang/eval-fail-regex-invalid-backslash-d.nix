@@ -1,0 +1,2 @@
+# expect: invalid regular expression
+builtins.match "\\d" "1"

@@ -1,0 +1,2 @@
+# expect: invalid regular expression '[a'
+builtins.split "[a" "x"

@@ -1,0 +1,2 @@
+# expect: value is an integer while a string was expected
+builtins.match "a" 1

@@ -1,0 +1,2 @@
+# expect: file 'kdeploy-nonexistent' was not found in the Nix search path
+import <kdeploy-nonexistent>

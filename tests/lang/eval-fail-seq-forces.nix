@@ -1,0 +1,2 @@
+# expect: forced by seq
+builtins.seq (throw "forced by seq") 1

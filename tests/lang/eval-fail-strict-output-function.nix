@@ -1,0 +1,2 @@
+# expect: cannot convert a function to JSON
+x: x

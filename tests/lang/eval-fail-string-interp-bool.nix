@@ -1,0 +1,2 @@
+# expect: cannot coerce a Boolean to a string
+"${true}"

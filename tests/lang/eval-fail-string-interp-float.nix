@@ -1,0 +1,2 @@
+# expect: cannot coerce a float to a string
+"${1.5}"

@@ -1,0 +1,2 @@
+# expect: cannot coerce an integer to a string
+"${1}"

@@ -1,0 +1,2 @@
+# expect: cannot coerce null to a string
+"${null}"

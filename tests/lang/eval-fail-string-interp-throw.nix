@@ -1,0 +1,2 @@
+# expect: in interpolation
+"a${throw "in interpolation"}b"

@@ -1,0 +1,2 @@
+# expect: 'tail' called on an empty list
+builtins.tail [ ]

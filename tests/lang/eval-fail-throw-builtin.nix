@@ -1,0 +1,2 @@
+# expect: from builtins.throw
+builtins.throw "from builtins.throw"

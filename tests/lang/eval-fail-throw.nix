@@ -1,0 +1,2 @@
+# expect: custom error message
+throw "custom error message"

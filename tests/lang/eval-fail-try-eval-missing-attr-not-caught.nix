@@ -1,0 +1,2 @@
+# expect: attribute 'missing' missing
+builtins.tryEval { }.missing

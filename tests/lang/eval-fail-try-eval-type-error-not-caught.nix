@@ -1,0 +1,2 @@
+# expect: cannot add a string to an integer
+builtins.tryEval (1 + "a")

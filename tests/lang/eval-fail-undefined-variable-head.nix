@@ -1,0 +1,2 @@
+# expect: undefined variable 'head'
+head [ 1 ]

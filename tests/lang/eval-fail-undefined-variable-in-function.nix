@@ -1,0 +1,2 @@
+# expect: undefined variable 'y'
+x: y

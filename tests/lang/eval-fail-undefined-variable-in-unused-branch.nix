@@ -1,0 +1,2 @@
+# expect: undefined variable 'nope'
+if true then 1 else nope

@@ -1,0 +1,2 @@
+# expect: undefined variable 'z'
+let f = x: z; in 1

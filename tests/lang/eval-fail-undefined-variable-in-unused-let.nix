@@ -1,0 +1,2 @@
+# expect: undefined variable 'nope'
+let unused = nope; in 1

@@ -1,0 +1,2 @@
+# expect: undefined variable 'b'
+{ a = 1; b = 2; c = b; }

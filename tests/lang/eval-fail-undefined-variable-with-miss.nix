@@ -1,0 +1,2 @@
+# expect: undefined variable 'x'
+with { a = 1; }; x

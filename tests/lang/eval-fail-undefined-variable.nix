@@ -1,0 +1,2 @@
+# expect: undefined variable 'nope'
+let x = 1; in nope

@@ -1,0 +1,2 @@
+# expect: called with unexpected argument 'c'
+({ a }: a) { a = 1; c = 2; }

@@ -1,0 +1,1 @@
+builtins.attrValues { z = "last"; a = "first"; m = "middle"; }

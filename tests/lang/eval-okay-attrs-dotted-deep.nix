@@ -1,0 +1,1 @@
+{ a.b.c.d.e = "deep"; a.b.c.f = "f"; a.g = "g"; }

@@ -1,0 +1,2 @@
+# `?` does not evaluate the attribute values
+{ a = throw "no"; b = abort "no"; } ? b

@@ -1,0 +1,1 @@
+map (s: s.name) [ { name = "a"; } { name = "b"; v = 1; } ]

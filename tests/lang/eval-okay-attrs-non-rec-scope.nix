@@ -1,0 +1,2 @@
+# without rec, attribute names are not in scope for the values
+let a = "outer"; in { a = "inner"; b = a; }

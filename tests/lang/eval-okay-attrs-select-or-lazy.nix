@@ -1,0 +1,1 @@
+{ present = { a = 1; }.a or (throw "default not evaluated"); }

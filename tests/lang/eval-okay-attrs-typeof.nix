@@ -1,0 +1,1 @@
+[ (builtins.typeOf { }) (builtins.isAttrs { }) (builtins.isAttrs [ ]) (builtins.typeOf builtins) ]

@@ -1,0 +1,1 @@
+({ a = throw "overridden"; b = 1; } // { a = 2; }).a

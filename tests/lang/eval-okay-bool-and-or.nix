@@ -1,0 +1,2 @@
+[ (true && true) (true && false) (false && true) (false && false)
+  (true || true) (true || false) (false || true) (false || false) ]

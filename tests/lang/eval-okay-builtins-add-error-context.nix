@@ -1,0 +1,1 @@
+[ (builtins.addErrorContext "context message" 42) (builtins.addErrorContext "ctx" "value") ]

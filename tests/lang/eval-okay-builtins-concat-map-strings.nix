@@ -1,0 +1,1 @@
+builtins.concatStringsSep "," (builtins.concatMap (x: [ x (x + x) ]) [ "a" "b" ])

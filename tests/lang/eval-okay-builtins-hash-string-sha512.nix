@@ -1,0 +1,1 @@
+[ (builtins.hashString "sha512" "") (builtins.hashString "sha512" "abc") ]

@@ -1,0 +1,1 @@
+builtins.listToAttrs [ { name = "a.b"; value = 1; } { name = ""; value = 2; } ]

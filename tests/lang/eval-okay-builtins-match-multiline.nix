@@ -1,0 +1,1 @@
+[ (builtins.match "([^\n]*)\n(.*)" "first\nsecond\nthird") (builtins.match "a.b" "a\nb") ]

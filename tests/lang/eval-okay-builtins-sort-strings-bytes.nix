@@ -1,0 +1,1 @@
+builtins.sort builtins.lessThan [ "b" "a" "é" "Z" "" "aa" "_" ]

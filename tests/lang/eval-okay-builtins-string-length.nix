@@ -1,0 +1,1 @@
+map builtins.stringLength [ "" "a" "hello world" "\n" "ä" "${"ab"}${"cd"}" ]

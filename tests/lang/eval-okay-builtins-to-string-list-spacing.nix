@@ -1,0 +1,1 @@
+[ (toString [ "a" [ ] "b" ]) (toString [ [ ] "a" ]) (toString [ null null ]) (toString [ "" ]) (toString [ [ [ ] ] ]) ]

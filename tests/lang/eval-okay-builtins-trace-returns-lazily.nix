@@ -1,0 +1,1 @@
+builtins.trace "trace" (builtins.trace "nested" { a = builtins.trace "inner" 1; })

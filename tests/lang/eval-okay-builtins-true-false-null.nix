@@ -1,0 +1,1 @@
+[ builtins.true builtins.false builtins.null (builtins.true == true) ]

@@ -1,0 +1,1 @@
+[ (builtins.fromJSON "9223372036854775807") (builtins.fromJSON "-9223372036854775808") ]

@@ -1,0 +1,1 @@
+builtins.fromJSON ''"raw ünïcödé 日本"''

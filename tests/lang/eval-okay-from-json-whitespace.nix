@@ -1,0 +1,1 @@
+builtins.fromJSON "\n\t { \"a\" :\n [ 1 ,2 ] }\n "

@@ -1,0 +1,5 @@
+builtins.fromTOML ''
+  # comment
+  a = 1 # trailing comment
+  b = "# not a comment"
+''

@@ -1,0 +1,1 @@
+[ (builtins.fromTOML "") (builtins.fromTOML "# only a comment\n") ]

@@ -1,0 +1,6 @@
+builtins.fromTOML ''
+  [a]
+  b.c = 1
+  [a.d]
+  e = 2
+''

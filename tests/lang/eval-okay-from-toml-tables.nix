@@ -1,0 +1,12 @@
+builtins.fromTOML ''
+  top = 1
+
+  [server]
+  host = "localhost"
+  port = 8080
+
+  [server.tls]
+  enabled = true
+
+  [client]
+''

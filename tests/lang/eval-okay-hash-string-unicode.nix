@@ -1,0 +1,1 @@
+[ (builtins.hashString "md5" "é") (builtins.hashString "sha1" "日本") ]

@@ -1,0 +1,1 @@
+[ (if true then "ok" else throw "no") (if false then throw "no" else "ok") ]

@@ -1,0 +1,2 @@
+# an imported file still sees the global builtins
+import ./lib/with-builtins.nix

@@ -1,0 +1,1 @@
+(import ./lib/imports-dir.nix).sibling

@@ -1,0 +1,1 @@
+[ (import ./lib/attrs.nix == import ./lib/attrs.nix) ((import ./lib/attrs.nix).y) ]

@@ -1,0 +1,1 @@
+[ (import ./lib/relative.nix) (import ./lib/sub/nested.nix) ]

@@ -1,0 +1,4 @@
+''
+  line one
+  line two
+''

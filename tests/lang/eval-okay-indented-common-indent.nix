@@ -1,0 +1,5 @@
+''
+    four
+      six
+    four
+''

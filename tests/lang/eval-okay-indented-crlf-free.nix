@@ -1,0 +1,4 @@
+builtins.stringLength ''
+  abc
+  def
+''

@@ -1,0 +1,3 @@
+let x = "X"; in ''
+  ''${x} and ${x} and $${x}
+''

@@ -1,0 +1,8 @@
+# empty lines and whitespace-only lines do not count for the minimal indentation
+''
+    a
+
+    b
+
+    c
+''

@@ -1,0 +1,3 @@
+''
+  dollar: ''$ interp: ''${not} quotes: ''' newline: ''\n tab: ''\t cr: ''\r other: ''\q
+''

@@ -1,0 +1,2 @@
+# ''' inside an indented string produces two single quotes
+[ ''a'''b'' ''x''''' '' ''' '' '''''''''' ]

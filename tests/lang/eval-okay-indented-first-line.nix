@@ -1,0 +1,2 @@
+[ ''first line
+  second'' ''  leading spaces kept'' ''no newline'' '''' ]

@@ -1,0 +1,5 @@
+let x = "X"; y = "multi\nline"; in ''
+  a ${x} b
+  ${x}
+    ${y}
+''

@@ -1,0 +1,5 @@
+let inner = ''
+    inner
+  ''; in ''
+  outer ${inner} ${''nested ${"deep"}''}
+''

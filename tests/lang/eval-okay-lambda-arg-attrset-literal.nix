@@ -1,0 +1,1 @@
+(x: x.a) { a = "from literal"; }

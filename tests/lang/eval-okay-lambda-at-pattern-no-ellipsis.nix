@@ -1,0 +1,1 @@
+let f = s@{ x }: s.x + x; in f { x = 21; }

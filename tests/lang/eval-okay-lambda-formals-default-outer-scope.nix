@@ -1,0 +1,1 @@
+let def = 42; f = { x ? def }: x; in f { }

@@ -1,0 +1,1 @@
+builtins.functionArgs (args@{ a, b ? 1, c ? 2, ... }: a)

@@ -1,0 +1,1 @@
+builtins.length (builtins.filter (x: true) [ (throw "a") (throw "b") ])

@@ -1,0 +1,1 @@
+let const = a: b: a; in const "kept" (throw "dropped")

@@ -1,0 +1,1 @@
+let x = x; y = 1; in y

@@ -1,0 +1,1 @@
+builtins.attrNames (builtins.listToAttrs [ { name = "x"; value = throw "value"; } ])

@@ -1,0 +1,1 @@
+builtins.length (map (x: throw "not forced") [ 1 2 3 ])

@@ -1,0 +1,1 @@
+(rec { a = 1; b = throw "unused"; c = a + 1; }).c

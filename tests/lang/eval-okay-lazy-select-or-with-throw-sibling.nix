@@ -1,0 +1,1 @@
+({ a = throw "sibling"; b = 2; }).b

@@ -1,0 +1,1 @@
+builtins.attrNames ({ a = throw "a"; } // { b = throw "b"; })

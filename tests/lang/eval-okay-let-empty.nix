@@ -1,0 +1,1 @@
+let in "empty let"

@@ -1,0 +1,1 @@
+{ a = let x = 5; in x * x; b = let in 1; }

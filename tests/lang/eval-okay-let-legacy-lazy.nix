@@ -1,0 +1,1 @@
+let { body = "body"; other = throw "not evaluated"; }

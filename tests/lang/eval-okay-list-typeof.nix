@@ -1,0 +1,1 @@
+[ (builtins.typeOf [ ]) (builtins.isList [ ]) (builtins.isList { }) (builtins.isList "[]") ]

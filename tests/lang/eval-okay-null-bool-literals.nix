@@ -1,0 +1,1 @@
+[ null true false (builtins.typeOf null) (builtins.typeOf true) (builtins.typeOf false) ]

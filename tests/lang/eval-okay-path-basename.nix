@@ -1,0 +1,1 @@
+[ (baseNameOf ./lib/data.txt) (baseNameOf ./lib) (builtins.baseNameOf ./lib/sub/nested.txt) (baseNameOf /a/b/c.d) ]

@@ -1,0 +1,1 @@
+[ (./lib/a < ./lib/b) (./lib/b < ./lib/a) (./lib < ./lib/x) ]

@@ -1,0 +1,1 @@
+let name = "data"; in builtins.readFile ./lib/${name}.txt

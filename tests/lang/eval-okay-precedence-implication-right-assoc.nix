@@ -1,0 +1,2 @@
+# a -> b -> c is a -> (b -> c)
+[ (false -> true -> false) ((false -> true) -> false) ]

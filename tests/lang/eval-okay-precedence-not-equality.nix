@@ -1,0 +1,1 @@
+[ (!true == false) (! (1 == 2)) (!false == true) ]

@@ -1,0 +1,1 @@
+let f = x: x; s = { }; in [ (f s.a or "default") ]

@@ -1,0 +1,1 @@
+[ ("a" + "b" + "c") ("x" + (if true then "y" else "z")) ]

@@ -1,0 +1,1 @@
+let s = builtins.split; in [ (s "x*" "abc") (s "" "abc") (s "a*" "baaac") (s "," "") (s "" "") ]

@@ -1,0 +1,1 @@
+builtins.filter builtins.isString (builtins.split "/" "usr/local/bin")

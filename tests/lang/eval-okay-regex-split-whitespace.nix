@@ -1,0 +1,1 @@
+builtins.split "[[:space:]]+" "  lots   of\twhitespace\n"

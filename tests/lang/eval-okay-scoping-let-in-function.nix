@@ -1,0 +1,1 @@
+let x = "outer"; f = x: let y = x; in [ x y ]; in f "param"

@@ -1,0 +1,2 @@
+[ "" "hello" "with space" "multi
+line" "tab	inside" ]

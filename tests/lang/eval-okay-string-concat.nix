@@ -1,0 +1,1 @@
+[ ("a" + "b") ("" + "") ("foo" + "" + "bar") ("x" + toString 1) (builtins.concatStringsSep "" [ "a" "b" "c" ]) ]

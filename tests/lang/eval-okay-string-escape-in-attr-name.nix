@@ -1,0 +1,1 @@
+{ "tab\tkey" = 1; "new\nline" = 2; }

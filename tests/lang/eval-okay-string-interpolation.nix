@@ -1,0 +1,1 @@
+let name = "world"; n = "3"; in [ "hello ${name}" "${name}" "${n}${n}" "a${"b"}c" "${"nested ${name}"}" "${""}" ]

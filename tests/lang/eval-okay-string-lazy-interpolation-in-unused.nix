@@ -1,0 +1,1 @@
+let unused = "${throw "never"}"; in "fine"

@@ -1,0 +1,1 @@
+builtins.stringLength (builtins.fromJSON ''"\u00e9\u65e5"'')

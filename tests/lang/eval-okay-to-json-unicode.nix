@@ -1,0 +1,1 @@
+[ (builtins.toJSON { "é" = [ "ü" ]; }) (builtins.toJSON "😀") ]

@@ -1,0 +1,1 @@
+with { v = "with"; }; [ v (let v = "let"; in v) v ]

@@ -1,0 +1,1 @@
+let sets = { s = { v = "from s"; }; }; in with sets.s; v

@@ -1,0 +1,1 @@
+with { a = 1; b = 2; }; { inherit a b; }

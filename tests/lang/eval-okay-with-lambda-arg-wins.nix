@@ -1,0 +1,1 @@
+(a: with { a = "with"; }; a) "arg"

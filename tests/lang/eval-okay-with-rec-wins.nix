@@ -1,0 +1,1 @@
+rec { a = "rec"; b = with { a = "with"; }; a; }

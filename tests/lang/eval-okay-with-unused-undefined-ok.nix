@@ -1,0 +1,2 @@
+# inside with, an unknown variable is only an error when evaluated
+with { }; if true then "fine" else undefinedVariable

@@ -1,0 +1,1 @@
+{ fromDefault = true; sibling = import ./sibling.nix; }

@@ -1,0 +1,2 @@
+# refers to a variable that is not in scope in this file
+secret + 1

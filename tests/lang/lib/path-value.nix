@@ -1,0 +1,2 @@
+# evaluates to a path relative to this file
+./data.txt

@@ -1,0 +1,2 @@
+# relative paths resolve against this file's directory
+import ./simple.nix

@@ -1,0 +1,1 @@
+{ lib ? { name = "default-lib"; }, ... }: { libName = lib.name; }

@@ -1,0 +1,1 @@
+{ up = import ../simple.nix; here = builtins.readFile ./nested.txt; name = baseNameOf ./nested.txt; }

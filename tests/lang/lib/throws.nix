@@ -1,0 +1,1 @@
+throw "lib/throws.nix was forced"

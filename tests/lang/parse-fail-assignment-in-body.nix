@@ -1,0 +1,2 @@
+# expect: syntax error, unexpected '='
+let x = 1; in x = 2

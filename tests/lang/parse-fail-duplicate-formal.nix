@@ -1,0 +1,2 @@
+# expect: duplicate formal function argument 'a'
+{ a, a }: a

@@ -1,0 +1,2 @@
+# expect: dynamic attributes not allowed in let
+let ${"a" + "b"} = 1; in ab

@@ -1,0 +1,2 @@
+# expect: syntax error, unexpected NEQ
+1 == 2 != 3

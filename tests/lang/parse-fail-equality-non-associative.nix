@@ -1,0 +1,2 @@
+# expect: syntax error, unexpected EQ
+1 == 1 == true

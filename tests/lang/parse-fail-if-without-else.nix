@@ -1,0 +1,2 @@
+# expect: syntax error, unexpected end of file, expecting ELSE
+if true then 1

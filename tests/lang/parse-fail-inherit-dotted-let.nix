@@ -1,0 +1,2 @@
+# expect: syntax error, unexpected '.'
+let inherit a.b; in 1

@@ -1,0 +1,2 @@
+# expect: syntax error, unexpected IF
+let if = 1; in if

@@ -1,0 +1,2 @@
+# expect: syntax error, unexpected '}', expecting ';'
+{ a = 1 }

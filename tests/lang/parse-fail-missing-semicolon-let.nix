@@ -1,0 +1,2 @@
+# expect: syntax error, unexpected IN, expecting ';'
+let a = 1 in a

@@ -1,0 +1,2 @@
+# expect: syntax error
+let a = 1; b = 2 in a

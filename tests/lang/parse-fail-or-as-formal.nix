@@ -1,0 +1,2 @@
+# expect: syntax error
+({ or }: 1)

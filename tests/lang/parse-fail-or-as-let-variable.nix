@@ -1,0 +1,2 @@
+# expect: syntax error, unexpected OR_KW
+let or = 1; in or

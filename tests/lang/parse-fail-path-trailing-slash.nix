@@ -1,0 +1,2 @@
+# expect: path has a trailing slash
+./lib/

@@ -1,0 +1,68 @@
+//! Differential test against real Nix: every `tests/lang/eval-okay-*.nix`
+//! is evaluated by `nix-instantiate --eval --strict --json` (Nix 2.8, from
+//! Debian's nix-bin) and by kdeploy, and the JSON must be identical. The
+//! `.exp` files were produced by Nix too; this test catches a corpus that
+//! drifted from Nix as well as an evaluator that drifted from the corpus.
+//! Without `nix-instantiate` the test fails under CI and is skipped locally.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use kdeploy_lang::io::Stdlib;
+use kdeploy_lang::Session;
+use libtest_mimic::{Arguments, Failed, Trial};
+
+fn corpus_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/lang")
+}
+
+fn nix_json(file: &Path) -> Result<String, Failed> {
+    let out = Command::new("nix-instantiate")
+        .args(["--eval", "--strict", "--json"])
+        .arg(file)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", std::env::temp_dir().join("kdeploy-nix-home"))
+        .output()?;
+    if !out.status.success() {
+        return Err(format!("nix-instantiate failed: {}", String::from_utf8_lossy(&out.stderr)).into());
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).trim_end().to_string())
+}
+
+fn compare(file: &Path) -> Result<(), Failed> {
+    let expected = nix_json(file)?;
+    let mut s = Session::new(vec![corpus_dir()], Stdlib::Absent);
+    let value = s.eval_file(file, &[]).map_err(|e| s.render_error(&e, false))?;
+    let got = s.to_json(&value).map_err(|e| s.render_error(&e, false))?;
+    if got != expected {
+        return Err(format!("nix     {expected}\nkdeploy {got}").into());
+    }
+    Ok(())
+}
+
+fn main() {
+    let args = Arguments::from_args();
+    let have_nix = Command::new("nix-instantiate").arg("--version").output().is_ok_and(|o| o.status.success());
+    if !have_nix {
+        if std::env::var_os("CI").is_some() {
+            eprintln!("nix-instantiate is required for the differential test under CI");
+            std::process::exit(1);
+        }
+        eprintln!("nix-instantiate not found: skipping the differential test (install nix-bin)");
+    }
+    let mut files: Vec<PathBuf> = std::fs::read_dir(corpus_dir())
+        .expect("tests/lang exists")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("eval-okay-")) && p.extension().is_some_and(|x| x == "nix"))
+        .collect();
+    files.sort();
+    let trials = files
+        .into_iter()
+        .map(|p| {
+            let name = p.file_stem().unwrap_or_default().to_string_lossy().into_owned();
+            Trial::test(name, move || compare(&p)).with_ignored_flag(!have_nix)
+        })
+        .collect();
+    libtest_mimic::run(&args, trials).exit();
+}
