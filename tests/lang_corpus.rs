@@ -46,18 +46,22 @@ fn fail(file: &Path) -> Result<(), Failed> {
 fn main() {
     let args = Arguments::from_args();
     let mut trials = Vec::new();
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(corpus_dir())
-        .expect("tests/lang exists")
+    // `differs/` holds the deliberate differences from Nix, same convention.
+    let mut entries: Vec<PathBuf> = [corpus_dir(), corpus_dir().join("differs")]
+        .iter()
+        .flat_map(|d| std::fs::read_dir(d).expect("tests/lang exists"))
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "nix"))
         .collect();
     entries.sort();
     for path in entries {
-        let name = path.file_stem().unwrap_or_default().to_string_lossy().into_owned();
+        let stem = path.file_stem().unwrap_or_default().to_string_lossy().into_owned();
+        let differs = path.parent().is_some_and(|d| d.ends_with("differs"));
+        let name = if differs { format!("differs/{stem}") } else { stem.clone() };
         let p = path.clone();
-        if name.starts_with("eval-okay-") {
+        if stem.starts_with("eval-okay-") {
             trials.push(Trial::test(name, move || okay(&p)));
-        } else if name.starts_with("eval-fail-") || name.starts_with("parse-fail-") {
+        } else if stem.starts_with("eval-fail-") || stem.starts_with("parse-fail-") {
             trials.push(Trial::test(name, move || fail(&p)));
         }
     }

@@ -1,23 +1,23 @@
-//! Rendering of [`EvalError`]s through miette: `file:line:col`, the source
-//! snippet with a label, a help line ("did you mean …?"), and the bounded
-//! chain of "while evaluating …" contexts, each with its own snippet when
-//! it has a place.
+//! Rendering of [`EvalError`]s through miette: the message with its stable
+//! code, the source snippet with the primary label and any secondary places
+//! of the same file ("first defined here"), a help line ("did you mean …?"),
+//! then the bounded chain of "while evaluating …" contexts as compact notes
+//! (innermost first, repeated frames collapsed, the middle elided).
 
 use std::fmt;
 
 use miette::{Diagnostic, GraphicalReportHandler, GraphicalTheme, LabeledSpan, NamedSource, SourceSpan};
 
-use crate::error::EvalError;
+use crate::error::{Context, EvalError};
 use crate::source::{Sources, Span};
 
 #[derive(Debug)]
 pub struct Report {
     message: String,
-    code: Option<&'static str>,
+    code: &'static str,
     source: Option<NamedSource<String>>,
     labels: Vec<LabeledSpan>,
     help: Option<String>,
-    related: Vec<Report>,
 }
 
 impl fmt::Display for Report {
@@ -30,7 +30,7 @@ impl std::error::Error for Report {}
 
 impl Diagnostic for Report {
     fn code<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
-        self.code.map(|c| Box::new(c) as Box<dyn fmt::Display>)
+        Some(Box::new(self.code))
     }
     fn help<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
         self.help.as_ref().map(|h| Box::new(h.clone()) as Box<dyn fmt::Display>)
@@ -45,56 +45,92 @@ impl Diagnostic for Report {
             Some(Box::new(self.labels.iter().cloned()))
         }
     }
-    fn related<'a>(&'a self) -> Option<Box<dyn Iterator<Item = &'a dyn Diagnostic> + 'a>> {
-        if self.related.is_empty() {
-            None
-        } else {
-            Some(Box::new(self.related.iter().map(|r| r as &dyn Diagnostic)))
-        }
-    }
 }
 
-fn located(sources: &Sources, message: String, span: Option<Span>, label: Option<String>) -> Report {
-    let (source, labels, message) = match span {
-        Some(span) => {
-            let file = sources.get(span.file);
-            let len = (span.end - span.start) as usize;
-            let text = file.text.to_string();
-            let start = (span.start as usize).min(text.len());
-            let src = NamedSource::new(file.name.clone(), text);
-            let l = LabeledSpan::new_with_span(label, SourceSpan::new(start.into(), len));
-            (Some(src), vec![l], format!("{message}\n  at {}", sources.describe(span)))
+/// A span limited to its first line, so a label never covers a whole block.
+fn first_line(sources: &Sources, span: Span) -> SourceSpan {
+    let file = sources.get(span.file);
+    let start = (span.start as usize).min(file.text.len());
+    let end = (span.end as usize).clamp(start, file.text.len());
+    let end = file.text[start..end].find('\n').map_or(end, |i| start + i);
+    SourceSpan::new(start.into(), end - start)
+}
+
+fn context_line(sources: &Sources, c: &Context) -> String {
+    let mut line = c.what.clone();
+    if let Some(span) = c.span {
+        line.push_str(&format!(" at {}", sources.describe(span)));
+    }
+    if c.repeat > 1 {
+        line.push_str(&format!(" (repeated {} times)", c.repeat));
+    }
+    line
+}
+
+const ATTR_PREFIX: &str = "while evaluating the attribute '";
+
+/// Folds runs of "while evaluating the attribute 'b'", "… 'a'" (innermost
+/// first) into one "while evaluating the attribute 'a.b'".
+fn merge_attribute_paths(contexts: &[Context]) -> Vec<Context> {
+    let mut out: Vec<Context> = Vec::new();
+    for c in contexts {
+        let name = c.what.strip_prefix(ATTR_PREFIX).and_then(|r| r.strip_suffix('\''));
+        if let (Some(name), Some(prev)) = (name, out.last_mut()) {
+            if let Some(path) = prev.what.strip_prefix(ATTR_PREFIX).and_then(|r| r.strip_suffix('\'')) {
+                if c.span.is_none() && prev.span.is_none() {
+                    prev.what = format!("{ATTR_PREFIX}{name}.{path}'");
+                    continue;
+                }
+            }
         }
-        None => (None, vec![], message),
-    };
-    Report { message, code: None, source, labels, help: None, related: vec![] }
+        out.push(c.clone());
+    }
+    out
 }
 
 /// Builds the miette report for an error.
 pub fn report(err: &EvalError, sources: &Sources) -> Report {
-    let mut r = located(sources, err.message.clone(), err.span, err.label.clone());
-    r.code = Some(err.kind.code());
-    r.help = err.help.clone();
-    let mut plain = Vec::new();
-    for (what, span) in &err.context {
-        match span {
-            Some(_) => r.related.push(located(sources, what.clone(), *span, None)),
-            None => plain.push(what.clone()),
+    let mut message = err.message.clone();
+    let mut labels = Vec::new();
+    let mut source = None;
+    let mut elsewhere = Vec::new();
+    match err.span {
+        Some(span) => {
+            let file = sources.get(span.file);
+            source = Some(NamedSource::new(file.name.clone(), file.text.to_string()));
+            labels.push(LabeledSpan::new_primary_with_span(err.label.clone(), first_line(sources, span)));
+            for (what, note) in &err.notes {
+                if note.file == span.file {
+                    labels.push(LabeledSpan::new_with_span(Some(what.clone()), first_line(sources, *note)));
+                } else {
+                    elsewhere.push(format!("{what}: {}", sources.describe(*note)));
+                }
+            }
+        }
+        None => {
+            for (what, note) in &err.notes {
+                elsewhere.push(format!("{what}: {}", sources.describe(*note)));
+            }
         }
     }
-    if err.context_elided > 0 {
-        plain.push(format!("… and {} more", err.context_elided));
+    let (inner, elided, outer) = err.contexts();
+    let mut notes: Vec<String> = elsewhere;
+    notes.extend(merge_attribute_paths(inner).iter().map(|c| context_line(sources, c)));
+    if elided > 0 {
+        notes.push(format!("… {elided} more"));
     }
-    if !plain.is_empty() {
-        r.related.push(Report { message: plain.join("\n"), code: None, source: None, labels: vec![], help: None, related: vec![] });
+    notes.extend(merge_attribute_paths(outer).iter().map(|c| context_line(sources, c)));
+    for n in notes {
+        message.push_str("\n  ↳ ");
+        message.push_str(&n);
     }
-    r
+    Report { message, code: err.kind.code(), source, labels, help: err.help.clone() }
 }
 
 /// Renders an error as text; without colour for logs and snapshot tests.
 pub fn render(err: &EvalError, sources: &Sources, color: bool) -> String {
     let theme = if color { GraphicalTheme::unicode() } else { GraphicalTheme::unicode_nocolor() };
-    let handler = GraphicalReportHandler::new_themed(theme).with_width(100);
+    let handler = GraphicalReportHandler::new_themed(theme).with_width(100).with_wrap_lines(false);
     let mut out = String::new();
     let r = report(err, sources);
     if handler.render_report(&mut out, &r).is_err() {

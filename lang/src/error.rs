@@ -63,6 +63,15 @@ impl ErrorKind {
     }
 }
 
+/// One "while evaluating …" step; `repeat` counts identical steps in a row
+/// (deep recursion), shown once.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Context {
+    pub what: String,
+    pub span: Option<Span>,
+    pub repeat: usize,
+}
+
 #[derive(Debug, Clone)]
 pub struct EvalError {
     pub kind: ErrorKind,
@@ -71,13 +80,19 @@ pub struct EvalError {
     /// The label under the snippet, e.g. "this is a string".
     pub label: Option<String>,
     pub help: Option<String>,
-    /// Innermost first; bounded by [`MAX_CONTEXT`].
-    pub context: Vec<(String, Option<Span>)>,
-    /// Contexts dropped because of the bound.
+    /// Other places that explain the error ("first defined here").
+    pub notes: Vec<(String, Span)>,
+    /// The innermost contexts, innermost first (at most [`MAX_INNER`]).
+    pub context: Vec<Context>,
+    /// The outermost contexts seen so far (at most [`MAX_OUTER`]), outermost last:
+    /// the user's own call site is usually there.
+    pub outer: Vec<Context>,
+    /// Contexts dropped between the two.
     pub context_elided: usize,
 }
 
-pub const MAX_CONTEXT: usize = 8;
+pub const MAX_INNER: usize = 5;
+pub const MAX_OUTER: usize = 2;
 
 impl EvalError {
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Box<EvalError> {
@@ -87,9 +102,36 @@ impl EvalError {
             span: None,
             label: None,
             help: None,
+            notes: Vec::new(),
             context: Vec::new(),
+            outer: Vec::new(),
             context_elided: 0,
         })
+    }
+
+    /// All kept contexts, innermost first, with the elision point.
+    pub fn contexts(&self) -> (&[Context], usize, &[Context]) {
+        (&self.context, self.context_elided, &self.outer)
+    }
+
+    fn push_context(&mut self, what: String, span: Option<Span>) {
+        let last = if self.outer.is_empty() { self.context.last_mut() } else { self.outer.last_mut() };
+        if let Some(last) = last {
+            if last.what == what && last.span == span {
+                last.repeat += 1;
+                return;
+            }
+        }
+        let c = Context { what, span, repeat: 1 };
+        if self.context.len() < MAX_INNER {
+            self.context.push(c);
+        } else {
+            self.outer.push(c);
+            if self.outer.len() > MAX_OUTER {
+                let dropped = self.outer.remove(0);
+                self.context_elided += dropped.repeat;
+            }
+        }
     }
 }
 
@@ -99,6 +141,7 @@ pub trait ErrorExt {
     fn at_if_unset(self, span: Option<Span>) -> Self;
     fn label(self, label: impl Into<String>) -> Self;
     fn help(self, help: impl Into<String>) -> Self;
+    fn note(self, what: impl Into<String>, span: Span) -> Self;
     fn context(self, what: impl Into<String>, span: Option<Span>) -> Self;
 }
 
@@ -121,12 +164,12 @@ impl ErrorExt for Box<EvalError> {
         self.help = Some(help.into());
         self
     }
+    fn note(mut self, what: impl Into<String>, span: Span) -> Self {
+        self.notes.push((what.into(), span));
+        self
+    }
     fn context(mut self, what: impl Into<String>, span: Option<Span>) -> Self {
-        if self.context.len() < MAX_CONTEXT {
-            self.context.push((what.into(), span));
-        } else {
-            self.context_elided += 1;
-        }
+        self.push_context(what.into(), span);
         self
     }
 }

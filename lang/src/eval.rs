@@ -21,7 +21,7 @@ use crate::value::*;
 
 /// Evaluation depth (nested evaluations of expressions) at which evaluation
 /// stops with an error instead of consuming memory without bound.
-pub const MAX_DEPTH: usize = 3_000_000;
+pub const MAX_DEPTH: usize = 1_000_000;
 
 pub struct Evaluator {
     pub sources: Sources,
@@ -54,7 +54,7 @@ impl Evaluator {
     pub(crate) fn thunk(&self, expr: &ExprRef, env: &Rc<Env>) -> Thunk {
         match &**expr {
             Expr::Const(v) => Thunk::value(v.clone()),
-            Expr::Local { depth, index } => env.lookup(*depth, *index),
+            Expr::Local { depth, index, .. } => env.lookup(*depth, *index),
             Expr::Lambda(l) => Thunk::value(Value::Lambda(Rc::new(Closure { lambda: l.clone(), env: env.clone() }))),
             _ => Thunk::pending(expr.clone(), env.clone()),
         }
@@ -96,6 +96,13 @@ impl Evaluator {
                 }
                 r
             }
+            State::Apply1(f, arg) => {
+                let r = self.apply(f.clone(), arg.clone(), None);
+                if r.is_err() {
+                    *cell.borrow_mut() = State::Apply1(f, arg);
+                }
+                r
+            }
             State::Apply(f, args) => {
                 let r = self.apply_all(f.clone(), &args, None);
                 if r.is_err() {
@@ -130,7 +137,7 @@ impl Evaluator {
             .at_if_unset(expr_span(expr))
             .help("this is usually unbounded recursion; otherwise restructure it, e.g. with builtins.foldl'"));
         }
-        let r = stacker::maybe_grow(128 * 1024, 4 * 1024 * 1024, || self.eval_inner(expr, env));
+        let r = stacker::maybe_grow(256 * 1024, 64 * 1024 * 1024, || self.eval_inner(expr, env));
         self.depth -= 1;
         r
     }
@@ -138,7 +145,7 @@ impl Evaluator {
     fn eval_inner(&mut self, expr: &ExprRef, env: &Rc<Env>) -> EvalResult<Value> {
         match &**expr {
             Expr::Const(v) => Ok(v.clone()),
-            Expr::Local { depth, index } => {
+            Expr::Local { depth, index, .. } => {
                 let t = env.lookup(*depth, *index);
                 self.force(&t)
             }
@@ -201,6 +208,7 @@ impl Evaluator {
         }
     }
 
+    #[inline(never)]
     fn fill_frame(&self, frame: &[ExprRef], parent: &Rc<Env>) -> Rc<Env> {
         let env = Env::child(parent, frame.len());
         for e in frame {
@@ -209,6 +217,7 @@ impl Evaluator {
         env
     }
 
+    #[inline(never)]
     fn eval_bool(&mut self, e: &ExprRef, env: &Rc<Env>, span: Span, what: &str) -> EvalResult<bool> {
         match self.eval(e, env)? {
             Value::Bool(b) => Ok(b),
@@ -217,6 +226,7 @@ impl Evaluator {
         }
     }
 
+    #[inline(never)]
     fn with_var(&mut self, name: &NixString, withs: &[u32], span: Span, env: &Rc<Env>) -> EvalResult<Value> {
         for &depth in withs {
             let ns = env.lookup(depth, 0);
@@ -233,6 +243,7 @@ impl Evaluator {
         Err(EvalError::new(ErrorKind::UndefinedVariable, format!("undefined variable '{name}'")).at(span).label("not bound here, nor by any enclosing 'with'"))
     }
 
+    #[inline(never)]
     pub(crate) fn interpolate(&mut self, parts: &[StrPart], env: &Rc<Env>) -> EvalResult<String> {
         let mut out = String::new();
         for part in parts {
@@ -250,6 +261,7 @@ impl Evaluator {
     /// String coercion as Nix does it: interpolation accepts strings, paths
     /// and sets with `__toString`/`outPath`; `toString` also numbers, Booleans,
     /// null and lists.
+    #[inline(never)]
     pub fn coerce_to_string(&mut self, v: &Value, mode: CoerceMode, out: &mut String) -> EvalResult<()> {
         match v {
             Value::String(s) => out.push_str(s),
@@ -289,6 +301,7 @@ impl Evaluator {
         Ok(())
     }
 
+    #[inline(never)]
     fn build_attrs(&mut self, def: &Rc<AttrsDef>, env: &Rc<Env>) -> EvalResult<Value> {
         let env = match &def.frame {
             Some(frame) => self.fill_frame(frame, env),
@@ -323,6 +336,7 @@ impl Evaluator {
         }
     }
 
+    #[inline(never)]
     fn select(&mut self, expr: &ExprRef, path: &[AttrKey], default: Option<&ExprRef>, span: Span, env: &Rc<Env>) -> EvalResult<Value> {
         let mut v = self.eval(expr, env)?;
         for key in path {
@@ -352,6 +366,7 @@ impl Evaluator {
         Ok(v)
     }
 
+    #[inline(never)]
     fn has_attr(&mut self, expr: &ExprRef, path: &[AttrKey], env: &Rc<Env>) -> EvalResult<Value> {
         let mut v = self.eval(expr, env)?;
         for (i, key) in path.iter().enumerate() {
@@ -419,6 +434,7 @@ impl Evaluator {
         })
     }
 
+    #[inline(never)]
     fn bind_pattern(&mut self, c: &Rc<Closure>, p: &Pattern, arg: Thunk, span: Option<Span>) -> EvalResult<Rc<Env>> {
         let lambda = &c.lambda;
         let fname = lambda.name.as_deref().map_or("anonymous function".to_string(), |n| format!("function '{n}'"));
@@ -434,11 +450,13 @@ impl Evaluator {
                 None => match &formal.default {
                     Some(d) => env.push(Thunk::pending(d.clone(), env.clone())),
                     None => {
-                        let mut e = EvalError::new(ErrorKind::MissingArgument, format!("{fname} called without required argument '{}'", formal.name))
-                            .at_if_unset(span)
-                            .label("called here");
-                        e.context.push(("the function's argument is declared here".into(), Some(formal.span)));
-                        return Err(e);
+                        return Err(EvalError::new(
+                            ErrorKind::MissingArgument,
+                            format!("{fname} called without required argument '{}'", formal.name),
+                        )
+                        .at_if_unset(span)
+                        .label("called here")
+                        .note("the argument is declared here", formal.span));
                     }
                 },
             }
@@ -452,8 +470,7 @@ impl Evaluator {
                     if let Some(s) = did_you_mean(key, p.formals.iter().map(|f| f.name.as_ref())) {
                         e = e.help(format!("did you mean '{s}'?"));
                     }
-                    e.context.push(("the function is defined here".into(), Some(lambda.span)));
-                    return Err(e);
+                    return Err(e.note("the function is defined here", lambda.span));
                 }
             }
         }
@@ -463,6 +480,7 @@ impl Evaluator {
         Ok(env)
     }
 
+    #[inline(never)]
     fn binary(&mut self, op: BinOp, lhs: &ExprRef, rhs: &ExprRef, span: Span, env: &Rc<Env>) -> EvalResult<Value> {
         match op {
             BinOp::And => {
@@ -501,10 +519,17 @@ impl Evaluator {
         }
     }
 
+    #[inline(never)]
     pub fn binary_values(&mut self, op: BinOp, a: Value, b: Value) -> EvalResult<Value> {
         use crate::arith::{arith, compare};
         match op {
             BinOp::Add => match (&a, &b) {
+                (Value::String(_), Value::Int(_) | Value::Float(_) | Value::Bool(_) | Value::Null | Value::List(_))
+                | (Value::Int(_) | Value::Float(_), Value::String(_)) => Err(EvalError::new(
+                    ErrorKind::Type,
+                    format!("cannot add {} and {}", a.type_article(), b.type_article()),
+                )
+                .help("convert with toString, or make both numbers")),
                 (Value::String(x), _) => {
                     let mut s = x.to_string();
                     self.coerce_to_string(&b, CoerceMode::Interpolation, &mut s)?;
@@ -692,6 +717,7 @@ pub fn expr_span(e: &Expr) -> Option<Span> {
         Expr::Lambda(l) => Some(l.span),
         Expr::Let { body, .. } => expr_span(body),
         Expr::Attrs(d) => d.statics.first().map(|s| s.span),
-        Expr::Const(_) | Expr::Local { .. } | Expr::List(_) => None,
+        Expr::Local { span, .. } => Some(*span),
+        Expr::Const(_) | Expr::List(_) => None,
     }
 }

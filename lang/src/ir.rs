@@ -12,7 +12,7 @@ pub type ExprRef = Rc<Expr>;
 
 pub enum Expr {
     Const(Value),
-    Local { depth: u32, index: u32 },
+    Local { depth: u32, index: u32, span: Span },
     /// A name not bound lexically: looked up in the enclosing `with`
     /// namespaces (frame depths, innermost first).
     WithVar { name: NixString, withs: Rc<[u32]>, span: Span },

@@ -84,7 +84,7 @@ impl<'a> Lowerer<'a> {
 
     fn var(&self, name: &str, span: Span, skip: usize) -> EvalResult<ExprRef> {
         Ok(Rc::new(match self.resolve(name, skip) {
-            Resolved::Local(depth, index) => Expr::Local { depth, index },
+            Resolved::Local(depth, index) => Expr::Local { depth, index, span },
             Resolved::Global(v) => Expr::Const(v),
             Resolved::With(withs) => Expr::WithVar { name: name.into(), withs: withs.into(), span },
             Resolved::Unbound => {
@@ -372,7 +372,7 @@ impl<'a> Lowerer<'a> {
                 .enumerate()
                 .map(|(i, (name, _, span))| StaticAttr {
                     name: name.clone(),
-                    value: Rc::new(Expr::Local { depth: 0, index: i as u32 }),
+                    value: Rc::new(Expr::Local { depth: 0, index: i as u32, span: *span }),
                     span: *span,
                 })
                 .collect();
@@ -446,7 +446,7 @@ impl<'a> Lowerer<'a> {
             Binding::Expr(e) => self.lower(e, Some(name)),
             Binding::Inherit(span) => self.var(name, *span, inherit_skip),
             Binding::InheritFrom { source, span } => {
-                let from = Rc::new(Expr::Local { depth: 0, index: (source_base + source) as u32 });
+                let from = Rc::new(Expr::Local { depth: 0, index: (source_base + source) as u32, span: *span });
                 Ok(Rc::new(Expr::Select { expr: from, path: vec![AttrKey::Static(name.clone())], default: None, span: *span }))
             }
             Binding::Nested(tree) => Ok(Rc::new(Expr::Attrs(Rc::new(self.plain_tree(tree)?)))),
@@ -670,11 +670,10 @@ impl Tree {
 }
 
 fn duplicate(name: &str, span: Span, previous: Span, _file: &str) -> Box<EvalError> {
-    let mut e = EvalError::new(ErrorKind::DuplicateAttribute, format!("attribute '{name}' is defined twice"))
+    EvalError::new(ErrorKind::DuplicateAttribute, format!("attribute '{name}' is defined twice"))
         .at(span)
-        .label("defined again here");
-    e.context.push(("first defined here".to_string(), Some(previous)));
-    e
+        .label("defined again here")
+        .note("first defined here", previous)
 }
 
 fn parse_error(msg: &str, span: Span) -> Box<EvalError> {

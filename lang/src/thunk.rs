@@ -27,6 +27,8 @@ pub type Native = Box<dyn FnOnce(&mut Evaluator) -> EvalResult<Value>>;
 
 pub enum State {
     Pending(Rc<Expr>, Rc<Env>),
+    /// `f x`, the common case of `map` and `genList`, without a vector.
+    Apply1(Value, Thunk),
     Apply(Value, Vec<Thunk>),
     Native(Native),
     /// Being evaluated; the span is where evaluation started.
@@ -41,6 +43,10 @@ impl Thunk {
 
     pub fn pending(expr: Rc<Expr>, env: Rc<Env>) -> Thunk {
         Thunk(Repr::Lazy(Rc::new(RefCell::new(State::Pending(expr, env)))))
+    }
+
+    pub fn apply1(f: Value, arg: Thunk) -> Thunk {
+        Thunk(Repr::Lazy(Rc::new(RefCell::new(State::Apply1(f, arg)))))
     }
 
     pub fn apply(f: Value, args: Vec<Thunk>) -> Thunk {

@@ -1,2 +1,2 @@
-# expect: syntax error while parsing
-builtins.fromJSON "\\x"
+# expect: invalid string
+builtins.fromJSON ''"\x"''

@@ -77,3 +77,21 @@ fn add_error_context(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> 
         }
     }
 }
+
+/// Nix builtins that need the store, the network or the environment: they
+/// exist (so `builtins ? fetchurl` is true, as in Nix) but fail when used.
+pub const IMPURE: &[BuiltinDef] = &[
+    BuiltinDef { name: "fetchurl", arity: 1, func: |_, _| impure("fetchurl") },
+    BuiltinDef { name: "fetchTarball", arity: 1, func: |_, _| impure("fetchTarball") },
+    BuiltinDef { name: "fetchGit", arity: 1, func: |_, _| impure("fetchGit") },
+    BuiltinDef { name: "getEnv", arity: 1, func: |_, _| impure("getEnv") },
+    BuiltinDef { name: "derivation", arity: 1, func: |_, _| impure("derivation") },
+    BuiltinDef { name: "toFile", arity: 2, func: |_, _| impure("toFile") },
+    BuiltinDef { name: "storePath", arity: 1, func: |_, _| impure("storePath") },
+    BuiltinDef { name: "path", arity: 1, func: |_, _| impure("path") },
+];
+
+fn impure(name: &str) -> EvalResult<Value> {
+    Err(EvalError::new(ErrorKind::NotSupported, format!("builtins.{name} is not available in kdeploy"))
+        .help("evaluation is pure: no store, network or environment; artifacts are declared as data (URL + checksum) in the stdlib"))
+}

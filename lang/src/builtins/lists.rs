@@ -30,7 +30,7 @@ pub const DEFS: &[BuiltinDef] = &[
 fn map(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
     let f = ev.force(&args[0])?;
     let list = ev.list(&args[1], "the second argument of map")?;
-    Ok(Value::list(list.iter().map(|x| Thunk::apply(f.clone(), vec![x.clone()])).collect()))
+    Ok(Value::list(list.iter().map(|x| Thunk::apply1(f.clone(), x.clone())).collect()))
 }
 
 fn predicate(ev: &mut Evaluator, f: &Value, x: &Thunk, name: &str) -> EvalResult<bool> {
@@ -68,7 +68,7 @@ fn gen_list(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
     if n < 0 {
         return err(ErrorKind::InvalidValue, format!("cannot create a list of size {n}"));
     }
-    Ok(Value::list((0..n).map(|i| Thunk::apply(f.clone(), vec![Thunk::value(Value::Int(i))])).collect()))
+    Ok(Value::list((0..n).map(|i| Thunk::apply1(f.clone(), Thunk::value(Value::Int(i)))).collect()))
 }
 
 fn elem(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
@@ -96,7 +96,7 @@ fn head(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
     let list = ev.list(&args[0], "the argument of builtins.head")?;
     match list.first() {
         Some(t) => ev.force(&t.clone()),
-        None => err(ErrorKind::OutOfBounds, "list index 0 is out of bounds: builtins.head called on an empty list"),
+        None => err(ErrorKind::OutOfBounds, "builtins.head called on an empty list"),
     }
 }
 

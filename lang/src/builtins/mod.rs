@@ -32,8 +32,8 @@ pub struct BuiltinDef {
 }
 
 static ALL: LazyLock<Vec<BuiltinDef>> = LazyLock::new(|| {
-    let groups: [&[BuiltinDef]; 9] =
-        [arith::DEFS, attrs::DEFS, control::DEFS, files::DEFS, json::DEFS, lists::DEFS, strings::DEFS, types::DEFS, sort::DEFS];
+    let groups: [&[BuiltinDef]; 10] =
+        [control::IMPURE, arith::DEFS, attrs::DEFS, control::DEFS, files::DEFS, json::DEFS, lists::DEFS, strings::DEFS, types::DEFS, sort::DEFS];
     groups.into_iter().flat_map(|g| g.iter()).map(|d| BuiltinDef { name: d.name, arity: d.arity, func: d.func }).collect()
 });
 

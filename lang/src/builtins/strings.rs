@@ -147,7 +147,10 @@ fn compile(ev: &mut Evaluator, t: &Thunk, name: &str) -> EvalResult<Rc<NixRegex>
     if let Some(r) = ev.regex_cache.get(&pattern) {
         return Ok(r.clone());
     }
-    let r = Rc::new(NixRegex::compile(&pattern).map_err(|m| EvalError::new(ErrorKind::InvalidValue, format!("invalid regular expression '{pattern}': {m}")))?);
+    let r = Rc::new(NixRegex::compile(&pattern).map_err(|m| {
+        let m = if m.starts_with("invalid regular expression") { m } else { format!("invalid regular expression '{pattern}': {m}") };
+        EvalError::new(ErrorKind::InvalidValue, m)
+    })?);
     ev.regex_cache.insert(pattern, r.clone());
     Ok(r)
 }

@@ -1,0 +1,169 @@
+# kd.cluster: checks the user's cluster definition, resolves settings (cluster, role,
+# node, with priorities), validates the whole, and builds each node's closure: one
+# entry per phase in phase order. The result is plain JSON-able data.
+args:
+let
+  lib = import ./lib;
+  options = import ./options;
+  phases = import ./phases;
+  validate = import ./validate.nix;
+  inherit (lib) errors text;
+  inherit (builtins) attrNames isAttrs isList isString filter map head length elem concatStringsSep
+    listToAttrs sort lessThan match stringLength concatMap groupBy attrValues seq deepSeq;
+  where = errors.where;
+
+  knownArgs = [ "name" "nodes" "settings" "roleSettings" ];
+  knownNodeAttrs = [ "address" "roles" "settings" "ssh" ];
+  knownRoles = [ "control-plane" "etcd" "worker" ];
+
+  checkArgs =
+    let unknown = filter (k: !(elem k knownArgs)) (attrNames args); in
+    if !(isAttrs args) then errors.fail "kd.cluster expects an attribute set { name; nodes; settings?; roleSettings?; }"
+    else if unknown != [ ] then
+      errors.fail "kd.cluster: unknown attribute '${head unknown}' (at ${where (head unknown) args}).${errors.didYouMean (head unknown) knownArgs} Known: ${concatStringsSep ", " knownArgs}."
+    else if !(args ? name) then errors.fail "kd.cluster: the cluster needs a `name`"
+    else if !(isString args.name) || match "[a-z0-9]([-a-z0-9]*[a-z0-9])?" args.name == null then
+      errors.fail "kd.cluster: name must be a DNS-1123 label (lower case letters, digits, '-'), got ${builtins.toJSON args.name} (at ${where "name" args})"
+    else if !(args ? nodes) || !(isAttrs args.nodes) || args.nodes == { } then
+      errors.fail "kd.cluster: `nodes` must be a non-empty attribute set of nodes (at ${if args ? nodes then where "nodes" args else where "name" args})"
+    else if (args ? settings) && !(isAttrs args.settings) then
+      errors.fail "kd.cluster: `settings` must be an attribute set (at ${where "settings" args})"
+    else if (args ? roleSettings) && !(isAttrs args.roleSettings) then
+      errors.fail "kd.cluster: `roleSettings` must be an attribute set of roles (at ${where "roleSettings" args})"
+    else true;
+
+  userSettings = args.settings or { };
+  roleSettings = args.roleSettings or { };
+  nodesIn = args.nodes;
+
+  checkRoleSettings =
+    let unknown = filter (r: !(elem r knownRoles)) (attrNames roleSettings); in
+    if unknown != [ ] then
+      errors.fail "roleSettings: unknown role '${head unknown}' (at ${where (head unknown) roleSettings}).${errors.didYouMean (head unknown) knownRoles} Roles: ${concatStringsSep ", " knownRoles}."
+    else true;
+
+  # Natural order: node2 before node10.
+  sortKey = n:
+    let m = match "(.*[^0-9])?([0-9]*)" n; p = head m; d = builtins.elemAt m 1; in
+    { prefix = if p == null then "" else p; digits = d; inherit n; };
+  natLess = a: b:
+    if a.prefix != b.prefix then lessThan a.prefix b.prefix
+    else if stringLength a.digits != stringLength b.digits then stringLength a.digits < stringLength b.digits
+    else if a.digits != b.digits then lessThan a.digits b.digits
+    else lessThan a.n b.n;
+  nodeNames = map (k: k.n) (sort natLess (map sortKey (attrNames nodesIn)));
+
+  # ---- settings ------------------------------------------------------------------
+  decl = options.decl;
+  clusterDef = options.eval.mkDef {
+    value = userSettings; label = "settings"; level = 0;
+    pos = if args ? settings then builtins.unsafeGetAttrPos "settings" args else null;
+  };
+  clusterSettings = options.eval.resolve { inherit decl; fresh = [ clusterDef ]; base = options.defaults; };
+
+  roleDef = r: options.eval.mkDef {
+    value = roleSettings.${r}; label = "roleSettings.${r}"; level = 1;
+    pos = builtins.unsafeGetAttrPos r roleSettings;
+  };
+  roleDefsFor = roles: map roleDef (filter (r: roleSettings ? ${r}) roles);
+  comboKey = roles: concatStringsSep "+" (sort lessThan (filter (r: roleSettings ? ${r}) roles));
+
+  nodeRoles = nm: nodesIn.${nm}.roles or [ ];
+  combos = listToAttrs (map
+    (nm:
+      let roles = nodeRoles nm; in
+      {
+        name = comboKey roles;
+        value = if roleDefsFor roles == [ ] then clusterSettings
+          else options.eval.resolve { inherit decl; seen = [ clusterDef ]; fresh = roleDefsFor roles; base = clusterSettings; };
+      })
+    nodeNames);
+
+  nodeDefs = nm:
+    let n = nodesIn.${nm}; in
+    (if n ? settings then [
+      (options.eval.mkDef { value = n.settings; label = "nodes.${nm}.settings"; level = 2; pos = builtins.unsafeGetAttrPos "settings" n; })
+    ] else [ ])
+    ++ (if n ? ssh then [
+      (options.eval.mkDef { value = { ssh = n.ssh; }; label = "nodes.${nm}"; level = 2; pos = builtins.unsafeGetAttrPos "ssh" n; })
+    ] else [ ]);
+
+  settingsOf = nm:
+    let roles = nodeRoles nm; defs = nodeDefs nm; base = combos.${comboKey roles}; in
+    if defs == [ ] then base
+    else options.eval.resolve { inherit decl; seen = [ clusterDef ] ++ roleDefsFor roles; fresh = defs; inherit base; };
+
+  # ---- nodes -----------------------------------------------------------------------
+  checkNode = nm:
+    let
+      n = nodesIn.${nm};
+      at = where nm nodesIn;
+      unknown = filter (k: !(elem k knownNodeAttrs)) (attrNames n);
+      roles = n.roles or null;
+      badRoles = filter (r: !(elem r knownRoles)) roles;
+    in
+    if !(isAttrs n) then errors.fail "node '${nm}' must be an attribute set { address; roles; settings?; ssh?; } (at ${at})"
+    else if unknown != [ ] then
+      errors.fail "node '${nm}': unknown attribute '${head unknown}' (at ${where (head unknown) n}).${errors.didYouMean (head unknown) knownNodeAttrs} Known: ${concatStringsSep ", " knownNodeAttrs}."
+    else if !(n ? address) then errors.fail "node '${nm}' has no `address` (at ${at})"
+    else if lib.ip.parse n.address == null then
+      errors.fail "node '${nm}': address ${builtins.toJSON n.address} is not an IPv4 address (at ${where "address" n})"
+    else if !(isList roles) then errors.fail "node '${nm}': `roles` must be a list of ${concatStringsSep ", " knownRoles} (at ${if n ? roles then where "roles" n else at})"
+    else if roles == [ ] then errors.fail "node '${nm}' has no roles; give it some of: ${concatStringsSep ", " knownRoles} (at ${where "roles" n})"
+    else if badRoles != [ ] then
+      errors.fail "node '${nm}': unknown role ${builtins.toJSON (head badRoles)} (at ${where "roles" n}).${errors.didYouMean (head badRoles) knownRoles} Roles: ${concatStringsSep ", " knownRoles}."
+    else true;
+
+  mkNode = nm:
+    let
+      n = nodesIn.${nm};
+      s = settingsOf nm;
+      has = r: elem r n.roles;
+    in
+    seq (checkNode nm) {
+      name = nm;
+      inherit (n) address roles;
+      settings = s;
+      isControlPlane = has "control-plane";
+      isEtcd = has "etcd";
+      isWorker = has "worker";
+      isK8s = has "control-plane" || has "worker";
+      etcdMemberName = if s.etcd.memberName == null then nm else s.etcd.memberName;
+      pos = builtins.unsafeGetAttrPos nm nodesIn;
+      addressPos = builtins.unsafeGetAttrPos "address" n;
+    };
+
+  nodeList = map mkNode nodeNames;
+
+  ctx = import ./context.nix { name = args.name; settings = clusterSettings; nodes = nodeList; };
+
+  checks = validate { inherit args ctx nodeList userSettings; };
+
+  phaseOrder = phases.order;
+
+  nodeOut = node:
+    let
+      s = node.settings;
+      isFirst = ctx.firstControlPlane != null && ctx.firstControlPlane.name == node.name;
+      n = node // { isFirstControlPlane = isFirst; };
+    in
+    {
+      inherit (node) address roles;
+      ssh = { inherit (s.ssh) user port key jumpHost; };
+      phases = map (p: phases.build p ctx n) phaseOrder;
+      settings = s;
+    };
+
+  result = {
+    name = args.name;
+    schemaVersion = 1;
+    inherit phaseOrder;
+    nodes = listToAttrs (map (n: { name = n.name; value = nodeOut n; }) nodeList);
+    settings = clusterSettings;
+    warnings = checks.warnings;
+  };
+in
+# Everything is checked before the result is returned: cluster-wide settings first (so
+# their errors come before per-node ones), then every node's settings, then the rules.
+seq checkArgs (seq checkRoleSettings (deepSeq clusterSettings
+  (deepSeq (map (n: n.settings) nodeList) (seq checks.ok result))))

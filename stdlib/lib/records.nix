@@ -1,0 +1,59 @@
+# Constructors for the closure records the engine consumes (see stdlib/README.md,
+# "The closure schema"): files, directories, units, hooks, checks, and phases.
+# Every field is always present so the JSON shape is uniform.
+let
+  inherit (builtins) attrNames length head;
+  errors = import ./errors.nix;
+
+  sourceKinds = [ "text" "file" "artifact" "local" ];
+in
+rec {
+  # A file. Give exactly one of: text, file (project-relative path), artifact, local.
+  file = { path, mode ? "0644", owner ? "root", group ? "root", text ? null, file ? null, artifact ? null, local ? null }:
+    let
+      given = builtins.filter (k: k != null) [
+        (if text != null then { text = text; } else null)
+        (if file != null then { file = file; } else null)
+        (if artifact != null then { artifact = artifact; } else null)
+        (if local != null then { local = local; } else null)
+      ];
+    in
+    if length given != 1 then errors.fail "internal: file ${path} needs exactly one source (${builtins.concatStringsSep ", " sourceKinds})"
+    else if builtins.substring 0 1 path != "/" then errors.fail "internal: file path ${path} is not absolute"
+    else { inherit path mode owner group; source = head given; };
+
+  textFile = path: text: file { inherit path text; };
+
+  # An artifact: downloaded once by the deployer and checked against sha256.
+  # `member`: path of the wanted file inside a .tar.gz/.tgz archive, or null if the
+  # download is the file itself.
+  artifact = { name, url, sha256, member ? null }: { inherit name url sha256 member; };
+
+  directory = { path, mode ? "0755", owner ? "root", group ? "root" }: { inherit path mode owner group; };
+
+  # A systemd unit. The engine installs `text` as /etc/systemd/system/<name>.
+  unit = { name, text, onChange ? "restart", enable ? true, restartTriggers ? [ ] }:
+    if !(builtins.elem onChange [ "restart" "reload" "none" ]) then errors.fail "internal: unit ${name}: bad onChange ${onChange}"
+    else { inherit name text onChange enable restartTriggers; };
+
+  # A hook runs `run` (POSIX sh, as root) before ("pre") or after ("post") the phase's
+  # switch, unless the `unless` guard exits 0. unless = null: no guard.
+  hook = { name, run, when ? "post", unless ? null }:
+    if !(builtins.elem when [ "pre" "post" ]) then errors.fail "internal: hook ${name}: bad when ${when}"
+    else { inherit name when run unless; };
+
+  check = { name, run, retries ? 10, delay ? 3 }: { inherit name run retries delay; };
+
+  emptyContent = { files = [ ]; directories = [ ]; units = [ ]; hooks = [ ]; checks = [ ]; };
+
+  # Concatenate several partial contents ({ files?; directories?; ... }).
+  merge = parts:
+    let get = k: builtins.concatMap (p: p.${k} or [ ]) parts; in
+    {
+      files = get "files";
+      directories = get "directories";
+      units = get "units";
+      hooks = get "hooks";
+      checks = get "checks";
+    };
+}

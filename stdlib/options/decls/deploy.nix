@@ -1,0 +1,44 @@
+# Options of the deployment itself: where binaries come from (URLs with checksums or
+# local files of the deployer) and which phases are only generated, not activated.
+{ opt, t, versions, phaseNames, components }:
+{
+  download = {
+    githubUrl = opt {
+      type = t.str; default = "https://github.com"; scope = "cluster"; kubespray = "github_url";
+      description = "Base URL for GitHub release downloads (point at a mirror for air-gapped use; checksums stay the same).";
+    };
+    dlK8sIoUrl = opt {
+      type = t.str; default = "https://dl.k8s.io"; scope = "cluster"; kubespray = "dl_k8s_io_url";
+      description = "Base URL for Kubernetes binaries.";
+    };
+    dockerImageRepo = opt {
+      type = t.str; default = "docker.io"; scope = "cluster"; kubespray = "docker_image_repo";
+      description = "Registry for images from Docker Hub (flannel, nginx, haproxy).";
+    };
+    quayImageRepo = opt {
+      type = t.str; default = "quay.io"; scope = "cluster"; kubespray = "quay_image_repo";
+      description = "Registry for images from quay.io (calico).";
+    };
+    local = opt {
+      type = t.attrsOf t.deployerPath; default = { }; scope = "cluster";
+      example = { etcd = "/usr/bin/etcd"; };
+      description = "Take these components from files on the deployer instead of downloading them (air-gapped and lab use; the engine hashes the file). Components: ${builtins.concatStringsSep ", " components}.";
+    };
+    skip = opt {
+      type = t.listOf (t.enum components); default = [ ]; scope = "cluster";
+      description = "Components not to install at all (already on the nodes, or unavailable).";
+    };
+    prePullImages = opt {
+      type = t.bool; default = true; scope = "cluster"; kubespray = "download_container";
+      description = "Pull the container images each node needs in the download phase (with crictl), as Kubespray does.";
+    };
+  };
+
+  kdeploy = {
+    generateOnly = opt {
+      type = t.listOf (t.enum phaseNames); default = [ ]; scope = "cluster";
+      example = [ "kubelet" "control-plane" "cni" "addons" "resolvconf" ];
+      description = "Phases that are generated, hashed and pushed but never activated (phase.activate = false): no switch, no units started, no hooks, no checks. Binaries and images only those phases need are not downloaded. For labs that cannot run Kubernetes.";
+    };
+  };
+}

@@ -1,0 +1,83 @@
+# Options of the etcd cluster (Kubespray's etcd_defaults and kubespray_defaults etcd_*).
+{ opt, t, versions, ... }:
+{
+  etcd = {
+    deploymentType = opt {
+      type = t.enum [ "host" "kubeadm" ]; default = "host"; scope = "cluster"; kubespray = "etcd_deployment_type";
+      description = "host: kdeploy runs etcd as a systemd service on the etcd nodes. kubeadm: kubeadm runs etcd as a static pod on the control-plane nodes (no etcd nodes needed).";
+    };
+    version = opt {
+      type = t.nullOr t.str; default = null; scope = "cluster"; kubespray = "etcd_version";
+      description = "etcd version (null: the one pinned for the Kubernetes minor version). Flags are rendered for this version; set it to what a `download.local.etcd` binary really is.";
+    };
+    tls = opt {
+      type = t.bool; default = false; scope = "cluster";
+      description = "Serve etcd peer and client traffic over TLS with certificates from etcd.certDir. kdeploy does not generate a PKI yet; with false (the default) etcd uses plain HTTP, which is only acceptable on a trusted network such as a lab.";
+    };
+    certDir = opt {
+      type = t.nullOr t.deployerPath; default = null; scope = "cluster"; kubespray = "etcd_cert_dir";
+      description = "Directory on the deployer holding Kubespray-named PEM files: ca.pem, member-<node>.pem, member-<node>-key.pem, admin-<node>[-key].pem and node-<node>[-key].pem. Required when etcd.tls is true; pushed to /etc/ssl/etcd/ssl.";
+    };
+    dataDir = opt {
+      type = t.absPath; default = "/var/lib/etcd"; kubespray = "etcd_data_dir";
+      description = "etcd data directory (created with mode 0700).";
+    };
+    memberName = opt {
+      type = t.nullOr t.str; default = null; kubespray = "etcd_member_name";
+      description = "etcd member name of this node (null: the node name; Kubespray's default is etcd1, etcd2, ... by inventory order, which changes when nodes are reordered).";
+    };
+    initialClusterState = opt {
+      type = t.enum [ "new" "existing" ]; default = "new"; kubespray = "ETCD_INITIAL_CLUSTER_STATE";
+      description = "\"new\" when the cluster is created; set \"existing\" on a member you add to a running cluster (the etcd phase then registers it with `etcdctl member add` first).";
+    };
+    heartbeatInterval = opt {
+      type = t.int; default = 250; scope = "cluster"; kubespray = "etcd_heartbeat_interval";
+      description = "Heartbeat interval in ms.";
+    };
+    electionTimeout = opt {
+      type = t.int; default = 5000; scope = "cluster"; kubespray = "etcd_election_timeout";
+      description = "Election timeout in ms.";
+    };
+    snapshotCount = opt {
+      type = t.int; default = 100000; scope = "cluster"; kubespray = "etcd_snapshot_count";
+      description = "Committed transactions that trigger a snapshot.";
+    };
+    compactionRetention = opt {
+      type = t.str; default = "8"; scope = "cluster"; kubespray = "etcd_compaction_retention";
+      description = "Auto compaction retention (hours).";
+    };
+    quotaBackendBytes = opt {
+      type = t.int; default = 2147483648; scope = "cluster"; kubespray = "etcd_quota_backend_bytes";
+      description = "Backend size quota in bytes.";
+    };
+    maxRequestBytes = opt {
+      type = t.int; default = 1572864; scope = "cluster"; kubespray = "etcd_max_request_bytes";
+      description = "Maximum client request size in bytes.";
+    };
+    maxSnapshots = opt {
+      type = t.int; default = 5; scope = "cluster"; kubespray = "etcd_max_snapshots";
+      description = "Snapshot files to keep (0: unlimited).";
+    };
+    maxWals = opt {
+      type = t.int; default = 5; scope = "cluster"; kubespray = "etcd_max_wals";
+      description = "WAL files to keep (0: unlimited).";
+    };
+    logLevel = opt {
+      type = t.enum [ "debug" "info" "warn" "error" "panic" "fatal" ]; default = "info"; scope = "cluster"; kubespray = "etcd_log_level";
+      description = "etcd log level.";
+    };
+    metrics = opt {
+      type = t.enum [ "basic" "extensive" ]; default = "basic"; scope = "cluster"; kubespray = "etcd_metrics";
+      description = "Level of detail of exported metrics.";
+    };
+    metricsPort = opt {
+      type = t.nullOr t.port; default = null; scope = "cluster"; kubespray = "etcd_metrics_port";
+      description = "If set, serve metrics over plain HTTP on this port (node address and 127.0.0.1).";
+    };
+    extraVars = opt {
+      type = t.attrsOf t.str; default = { }; scope = "cluster"; kubespray = "etcd_extra_vars";
+      example = { ETCD_EXPERIMENTAL_WATCH_PROGRESS_NOTIFY_INTERVAL = "10s"; };
+      description = "Extra environment variables appended to /etc/etcd.env.";
+    };
+  };
+}

@@ -1,0 +1,64 @@
+# Options about reaching and preparing a node: SSH access, preinstall (sysctl, swap,
+# /etc/hosts), paths and HTTP proxy (Kubespray's inventory vars and preinstall role).
+{ opt, t, versions, ... }:
+{
+  ssh = {
+    user = opt {
+      type = t.str; default = "root"; kubespray = "ansible_user";
+      description = "SSH user (must be root or have passwordless sudo; kdeploy needs root on nodes).";
+    };
+    port = opt {
+      type = t.port; default = 22; kubespray = "ansible_port";
+      description = "SSH port.";
+    };
+    key = opt {
+      type = t.nullOr t.deployerPath; default = null; kubespray = "ansible_ssh_private_key_file";
+      description = "Private key file on the deployer (null: the SSH agent / default keys).";
+    };
+    jumpHost = opt {
+      type = t.nullOr (t.strMatching "user@host:port" "[^@ ]+@[^: ]+:[0-9]+"); default = null; kubespray = "bastion host";
+      description = "Bastion to connect through, as \"user@host:port\".";
+    };
+  };
+
+  preinstall = {
+    sysctlFile = opt {
+      type = t.absPath; default = "/etc/sysctl.d/99-sysctl.conf"; kubespray = "sysctl_file_path";
+      description = "File that receives kdeploy's sysctl settings.";
+    };
+    additionalSysctl = opt {
+      type = t.attrsOf (t.oneOf [ t.str t.int ]); default = { }; kubespray = "additional_sysctl";
+      example = { "kernel.pid_max" = 131072; };
+      description = "Extra sysctl settings.";
+    };
+    manageEtcHosts = opt {
+      type = t.bool; default = true; kubespray = "populate_inventory_to_hosts_file";
+      description = "Write /etc/hosts with localhost entries and every cluster node (<address> <name>.<dns.domain> <name>). The whole file is managed.";
+    };
+    etcHostsExtra = opt {
+      type = t.listOf t.str; default = [ ];
+      example = [ "10.0.0.5 registry.example.com" ];
+      description = "Extra lines for /etc/hosts.";
+    };
+  };
+
+  paths.binDir = opt {
+    type = t.absPath; default = "/usr/local/bin"; scope = "cluster"; kubespray = "bin_dir";
+    description = "Where binaries are installed.";
+  };
+
+  proxy = {
+    http = opt {
+      type = t.nullOr t.str; default = null; scope = "cluster"; kubespray = "http_proxy";
+      description = "HTTP proxy for containerd (systemd drop-in).";
+    };
+    https = opt {
+      type = t.nullOr t.str; default = null; scope = "cluster"; kubespray = "https_proxy";
+      description = "HTTPS proxy for containerd.";
+    };
+    noProxy = opt {
+      type = t.nullOr t.str; default = null; scope = "cluster"; kubespray = "no_proxy";
+      description = "NO_PROXY for containerd (null with a proxy set: node addresses, service and pod networks, localhost).";
+    };
+  };
+}

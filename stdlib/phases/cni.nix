@@ -1,0 +1,82 @@
+# Phase "cni" (Kubespray roles network_plugin/cni, calico, flannel): the network
+# plugin's manifests on the first control plane, applied by guarded hooks (calico CRDs
+# first, from a pinned artifact), a calicoctl.sh wrapper on control planes, and checks
+# that each node received its CNI config (written by the plugin's DaemonSet).
+ctx: node:
+let
+  lib = import ../lib;
+  versions = import ../versions.nix;
+  apply = import ../templates/apply.nix;
+  inherit (lib) records text;
+  inherit (builtins) attrNames map;
+  cs = ctx.settings;
+  bin = cs.paths.binDir;
+  plugin = cs.network.plugin;
+  first = node.isFirstControlPlane;
+
+  manifests =
+    if plugin == "calico" then (import ../templates/calico.nix).manifests { inherit ctx; }
+    else if plugin == "flannel" then (import ../templates/flannel.nix).manifests { inherit ctx; }
+    else { };
+  # apply order matters: configuration and RBAC before workloads
+  order = {
+    calico = [ "calico-config.yml" "calico-node-sa.yml" "calico-cr.yml" "calico-crb.yml" "calico-node.yml" "calico-kube-controllers.yml" ];
+    flannel = [ "cni-flannel-rbac.yml" "cni-flannel.yml" ];
+  }.${plugin} or [ ];
+  manifestFiles = map (n: { path = "/etc/kubernetes/${n}"; text = manifests.${n}; }) order;
+
+  crds = records.file {
+    path = "/etc/kubernetes/kdd-crds.yml";
+    artifact = records.artifact {
+      name = "calico-${cs.calico.version}-crds.yaml";
+      url = versions.urls.calicoCrds { github = cs.download.githubUrl; version = cs.calico.version; };
+      sha256 = versions.calico.releases.${cs.calico.version}.crds;
+    };
+  };
+
+  confFile = { calico = "/etc/cni/net.d/10-calico.conflist"; flannel = "/etc/cni/net.d/10-flannel.conflist"; }.${plugin} or null;
+  kubectl = "${bin}/kubectl --kubeconfig=/etc/kubernetes/admin.conf";
+  daemonset = { calico = "calico-node"; flannel = "kube-flannel"; }.${plugin} or null;
+in
+if !node.isK8s || plugin == "none" || plugin == "cni" then { }
+else {
+  files =
+    text.optionals first (text.optional (plugin == "calico") crds
+      ++ map (f: records.file { inherit (f) path text; mode = "0644"; }) manifestFiles)
+    ++ text.optional (plugin == "calico" && node.isControlPlane) (records.file {
+      path = "${bin}/calicoctl.sh";
+      mode = "0755";
+      text = text.lines [
+        "#!/bin/sh"
+        "# calicoctl against the Kubernetes datastore (managed by kdeploy)."
+        "DATASTORE_TYPE=kubernetes KUBECONFIG=/etc/kubernetes/admin.conf exec ${bin}/calicoctl \"$@\""
+      ];
+    });
+
+  hooks = text.optionals first (
+    text.optional (plugin == "calico") (apply.hook {
+      name = "calico-crds";
+      files = [ { path = crds.path; } ];
+      extraHash = crds.source.artifact.sha256;
+      binDir = bin;
+      serverSide = true;
+    })
+    ++ [ (apply.hook { name = "cni-${plugin}"; files = manifestFiles; binDir = bin; }) ]
+  );
+
+  checks =
+    [
+      (records.check {
+        name = "cni-config-present";
+        run = "test -s ${confFile}";
+        retries = 60;
+        delay = 5;
+      })
+    ]
+    ++ text.optional first (records.check {
+      name = "${daemonset}-rolled-out";
+      run = "${kubectl} -n kube-system rollout status daemonset/${daemonset} --timeout=10s";
+      retries = 60;
+      delay = 5;
+    });
+}

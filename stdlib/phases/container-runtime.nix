@@ -1,0 +1,69 @@
+# Phase "container-runtime" (Kubespray roles container-engine/containerd, runc, crictl):
+# the containerd, shim, ctr, runc and crictl binaries, /etc/containerd/config.toml in
+# the schema of the deployed containerd version, registry hosts.toml files, the proxy
+# drop-in, /etc/crictl.yaml and containerd.service. Nodes that run no kubelet (etcd-only)
+# get nothing, as in Kubespray.
+ctx: node:
+let
+  lib = import ../lib;
+  artifacts = import ../artifacts.nix;
+  tpl = import ../templates/containerd.nix;
+  inherit (lib) records text;
+  inherit (builtins) attrNames map concatMap filter;
+  s = node.settings;
+  cs = ctx.settings;
+  bin = cs.paths.binDir;
+  versions = ctx.versions // {
+    containerd = s.containerd.version;
+    runc = s.runc.version;
+    crictl = if s.crictl.version == null then ctx.versions.defaultCrictl else s.crictl.version;
+  };
+  socket = "unix:///var/run/containerd/containerd.sock";
+
+  binaries = concatMap (artifacts.files s versions) [ "containerd" "containerd-shim-runc-v2" "ctr" "runc" "crictl" ];
+  config = tpl.configToml { inherit s ctx; binDir = bin; };
+  prefixes = attrNames s.containerd.registryMirrors;
+  hostsFiles = map
+    (p: records.file { path = "/etc/containerd/certs.d/${p}/hosts.toml"; mode = "0640"; text = tpl.hostsToml p s.containerd.registryMirrors.${p}; })
+    prefixes;
+
+  proxied = cs.proxy.http != null || cs.proxy.https != null;
+  noProxy =
+    if cs.proxy.noProxy != null then cs.proxy.noProxy
+    else builtins.concatStringsSep "," ([ "localhost" "127.0.0.1" cs.network.serviceCIDR cs.network.podCIDR ".${cs.dns.domain}" ]
+      ++ map (n: n.address) ctx.nodes);
+  proxyFiles = text.optional proxied (records.textFile "/etc/systemd/system/containerd.service.d/http-proxy.conf"
+    (tpl.proxyDropIn { http = cs.proxy.http; https = cs.proxy.https; inherit noProxy; }));
+
+  configFile = records.file { path = "/etc/containerd/config.toml"; mode = "0640"; text = config.text; };
+  restartOn = map (f: f.path) ([ configFile ] ++ hostsFiles ++ proxyFiles ++ filter (f: f.path != "${bin}/crictl") binaries);
+in
+if !node.isK8s then { }
+else {
+  directories = map (path: records.directory { inherit path; })
+    ([ "/etc/containerd" "/etc/containerd/certs.d" ]
+      ++ map (p: "/etc/containerd/certs.d/${p}") prefixes
+      ++ text.optional proxied "/etc/systemd/system/containerd.service.d");
+
+  files = binaries ++ [ configFile ] ++ hostsFiles ++ proxyFiles
+    ++ [ (records.textFile "/etc/crictl.yaml" (tpl.crictlYaml socket)) ];
+
+  units = [
+    (records.unit {
+      name = "containerd.service";
+      text = tpl.unit { inherit s; binDir = bin; };
+      onChange = "restart";
+      enable = true;
+      restartTriggers = restartOn;
+    })
+  ];
+
+  checks = [
+    (records.check {
+      name = "containerd-running";
+      run = "systemctl is-active --quiet containerd.service && test -S /run/containerd/containerd.sock";
+      retries = 10;
+      delay = 2;
+    })
+  ];
+}

@@ -1,0 +1,140 @@
+# Phase "control-plane" (Kubespray roles kubernetes/control-plane and kubernetes/kubeadm):
+# kubeadm configuration files, the pushed kubeadm secrets, and guarded hooks:
+#   first control plane   kubeadm init            unless /etc/kubernetes/admin.conf exists
+#   other control planes  kubeadm join --control-plane (retried until the first is up)
+#   workers               kubeadm join, then point kubelet.conf at the API load balancer
+# and checks that the API answers (control planes) or the kubelet joined (workers).
+ctx: node:
+let
+  lib = import ../lib;
+  tpl = import ../templates/kubeadm.nix;
+  inherit (lib) records text;
+  inherit (builtins) concatStringsSep length substring;
+  cs = ctx.settings;
+  bin = cs.paths.binDir;
+  kubeadm = "${bin}/kubeadm";
+  kubectl = "${bin}/kubectl --kubeconfig=/etc/kubernetes/admin.conf";
+  multiCP = length ctx.controlPlanes > 1;
+
+  # A relative path is a project file, an absolute one a file on the deployer.
+  secretSource = p: if substring 0 1 p == "/" then { local = p; } else { file = p; };
+  secret = path: p: records.file ({ inherit path; mode = "0600"; } // secretSource p);
+  secretFiles =
+    text.optional (cs.kubeadm.tokenFile != null) (secret "/etc/kubernetes/kdeploy/kubeadm-token" cs.kubeadm.tokenFile)
+    ++ text.optional (node.isControlPlane && multiCP && cs.kubeadm.certificateKeyFile != null)
+      (secret "/etc/kubernetes/kdeploy/kubeadm-certificate-key" cs.kubeadm.certificateKeyFile);
+
+  initFile = "/etc/kubernetes/kubeadm-config.yaml";
+  cpJoinFile = "/etc/kubernetes/kubeadm-controlplane.yaml";
+  joinFile = "/etc/kubernetes/kubeadm-client.conf";
+
+  # Retry a join while the first control plane comes up in the same phase; a failed
+  # attempt is reset so the next one starts clean.
+  joinScript = file: extra: ''
+    set -eu
+    ${tpl.renderSecrets}
+    kd_render ${file} /run/kdeploy/kubeadm-join.yaml
+    i=0
+    until ${kubeadm} join --config=/run/kdeploy/kubeadm-join.yaml${extra}; do
+      i=$((i + 1))
+      if [ "$i" -ge 30 ]; then echo "kdeploy: kubeadm join failed 30 times" >&2; exit 1; fi
+      ${kubeadm} reset -f >/dev/null 2>&1 || true
+      sleep 10
+    done
+    rm -f /run/kdeploy/kubeadm-join.yaml
+  '';
+
+  # After joining through the first control plane, talk to the API load balancer.
+  lbEndpoint = ctx.api.endpointForWorkers;
+  useLB = lbEndpoint != "https://${ctx.api.controlPlaneEndpoint}";
+  pointKubeletAtLB = ''
+    ${tpl.setServer}
+    kd_set_server /etc/kubernetes/kubelet.conf ${lbEndpoint}
+    systemctl restart kubelet.service
+  '';
+  # Joined control planes use their own API server rather than the first one.
+  pointAtLocalAPI = ''
+    ${tpl.setServer}
+    kd_set_server /etc/kubernetes/kubelet.conf https://127.0.0.1:${toString ctx.api.port}
+    kd_set_server /etc/kubernetes/admin.conf https://127.0.0.1:${toString ctx.api.port}
+    systemctl restart kubelet.service
+  '';
+
+  initHook = records.hook {
+    name = "kubeadm-init";
+    run = ''
+      set -eu
+      ${tpl.renderSecrets}
+      kd_render ${initFile} /run/kdeploy/kubeadm-config.yaml
+      ${kubeadm} init --config=/run/kdeploy/kubeadm-config.yaml --skip-phases=${concatStringsSep "," (tpl.skipPhases ctx)}${text.optionalString multiCP " --upload-certs"}
+      rm -f /run/kdeploy/kubeadm-config.yaml
+    '';
+    unless = "test -f /etc/kubernetes/admin.conf";
+  };
+
+  # kube-proxy's kubeconfig (a ConfigMap) names the first control plane; with a localhost
+  # load balancer on the same port, every node can use https://localhost:<port> instead.
+  proxyServer = "https://localhost:${toString ctx.api.lbPort}";
+  kubeProxyHook = records.hook {
+    name = "kube-proxy-via-localhost";
+    run = ''
+      set -eu
+      ${kubectl} -n kube-system get configmap kube-proxy -o yaml > /run/kdeploy/kube-proxy.yaml
+      while IFS= read -r l || [ -n "$l" ]; do
+        case $l in *"server: https://"*) l="''${l%%server: *}server: ${proxyServer}" ;; esac
+        printf '%s\n' "$l"
+      done < /run/kdeploy/kube-proxy.yaml | ${kubectl} replace -f -
+      ${kubectl} -n kube-system rollout restart daemonset kube-proxy
+      rm -f /run/kdeploy/kube-proxy.yaml
+    '';
+    unless = "${kubectl} -n kube-system get configmap kube-proxy -o yaml | { while IFS= read -r l; do case $l in *\"server: ${proxyServer}\"*) exit 0 ;; esac; done; exit 1; }";
+  };
+  kubeProxyViaLocalhost = ctx.api.localLB && !cs.kubeProxy.remove && ctx.api.lbPort == ctx.api.port;
+in
+if !node.isK8s then { }
+else if node.isControlPlane then {
+  directories = [ (records.directory { path = "/etc/kubernetes/kdeploy"; mode = "0700"; }) ];
+  files = secretFiles ++ [
+    (records.file { path = initFile; mode = "0640"; text = tpl.initConfig { inherit ctx node; }; })
+    (records.textFile "/etc/kubernetes/kubescheduler-config.yaml" (tpl.schedulerConfig { inherit ctx; }))
+  ] ++ text.optional (!node.isFirstControlPlane)
+    (records.file { path = cpJoinFile; mode = "0640"; text = tpl.joinConfig { inherit ctx node; controlPlane = true; }; });
+  hooks =
+    if node.isFirstControlPlane then [ initHook ] ++ text.optional kubeProxyViaLocalhost kubeProxyHook
+    else [
+      (records.hook {
+        name = "kubeadm-join-control-plane";
+        run = joinScript cpJoinFile "" + pointAtLocalAPI;
+        unless = "test -f /etc/kubernetes/admin.conf";
+      })
+    ];
+  checks = [
+    (records.check {
+      name = "apiserver-ready";
+      run = "${kubectl} get --raw=/readyz >/dev/null";
+      retries = 60;
+      delay = 5;
+    })
+  ];
+}
+else {
+  directories = [ (records.directory { path = "/etc/kubernetes/kdeploy"; mode = "0700"; }) ];
+  files = secretFiles ++ [
+    (records.file { path = joinFile; mode = "0640"; text = tpl.joinConfig { inherit ctx node; controlPlane = false; }; })
+  ];
+  hooks = [
+    (records.hook {
+      name = "kubeadm-join";
+      run = joinScript joinFile "" + text.optionalString useLB pointKubeletAtLB;
+      unless = "test -f /etc/kubernetes/kubelet.conf";
+    })
+  ];
+  checks = [
+    (records.check {
+      name = "kubelet-joined";
+      run = "test -f /etc/kubernetes/kubelet.conf && systemctl is-active --quiet kubelet.service";
+      retries = 60;
+      delay = 5;
+    })
+  ];
+}

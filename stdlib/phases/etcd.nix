@@ -1,0 +1,101 @@
+# Phase "etcd" (Kubespray role etcd, deployment type "host"): /etc/etcd.env, the data
+# directory (0700), etcd.service, an etcdctl.sh wrapper, optional TLS files from
+# etcd.certDir, a guarded `member add` for members joining a running cluster, and a
+# health check (etcdctl endpoint health needs quorum). On etcd nodes, plus the etcd
+# client certificates on control planes when etcd.tls is on; nothing when kubeadm
+# runs etcd.
+ctx: node:
+let
+  lib = import ../lib;
+  tpl = import ../templates/etcd.nix;
+  inherit (lib) records text;
+  inherit (builtins) elem filter map concatStringsSep;
+  cs = ctx.settings;
+  s = node.settings;
+  bin = cs.paths.binDir;
+  version = ctx.versions.etcd;
+  tls = cs.etcd.tls;
+  cert = ctx.etcd.certDir;
+  scheme = ctx.etcd.scheme;
+  managedEtcd = !(elem "etcd" cs.download.skip) && ctx.active "etcd";
+  etcdctl = "${bin}/etcdctl";
+
+  member = node.isEtcd && cs.etcd.deploymentType == "host";
+  # Kubespray names: member-* (server/peer), admin-* (etcdctl), node-* (kube-apiserver).
+  certFiles = text.optionals tls (map
+    (f: records.file {
+      path = "${cert}/${f.name}";
+      mode = f.mode;
+      local = "${cs.etcd.certDir}/${f.name}";
+    })
+    ([ { name = "ca.pem"; mode = "0644"; } ]
+      ++ text.optionals member [
+        { name = "member-${node.name}.pem"; mode = "0640"; }
+        { name = "member-${node.name}-key.pem"; mode = "0600"; }
+        { name = "admin-${node.name}.pem"; mode = "0640"; }
+        { name = "admin-${node.name}-key.pem"; mode = "0600"; }
+      ]
+      ++ text.optionals node.isControlPlane [
+        { name = "node-${node.name}.pem"; mode = "0640"; }
+        { name = "node-${node.name}-key.pem"; mode = "0600"; }
+      ]));
+  certDirs = text.optionals tls [
+    (records.directory { path = "/etc/ssl/etcd"; mode = "0700"; })
+    (records.directory { path = cert; mode = "0700"; })
+  ];
+  tlsFlags = text.optionalString tls
+    " --cacert=${cert}/ca.pem --cert=${cert}/admin-${node.name}.pem --key=${cert}/admin-${node.name}-key.pem";
+
+  envFile = records.file {
+    path = "/etc/etcd.env";
+    mode = "0640";
+    text = tpl.env { inherit ctx node version; };
+  };
+
+  others = filter (m: m.name != node.name) ctx.etcd.members;
+  othersEndpoints = concatStringsSep "," (map (m: ctx.etcd.clientURL m.address) others);
+  myPeer = ctx.etcd.peerURL node.address;
+in
+if cs.etcd.deploymentType != "host" then { }
+# control planes that are not members only need the client certificates for the API server
+else if !member then (if tls && node.isControlPlane then { directories = certDirs; files = certFiles; } else { })
+else {
+  directories = [ (records.directory { path = s.etcd.dataDir; mode = "0700"; }) ] ++ certDirs;
+
+  files = [ envFile ] ++ certFiles ++ [
+    (records.file {
+      path = "${bin}/etcdctl.sh";
+      mode = "0755";
+      text = tpl.wrapper { binDir = bin; inherit tls cert scheme; nodeName = node.name; };
+    })
+  ];
+
+  units = [
+    (records.unit {
+      name = "etcd.service";
+      text = tpl.unit { binDir = bin; };
+      onChange = "restart";
+      enable = true;
+      restartTriggers = [ "/etc/etcd.env" ] ++ map (f: f.path) certFiles
+        ++ text.optional managedEtcd "${bin}/etcd";
+    })
+  ];
+
+  # A member added to a running cluster must be announced first (Kubespray:
+  # join_etcd_member.yml). Skipped when the cluster already lists this peer URL.
+  hooks = text.optional (s.etcd.initialClusterState == "existing" && others != [ ]) (records.hook {
+    name = "etcd-member-add";
+    when = "pre";
+    run = "${etcdctl} --endpoints=${othersEndpoints}${tlsFlags} member add ${node.etcdMemberName} --peer-urls=${myPeer}";
+    unless = "${etcdctl} --endpoints=${othersEndpoints}${tlsFlags} member list | { while read -r l; do case \"$l\" in *${myPeer}*) exit 0;; esac; done; exit 1; }";
+  });
+
+  checks = [
+    (records.check {
+      name = "etcd-endpoint-health";
+      run = "${etcdctl} --endpoints=${scheme}://127.0.0.1:2379${tlsFlags} endpoint health";
+      retries = 20;
+      delay = 3;
+    })
+  ];
+}

@@ -1,0 +1,53 @@
+# Phase "kubelet" (Kubespray role kubernetes/node): kubelet.env, kubelet-config.yaml and
+# kubelet.service on every Kubernetes node, and on nodes without a control plane the
+# localhost API load balancer (nginx or haproxy config + static pod manifest). The kubelet
+# restarts until kubeadm (control-plane phase) gives it a kubeconfig, as with Kubespray.
+ctx: node:
+let
+  lib = import ../lib;
+  tpl = import ../templates/kubelet.nix;
+  resolv = import ../templates/resolv.nix;
+  inherit (lib) records text;
+  inherit (builtins) elem;
+  cs = ctx.settings;
+  s = node.settings;
+  bin = cs.paths.binDir;
+  nginx = cs.loadBalancer.type == "nginx";
+  needsLB = ctx.api.localLB && (!node.isControlPlane || cs.apiserver.bindAddress != "::");
+  # With a managed /etc/resolv.conf pointing at the cluster DNS, pods using the node's
+  # resolvers (CoreDNS itself) must not see it, or DNS would loop.
+  managedResolv = resolv.managed ctx node;
+  resolvConf = if managedResolv then resolv.upstreamFile else "/etc/resolv.conf";
+
+  envFile = records.file { path = "/etc/kubernetes/kubelet.env"; mode = "0600"; text = tpl.env { inherit ctx node; }; };
+  configFile = records.file { path = "/etc/kubernetes/kubelet-config.yaml"; mode = "0600"; text = tpl.config { inherit ctx node resolvConf; }; };
+  upstream = text.optional managedResolv (records.textFile resolv.upstreamFile (resolv.upstreamResolvConf node));
+  lbFiles = text.optionals needsLB [
+    (records.file {
+      path = if nginx then "/etc/nginx/nginx.conf" else "/etc/haproxy/haproxy.cfg";
+      mode = "0644";
+      text = ctx.texts.lbConfig;
+    })
+    (records.file {
+      path = "/etc/kubernetes/manifests/${if nginx then "nginx-proxy" else "haproxy"}.yml";
+      mode = "0640";
+      text = ctx.texts.lbManifest;
+    })
+  ];
+  kubeletBinary = !(elem "kubelet" cs.download.skip) && ctx.active "kubelet";
+in
+if !node.isK8s then { }
+else {
+  directories = text.optional needsLB (records.directory { path = if nginx then "/etc/nginx" else "/etc/haproxy"; mode = "0700"; });
+  files = [ envFile configFile ] ++ upstream ++ lbFiles;
+  units = [
+    (records.unit {
+      name = "kubelet.service";
+      text = tpl.unit { binDir = bin; };
+      onChange = "restart";
+      enable = true;
+      restartTriggers = [ envFile.path configFile.path ] ++ map (f: f.path) upstream
+        ++ text.optional kubeletBinary "${bin}/kubelet";
+    })
+  ];
+}

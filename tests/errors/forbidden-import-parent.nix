@@ -1,0 +1,2 @@
+# Importing from above the project root is not allowed.
+import ../lang_corpus.rs

@@ -1,0 +1,5 @@
+# Only <kdeploy> is on the search path.
+let
+  pkgs = import <nixpkgs> { };
+in
+pkgs.hello

@@ -1,0 +1,5 @@
+# A variable defined as itself.
+let
+  x = x;
+in
+x

@@ -1,0 +1,5 @@
+# Two attributes of a recursive set that depend on each other.
+rec {
+  port = targetPort;
+  targetPort = port;
+}

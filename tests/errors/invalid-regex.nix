@@ -1,0 +1,2 @@
+# An unbalanced parenthesis in a regular expression.
+builtins.match "(web|db" "web"

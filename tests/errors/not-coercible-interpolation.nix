@@ -1,0 +1,7 @@
+# An integer interpolated into a string (needs toString).
+let
+  port = 8080;
+in
+{
+  url = "http://localhost:${port}/";
+}

@@ -1,0 +1,7 @@
+# Index 5 of a three-element list.
+let
+  nodes = [ "a" "b" "c" ];
+in
+{
+  sixth = builtins.elemAt nodes 5;
+}

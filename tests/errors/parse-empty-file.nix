@@ -1,0 +1,1 @@
+# This file holds only a comment: there is no expression to evaluate.

@@ -1,0 +1,5 @@
+# One '}' too many after the set.
+{
+  name = "web";
+  replicas = 2;
+} }

@@ -1,0 +1,7 @@
+# The outer set is never closed.
+{
+  name = "web";
+  ports = {
+    http = 80;
+    https = 443;
+  };

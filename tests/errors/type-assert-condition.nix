@@ -1,0 +1,6 @@
+# The condition of `assert` is an integer, not a Boolean.
+let
+  replicas = 3;
+in
+assert replicas;
+{ inherit replicas; }

@@ -1,0 +1,13 @@
+# expect: pod network too small: 10.233.64.0/25 holds 2 blocks of /26 (calico.poolBlockSize) but the cluster has 3 Kubernetes nodes
+let kd = import <kdeploy>; in
+kd.cluster {
+  name = "t";
+  nodes = {
+    a = { address = "10.0.0.1"; roles = [ "control-plane" "etcd" ]; };
+    b = { address = "10.0.0.2"; roles = [ "worker" ]; };
+    c = { address = "10.0.0.3"; roles = [ "worker" ]; };
+  };
+  settings = {
+    network.podCIDR = "10.233.64.0/25";  # <- error points here
+  };
+}
