@@ -16,9 +16,14 @@ fn corpus_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/lang")
 }
 
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
 fn nix_json(file: &Path) -> Result<String, Failed> {
     let out = Command::new("nix-instantiate")
-        .args(["--eval", "--strict", "--json"])
+        .args(["--eval", "--strict", "--json", "-I"])
+        .arg(format!("kdeploy={}", repo().join("stdlib").display()))
         .arg(file)
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
@@ -32,7 +37,8 @@ fn nix_json(file: &Path) -> Result<String, Failed> {
 
 fn compare(file: &Path) -> Result<(), Failed> {
     let expected = nix_json(file)?;
-    let mut s = Session::new(vec![corpus_dir()], Stdlib::Absent);
+    let root = file.parent().unwrap_or(Path::new(".")).to_path_buf();
+    let mut s = Session::new(vec![root], Stdlib::Dir(repo().join("stdlib")));
     let value = s.eval_file(file, &[]).map_err(|e| s.render_error(&e, false))?;
     let got = s.to_json(&value).map_err(|e| s.render_error(&e, false))?;
     if got != expected {
@@ -57,10 +63,15 @@ fn main() {
         .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("eval-okay-")) && p.extension().is_some_and(|x| x == "nix"))
         .collect();
     files.sort();
+    // The example clusters: the stdlib must stay valid Nix, with equal JSON.
+    for c in ["lab", "seed", "ha", "big"] {
+        files.push(repo().join("clusters").join(format!("{c}.nix")));
+    }
     let trials = files
         .into_iter()
         .map(|p| {
-            let name = p.file_stem().unwrap_or_default().to_string_lossy().into_owned();
+            let stem = p.file_stem().unwrap_or_default().to_string_lossy().into_owned();
+            let name = if p.starts_with(repo().join("clusters")) { format!("cluster-{stem}") } else { stem };
             Trial::test(name, move || compare(&p)).with_ignored_flag(!have_nix)
         })
         .collect();

@@ -6,6 +6,7 @@ use crate::eval::Evaluator;
 use crate::print::to_json;
 use crate::thunk::Thunk;
 use crate::value::{Attrs, Value};
+use super::pure::json::Data;
 
 pub const DEFS: &[BuiltinDef] = &[
     BuiltinDef { name: "toJSON", arity: 1, func: to_json_builtin },
@@ -31,18 +32,16 @@ fn from_toml(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
 }
 
 /// Converts parsed data into a value; numbers keep their int/float kind.
-pub fn from_data(d: serde_json::Value) -> Value {
+pub fn from_data(d: Data) -> Value {
     match d {
-        serde_json::Value::Null => Value::Null,
-        serde_json::Value::Bool(b) => Value::Bool(b),
-        serde_json::Value::Number(n) => match n.as_i64() {
-            Some(i) => Value::Int(i),
-            None => Value::Float(n.as_f64().unwrap_or(f64::NAN)),
-        },
-        serde_json::Value::String(s) => Value::string(s),
-        serde_json::Value::Array(items) => Value::list(items.into_iter().map(|x| Thunk::value(from_data(x))).collect()),
-        serde_json::Value::Object(map) => {
-            Value::attrs(Attrs::from_unsorted(map.into_iter().map(|(k, v)| (k.into(), Thunk::value(from_data(v)))).collect()))
+        Data::Null => Value::Null,
+        Data::Bool(b) => Value::Bool(b),
+        Data::Int(i) => Value::Int(i),
+        Data::Float(f) => Value::Float(f),
+        Data::String(s) => Value::string(s),
+        Data::List(items) => Value::list(items.into_iter().map(|x| Thunk::value(from_data(x))).collect()),
+        Data::Attrs(entries) => {
+            Value::attrs(Attrs::from_sorted(entries.into_iter().map(|(k, v)| (k.into(), Thunk::value(from_data(v)))).collect()))
         }
     }
 }
