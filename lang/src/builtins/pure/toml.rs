@@ -112,10 +112,11 @@ fn clamped_literal(lit: &str) -> Option<&'static str> {
         Some((i, f)) => (i, Some(f)),
         None => (mantissa, None),
     };
+    let exponent_ok = |e: &str| is_digit_run(e.strip_prefix(['+', '-']).unwrap_or(e), dec);
     let valid = is_digit_run(int_part, dec)
         && !(int_part.len() > 1 && int_part.starts_with('0'))
-        && frac.map_or(true, |f| is_digit_run(f, dec))
-        && exponent.map_or(true, |e| is_digit_run(e.trim_start_matches(['+', '-']), dec) && e.len() - e.trim_start_matches(['+', '-']).len() <= 1)
+        && frac.is_none_or(|f| is_digit_run(f, dec))
+        && exponent.is_none_or(exponent_ok)
         && (frac.is_some() || exponent.is_some());
     if !valid {
         return None;
@@ -285,6 +286,16 @@ mod tests {
             let e = from_toml(src).expect_err(src);
             assert!(e.starts_with(PREFIX), "{e}");
         }
+    }
+
+    #[test]
+    fn deep_nesting_is_an_error_not_a_crash() {
+        let deep = "a = ".to_string() + &"[".repeat(100_000) + &"]".repeat(100_000);
+        assert!(from_toml(&deep).is_err());
+        let deep = "a = ".to_string() + &"{b=".repeat(100_000) + "1" + &"}".repeat(100_000);
+        assert!(from_toml(&deep).is_err());
+        let ok_depth = "a = ".to_string() + &"[".repeat(20) + &"]".repeat(20);
+        assert!(from_toml(&ok_depth).is_ok());
     }
 
     #[test]
