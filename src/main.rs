@@ -1,9 +1,6 @@
-//! The `kdeploy` command: parses the command line and dispatches to one
-//! module per subcommand under `cli/`. Exit codes are documented in the
+//! The `kdeploy` command: sets up the allocator and the evaluation thread,
+//! then hands over to `kdeploy::cli`. Exit codes are documented in the
 //! README and in `kdeploy --help`.
-
-mod cli;
-mod stdlib;
 
 use std::process::ExitCode;
 
@@ -18,8 +15,8 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 const EVAL_STACK: usize = 4 << 30;
 
 fn main() -> ExitCode {
-    match std::thread::Builder::new().name("kdeploy".into()).stack_size(EVAL_STACK).spawn(cli::run) {
+    match std::thread::Builder::new().name("kdeploy".into()).stack_size(EVAL_STACK).spawn(kdeploy::cli::run) {
         Ok(handle) => handle.join().unwrap_or(ExitCode::FAILURE),
-        Err(_) => cli::run(),
+        Err(_) => kdeploy::cli::run(),
     }
 }

@@ -1,0 +1,6 @@
+//! kdeploy's engine and CLI as a library, so integration tests can drive
+//! each part: `cli` (the commands), `stdlib` (the embedded stdlib). The
+//! engine knows nothing about Kubernetes: all of that lives in `stdlib/`.
+
+pub mod cli;
+pub mod stdlib;
