@@ -4,3 +4,5 @@
 
 pub mod cli;
 pub mod stdlib;
+pub mod closure;
+pub mod store;

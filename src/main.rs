@@ -14,7 +14,24 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 /// bounds its depth and still grows onto the heap past this (`stacker`).
 const EVAL_STACK: usize = 4 << 30;
 
+/// mimalloc reads its options once, before `main`; setting them later has
+/// no effect. A purge delay of -1 keeps freed memory instead of handing it
+/// back to the OS and re-zeroing it (up to half the run time of a large
+/// evaluation), so kdeploy re-executes itself once with it set.
+fn ensure_allocator_options() {
+    use std::os::unix::process::CommandExt;
+    if std::env::var_os("MIMALLOC_PURGE_DELAY").is_some() {
+        return;
+    }
+    if let Ok(exe) = std::env::current_exe() {
+        let args: Vec<_> = std::env::args_os().skip(1).collect();
+        // `exec` only returns on failure; then run as we are.
+        let _ = std::process::Command::new(exe).args(args).env("MIMALLOC_PURGE_DELAY", "-1").exec();
+    }
+}
+
 fn main() -> ExitCode {
+    ensure_allocator_options();
     match std::thread::Builder::new().name("kdeploy".into()).stack_size(EVAL_STACK).spawn(kdeploy::cli::run) {
         Ok(handle) => handle.join().unwrap_or(ExitCode::FAILURE),
         Err(_) => kdeploy::cli::run(),

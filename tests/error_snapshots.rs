@@ -117,16 +117,25 @@ const ERROR_FILES_EXTRA: &str = "too-deep-recursion";
 
 error_tests! {
     // Syntax errors: the first real error only.
-    parse_missing_semicolon: "parse-missing-semicolon" => "kdeploy::parse" ["expected ';'"];
-    parse_unclosed_brace: "parse-unclosed-brace" => "kdeploy::parse";
-    parse_unclosed_string: "parse-unclosed-string" => "kdeploy::parse";
+    parse_missing_semicolon: "parse-missing-semicolon" => "kdeploy::parse" ["parse-missing-semicolon.nix:3:15", "expected ';' after this binding"];
+    parse_unclosed_brace: "parse-unclosed-brace" => "kdeploy::parse" ["parse-unclosed-brace.nix:2:1", "'{' opened here is never closed"];
+    parse_unclosed_string: "parse-unclosed-string" => "kdeploy::parse" ["parse-unclosed-string.nix:4:11", "unclosed string"];
     parse_stray_token: "parse-stray-token" => "kdeploy::parse" ["parse-stray-token.nix:5:3"];
-    parse_cascade: "parse-cascade" => "kdeploy::parse" ["parse-cascade.nix:4:8", "unexpected ':'"];
-    parse_missing_in: "parse-missing-in" => "kdeploy::parse";
-    parse_unclosed_paren: "parse-unclosed-paren" => "kdeploy::parse";
-    parse_empty_file: "parse-empty-file" => "kdeploy::parse";
+    parse_cascade: "parse-cascade" => "kdeploy::parse" ["parse-cascade.nix:4:8", "unexpected ':'", "use '=' to define an attribute"];
+    parse_missing_in: "parse-missing-in" => "kdeploy::parse" ["parse-missing-in.nix:2:1", "'let' without 'in'"];
+    parse_unclosed_paren: "parse-unclosed-paren" => "kdeploy::parse" ["parse-unclosed-paren.nix:3:11", "unclosed '('", "expected ')' before this 'in'"];
+    parse_empty_file: "parse-empty-file" => "kdeploy::parse" ["the file contains no expression"];
     parse_dynamic_let: "parse-dynamic-let" => "kdeploy::parse";
     parse_duplicate_formal: "parse-duplicate-formal" => "kdeploy::duplicate-attribute";
+    parse_unclosed_interpolation: "parse-unclosed-interpolation" => "kdeploy::parse" ["parse-unclosed-interpolation.nix:6:18", "unclosed '${'"];
+    parse_unclosed_comment: "parse-unclosed-comment" => "kdeploy::parse" ["parse-unclosed-comment.nix:4:3", "unclosed comment"];
+    parse_let_without_in: "parse-let-without-in" => "kdeploy::parse" ["parse-let-without-in.nix:4:11", "'let' without 'in'"];
+    parse_unclosed_inner_brace: "parse-unclosed-inner-brace" => "kdeploy::parse" ["unclosed '{'", "maybe this '{' is the one never closed"];
+    parse_lost_quote: "parse-lost-quote" => "kdeploy::parse" ["parse-lost-quote.nix:4:11", "unclosed string"];
+    parse_unmatched_bracket: "parse-unmatched-bracket" => "kdeploy::parse" ["parse-unmatched-bracket.nix:4:11", "unclosed '['", "expected ']' before this '}'"];
+    parse_missing_semicolon_brace: "parse-missing-semicolon-brace" => "kdeploy::parse" ["parse-missing-semicolon-brace.nix:2:29", "missing ';'"];
+    parse_invalid_character: "parse-invalid-character" => "kdeploy::parse" ["parse-invalid-character.nix:3:13", "unexpected '%'"];
+    parse_if_without_else: "parse-if-without-else" => "kdeploy::parse" ["expected 'else'"];
 
     // Names.
     undefined_variable_typo: "undefined-variable-typo" => "kdeploy::undefined-variable" ["undefined-variable-typo.nix:7:19", "did you mean 'replicas'?"];

@@ -5,5 +5,12 @@
 # a real 3-member etcd started from generated files).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The end-to-end tests need real nodes: boot the lab (3 nspawn nodes at
+# 10.77.0.11-13) unless it is up already, and remove it afterwards if we
+# booted it.
+if ! lab/lab.sh status >/dev/null 2>&1; then
+  lab/lab.sh up 3
+  trap 'lab/lab.sh down' EXIT
+fi
 cargo test --workspace --release
 sh tests/stdlib/run.sh

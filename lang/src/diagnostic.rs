@@ -50,9 +50,17 @@ impl Diagnostic for Report {
 /// A span limited to its first line, so a label never covers a whole block.
 fn first_line(sources: &Sources, span: Span) -> SourceSpan {
     let file = sources.get(span.file);
-    let start = (span.start as usize).min(file.text.len());
-    let end = (span.end as usize).clamp(start, file.text.len());
-    let end = file.text[start..end].find('\n').map_or(end, |i| start + i);
+    let text = &file.text;
+    let mut start = (span.start as usize).min(text.len());
+    let mut end = (span.end as usize).clamp(start, text.len());
+    // miette draws no label at the very end of the text: point at the last
+    // character instead (or just after the last line, before its newline).
+    if start == end && start == text.len() && start > 0 {
+        let last = text[..start].char_indices().next_back().map_or(0, |(i, _)| i);
+        start = last;
+        end = if text[last..].starts_with('\n') { last } else { text.len() };
+    }
+    let end = text[start..end].find('\n').map_or(end, |i| start + i);
     SourceSpan::new(start.into(), end - start)
 }
 

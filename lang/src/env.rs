@@ -5,23 +5,30 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
+use smallvec::SmallVec;
+
 use crate::thunk::Thunk;
 
+/// Most frames (lambda calls, `with`) hold one or two slots: inline.
+type Slots = SmallVec<[Thunk; 2]>;
+
 pub struct Env {
-    slots: RefCell<Vec<Thunk>>,
+    slots: RefCell<Slots>,
     parent: Option<Rc<Env>>,
 }
 
 impl Env {
     pub fn root() -> Rc<Env> {
-        Rc::new(Env { slots: RefCell::new(Vec::new()), parent: None })
+        Rc::new(Env { slots: RefCell::new(SmallVec::new()), parent: None })
     }
 
     pub fn child(parent: &Rc<Env>, capacity: usize) -> Rc<Env> {
-        Rc::new(Env { slots: RefCell::new(Vec::with_capacity(capacity)), parent: Some(parent.clone()) })
+        Rc::new(Env { slots: RefCell::new(SmallVec::with_capacity(capacity)), parent: Some(parent.clone()) })
     }
 
-    pub fn with_slots(parent: &Rc<Env>, slots: Vec<Thunk>) -> Rc<Env> {
+    pub fn with_one(parent: &Rc<Env>, slot: Thunk) -> Rc<Env> {
+        let mut slots = SmallVec::new();
+        slots.push(slot);
         Rc::new(Env { slots: RefCell::new(slots), parent: Some(parent.clone()) })
     }
 

@@ -69,33 +69,53 @@ impl Evaluator {
         }
     }
 
+    /// The value of a thunk, evaluating it on first demand. The fast paths
+    /// (known value, already evaluated) stay inline; the rest is out of line
+    /// so that deep recursion keeps small stack frames.
+    #[inline]
     pub fn force(&mut self, t: &Thunk) -> EvalResult<Value> {
-        let cell = match t.cell() {
-            None => return Ok(t.peek().expect("a thunk without a cell holds a value")),
-            Some(cell) => cell,
-        };
+        match t.cell() {
+            None => Ok(t.peek().expect("a thunk without a cell holds a value")),
+            Some(cell) => {
+                if let State::Done(v) = &*cell.borrow() {
+                    return Ok(v.clone());
+                }
+                self.force_cell(cell)
+            }
+        }
+    }
+
+    #[inline(never)]
+    fn force_cell(&mut self, cell: &Rc<std::cell::RefCell<State>>) -> EvalResult<Value> {
         let state = {
             let mut s = cell.borrow_mut();
-            match &*s {
-                State::Done(v) => return Ok(v.clone()),
-                State::Blackhole(span) => {
-                    return Err(EvalError::new(ErrorKind::InfiniteRecursion, "infinite recursion encountered")
-                        .at_if_unset(*span)
-                        .label("this value depends on itself"));
-                }
-                _ => {}
+            if let State::Blackhole(span) = &*s {
+                return Err(infinite_recursion(*span));
             }
             std::mem::replace(&mut *s, State::Blackhole(None))
         };
-        let result = match state {
+        match state {
             State::Pending(expr, env) => {
                 *cell.borrow_mut() = State::Blackhole(expr_span(&expr));
-                let r = self.eval(&expr, &env);
-                if r.is_err() {
-                    *cell.borrow_mut() = State::Pending(expr, env);
+                match self.eval(&expr, &env) {
+                    Ok(v) => {
+                        *cell.borrow_mut() = State::Done(v.clone());
+                        Ok(v)
+                    }
+                    Err(e) => {
+                        *cell.borrow_mut() = State::Pending(expr, env);
+                        Err(e)
+                    }
                 }
-                r
             }
+            other => self.force_other(cell, other),
+        }
+    }
+
+    /// Applications and native computations: less common, kept apart.
+    #[inline(never)]
+    fn force_other(&mut self, cell: &Rc<std::cell::RefCell<State>>, state: State) -> EvalResult<Value> {
+        let result = match state {
             State::Apply1(f, arg) => {
                 let r = self.apply(f.clone(), arg.clone(), None);
                 if r.is_err() {
@@ -111,7 +131,7 @@ impl Evaluator {
                 r
             }
             State::Native(f) => f(self),
-            State::Blackhole(_) | State::Done(_) => unreachable!("handled above"),
+            State::Pending(..) | State::Blackhole(_) | State::Done(_) => unreachable!("handled by force_cell"),
         };
         match &result {
             Ok(v) => *cell.borrow_mut() = State::Done(v.clone()),
@@ -126,20 +146,22 @@ impl Evaluator {
         result
     }
 
+    #[inline]
     pub fn eval(&mut self, expr: &ExprRef, env: &Rc<Env>) -> EvalResult<Value> {
         self.depth += 1;
-        if self.depth > MAX_DEPTH {
-            self.depth -= 1;
-            return Err(EvalError::new(
-                ErrorKind::TooDeep,
-                format!("evaluation is nested more than {MAX_DEPTH} levels deep"),
-            )
-            .at_if_unset(expr_span(expr))
-            .help("this is usually unbounded recursion; otherwise restructure it, e.g. with builtins.foldl'"));
-        }
-        let r = stacker::maybe_grow(256 * 1024, 64 * 1024 * 1024, || self.eval_inner(expr, env));
+        // Checking the stack costs a little: every 8 levels is enough, the
+        // red zone covers far more than 8 frames.
+        let r = if self.depth & 7 != 0 { self.eval_inner(expr, env) } else { self.eval_checked(expr, env) };
         self.depth -= 1;
         r
+    }
+
+    #[inline(never)]
+    fn eval_checked(&mut self, expr: &ExprRef, env: &Rc<Env>) -> EvalResult<Value> {
+        if self.depth > MAX_DEPTH {
+            return Err(too_deep(expr));
+        }
+        stacker::maybe_grow(256 * 1024, 64 * 1024 * 1024, || self.eval_inner(expr, env))
     }
 
     fn eval_inner(&mut self, expr: &ExprRef, env: &Rc<Env>) -> EvalResult<Value> {
@@ -166,7 +188,7 @@ impl Evaluator {
             }
             Expr::With { namespace, body, .. } => {
                 let ns = self.thunk(namespace, env);
-                let with_env = Env::with_slots(env, vec![ns]);
+                let with_env = Env::with_one(env, ns);
                 self.eval(body, &with_env)
             }
             Expr::Lambda(l) => Ok(Value::Lambda(Rc::new(Closure { lambda: l.clone(), env: env.clone() }))),
@@ -221,8 +243,7 @@ impl Evaluator {
     fn eval_bool(&mut self, e: &ExprRef, env: &Rc<Env>, span: Span, what: &str) -> EvalResult<bool> {
         match self.eval(e, env)? {
             Value::Bool(b) => Ok(b),
-            v => Err(EvalError::new(ErrorKind::Type, format!("{what} is {}, but a Boolean was expected", v.type_article()))
-                .at(expr_span(e).unwrap_or(span))),
+            v => Err(not_bool(what, &v, expr_span(e).unwrap_or(span))),
         }
     }
 
@@ -385,7 +406,17 @@ impl Evaluator {
         Ok(Value::Bool(true))
     }
 
+    #[inline]
     pub fn apply(&mut self, f: Value, arg: Thunk, span: Option<Span>) -> EvalResult<Value> {
+        match f {
+            Value::Lambda(c) => self.call_lambda(&c, arg, span),
+            other => self.apply_other(other, arg, span),
+        }
+    }
+
+    /// Builtins, partial applications and `__functor` sets.
+    #[inline(never)]
+    fn apply_other(&mut self, f: Value, arg: Thunk, span: Option<Span>) -> EvalResult<Value> {
         match f {
             Value::Lambda(c) => self.call_lambda(&c, arg, span),
             Value::Builtin(pb) => {
@@ -425,13 +456,10 @@ impl Evaluator {
     fn call_lambda(&mut self, c: &Rc<Closure>, arg: Thunk, span: Option<Span>) -> EvalResult<Value> {
         let lambda = &c.lambda;
         let env = match &lambda.param {
-            Param::Ident => Env::with_slots(&c.env, vec![arg]),
+            Param::Ident => Env::with_one(&c.env, arg),
             Param::Pattern(p) => self.bind_pattern(c, p, arg, span)?,
         };
-        self.eval(&lambda.body, &env).map_err(|e| match &lambda.name {
-            Some(name) => e.context(format!("while calling '{name}'"), span),
-            None => e.context("while calling a function", span),
-        })
+        self.eval(&lambda.body, &env).map_err(|e| call_context(e, lambda, span))
     }
 
     #[inline(never)]
@@ -687,6 +715,33 @@ impl Evaluator {
 pub enum CoerceMode {
     Interpolation,
     ToString,
+}
+
+#[cold]
+fn call_context(e: Box<EvalError>, lambda: &Lambda, span: Option<Span>) -> Box<EvalError> {
+    match &lambda.name {
+        Some(name) => e.context(format!("while calling '{name}'"), span),
+        None => e.context("while calling a function", span),
+    }
+}
+
+#[cold]
+fn not_bool(what: &str, v: &Value, span: Span) -> Box<EvalError> {
+    EvalError::new(ErrorKind::Type, format!("{what} is {}, but a Boolean was expected", v.type_article())).at(span)
+}
+
+#[cold]
+fn infinite_recursion(span: Option<Span>) -> Box<EvalError> {
+    EvalError::new(ErrorKind::InfiniteRecursion, "infinite recursion encountered")
+        .at_if_unset(span)
+        .label("this value depends on itself")
+}
+
+#[cold]
+fn too_deep(expr: &Expr) -> Box<EvalError> {
+    EvalError::new(ErrorKind::TooDeep, format!("evaluation is nested more than {MAX_DEPTH} levels deep"))
+        .at_if_unset(expr_span(expr))
+        .help("this is usually unbounded recursion; otherwise restructure it, e.g. with builtins.foldl'")
 }
 
 pub(crate) fn missing_attr(name: &str, a: &Attrs, span: Span) -> Box<EvalError> {

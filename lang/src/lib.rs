@@ -19,6 +19,7 @@ pub mod path;
 pub mod print;
 pub mod source;
 mod suggest;
+mod syntax_hints;
 pub mod thunk;
 pub mod value;
 

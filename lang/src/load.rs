@@ -2,9 +2,6 @@
 //! error, lower it, and evaluate it in the global scope. `import` of a file
 //! goes through here and is memoised per normalised path.
 
-
-use rnix::SyntaxKind;
-
 use crate::env::Env;
 use crate::error::{ErrorExt, ErrorKind, EvalError, EvalResult};
 use crate::eval::Evaluator;
@@ -13,6 +10,7 @@ use crate::ir::ExprRef;
 use crate::lower::Lowerer;
 use crate::path;
 use crate::source::{FileId, Span};
+use crate::syntax_hints;
 use crate::thunk::Thunk;
 use crate::value::Value;
 
@@ -67,57 +65,17 @@ pub fn display_name(p: &str) -> String {
     p.to_string()
 }
 
-fn token_name(kind: SyntaxKind) -> String {
-    use SyntaxKind::*;
-    let s = match kind {
-        TOKEN_SEMICOLON => "';'",
-        TOKEN_ASSIGN => "'='",
-        TOKEN_COLON => "':'",
-        TOKEN_COMMA => "','",
-        TOKEN_DOT => "'.'",
-        TOKEN_L_BRACE => "'{'",
-        TOKEN_R_BRACE => "'}'",
-        TOKEN_L_BRACK => "'['",
-        TOKEN_R_BRACK => "']'",
-        TOKEN_L_PAREN => "'('",
-        TOKEN_R_PAREN => "')'",
-        TOKEN_IN => "'in'",
-        TOKEN_THEN => "'then'",
-        TOKEN_ELSE => "'else'",
-        TOKEN_IDENT => "an identifier",
-        TOKEN_STRING_END => "the end of the string",
-        TOKEN_INTERPOL_END => "'}' closing the interpolation",
-        _ => return format!("{kind:?}").trim_start_matches("TOKEN_").trim_start_matches("NODE_").to_lowercase().replace('_', " "),
-    };
-    s.to_string()
-}
-
 fn parse_error(e: &rnix::ParseError, file: FileId, text: &str) -> Box<EvalError> {
-    use rnix::ParseError as P;
-    let end = rnix::TextRange::empty(rnix::TextSize::from(text.len() as u32));
-    let (msg, range) = match e {
-        P::Unexpected(r) => (format!("unexpected '{}'", snippet(text, *r)), *r),
-        P::UnexpectedExtra(r) => (format!("unexpected '{}' after the end of the expression", snippet(text, *r)), *r),
-        P::UnexpectedWanted(got, r, wanted) => {
-            let wanted: Vec<String> = wanted.iter().map(|k| token_name(*k)).collect();
-            (format!("unexpected {}, expected {}", token_name(*got), wanted.join(" or ")), *r)
-        }
-        P::UnexpectedDoubleBind(r) => ("a pattern can be bound with '@' only once".to_string(), *r),
-        P::UnexpectedEOF => ("unexpected end of file".to_string(), end),
-        P::UnexpectedEOFWanted(wanted) => {
-            let wanted: Vec<String> = wanted.iter().map(|k| token_name(*k)).collect();
-            (format!("unexpected end of file, expected {}", wanted.join(" or ")), end)
-        }
-        P::DuplicatedArgs(r, name) => (format!("duplicate formal function argument '{name}'"), *r),
-        P::RecursionLimitExceeded => ("the expression is nested too deeply to parse".to_string(), end),
-        _ => (e.to_string(), end),
+    let x = syntax_hints::explain(text, e);
+    let range = |(start, end): (usize, usize)| {
+        Span::new(file, rnix::TextRange::new(rnix::TextSize::from(start as u32), rnix::TextSize::from(end as u32)))
     };
-    EvalError::new(ErrorKind::Parse, format!("syntax error: {msg}")).at(Span::new(file, range)).label("here")
+    let mut err = EvalError::new(ErrorKind::Parse, x.message).at(range(x.range)).label(x.label);
+    if let Some(h) = x.help {
+        err = err.help(h);
+    }
+    for (what, r) in x.notes {
+        err = err.note(what, range(r));
+    }
+    err
 }
-
-fn snippet(text: &str, r: rnix::TextRange) -> String {
-    let s = text.get(usize::from(r.start())..usize::from(r.end())).unwrap_or("");
-    let s: String = s.chars().take(30).collect();
-    s
-}
-

@@ -6,6 +6,13 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod eval;
+mod inputs;
+mod options;
+mod plan;
+mod summary;
+mod tasks;
+
+pub use tasks::compress_names;
 
 pub const EXIT_ERROR: u8 = 1;
 pub const EXIT_USAGE: u8 = 2;
@@ -24,8 +31,12 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Evaluate a file or expression and print its value (readably, or as JSON).
+    /// Evaluate a file or expression; for a cluster, show its hashed per-node closures.
     Eval(eval::EvalArgs),
+    /// List the steps of every phase on every node of a cluster (like ansible's --list-tasks).
+    Plan(plan::PlanArgs),
+    /// List the cluster options the stdlib declares: path, type, default, description.
+    Options(options::OptionsArgs),
 }
 
 pub fn run() -> ExitCode {
@@ -38,5 +49,7 @@ pub fn run() -> ExitCode {
     };
     match cli.command {
         Command::Eval(args) => eval::run(args),
+        Command::Plan(args) => plan::run(args),
+        Command::Options(args) => options::run(args),
     }
 }

@@ -1,0 +1,119 @@
+//! What every evaluating subcommand shares: the `--arg`/`--argstr` inputs,
+//! the project root(s), the stdlib override, and — for clusters — turning
+//! the evaluated value into hashed closures with a resolver over the
+//! project's store.
+
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+use kdeploy_lang::{Arg, EvalError, Session, Value};
+
+use crate::closure::{self, Closures};
+use crate::store::{FileFetcher, Resolver, Store};
+
+#[derive(Args, Clone, Default)]
+pub struct Inputs {
+    /// Pass NAME = EXPR to a file whose value is a function with formals.
+    #[arg(long, num_args = 2, value_names = ["NAME", "EXPR"], action = clap::ArgAction::Append)]
+    pub arg: Vec<String>,
+    /// Pass NAME = VALUE (a string) likewise.
+    #[arg(long, num_args = 2, value_names = ["NAME", "VALUE"], action = clap::ArgAction::Append)]
+    pub argstr: Vec<String>,
+    /// Project root: files may be read only below it, and `file` sources are relative to it
+    /// (default: the file's directory, or the current one).
+    #[arg(long)]
+    pub root: Vec<PathBuf>,
+    /// Use this stdlib directory instead of the one built into kdeploy.
+    #[arg(long, env = "KDEPLOY_STDLIB")]
+    pub stdlib: Option<PathBuf>,
+    /// The deployer's blob store (default: .kdeploy/store under the project root).
+    #[arg(long, value_name = "DIR")]
+    pub store: Option<PathBuf>,
+}
+
+/// Why a command stopped: bad usage (exit 2) or a failure (exit 1).
+pub enum Failure {
+    Usage(String),
+    Eval(Box<EvalError>),
+    Closure(String),
+}
+
+impl From<Box<EvalError>> for Failure {
+    fn from(e: Box<EvalError>) -> Self {
+        Failure::Eval(e)
+    }
+}
+
+impl From<closure::Error> for Failure {
+    fn from(e: closure::Error) -> Self {
+        Failure::Closure(e.0)
+    }
+}
+
+impl From<crate::store::Error> for Failure {
+    fn from(e: crate::store::Error) -> Self {
+        Failure::Closure(e.0)
+    }
+}
+
+impl Inputs {
+    pub fn args(&self) -> Vec<(String, Arg)> {
+        let mut out = Vec::new();
+        for pair in self.arg.chunks(2) {
+            out.push((pair[0].clone(), Arg::Expr(pair[1].clone())));
+        }
+        for pair in self.argstr.chunks(2) {
+            out.push((pair[0].clone(), Arg::Str(pair[1].clone())));
+        }
+        out
+    }
+
+    pub fn roots(&self, file: Option<&Path>) -> Vec<PathBuf> {
+        if !self.root.is_empty() {
+            return self.root.clone();
+        }
+        match file {
+            Some(f) if f.is_dir() => vec![f.to_path_buf()],
+            Some(f) => vec![f.parent().filter(|p| !p.as_os_str().is_empty()).map_or(PathBuf::from("."), |p| p.to_path_buf())],
+            None => vec![PathBuf::from(".")],
+        }
+    }
+
+    pub fn session(&self, file: Option<&Path>) -> Session {
+        Session::new(self.roots(file), crate::stdlib::stdlib(self.stdlib.clone()))
+    }
+
+    /// Sources are resolved against the first project root.
+    pub fn resolver(&self, file: Option<&Path>) -> Resolver {
+        let root = self.roots(file).remove(0);
+        let store = Store::new(self.store.clone().unwrap_or_else(|| Store::default_dir(&root)));
+        Resolver::new(root, store, Box::new(FileFetcher))
+    }
+}
+
+/// Evaluate a cluster file (with `-A` selection) to its value.
+pub fn eval_file(session: &mut Session, file: &Path, attr: Option<&str>, args: &[(String, Arg)]) -> Result<Value, Failure> {
+    if !file.exists() {
+        return Err(Failure::Usage(format!("{}: no such file or directory", file.display())));
+    }
+    let v = session.eval_file(file, args)?;
+    Ok(match attr {
+        Some(a) => session.select(v, a, args)?,
+        None => v,
+    })
+}
+
+/// Whether a value is an attribute set with `schemaVersion` and `nodes`
+/// (checked without evaluating anything inside it).
+pub fn is_cluster(v: &Value) -> bool {
+    matches!(v, Value::Attrs(a) if a.get("schemaVersion").is_some() && a.get("nodes").is_some())
+}
+
+/// A cluster value → hashed closures.
+pub fn closures(session: &mut Session, v: &Value, resolver: &Resolver) -> Result<Closures, Failure> {
+    let json = session.to_json(v)?;
+    let cluster = closure::parse_cluster(&json)?;
+    drop(json); // tens of MB for big clusters; not needed for hashing
+    closure::validate(&cluster)?;
+    Ok(closure::build(cluster, resolver)?)
+}

@@ -1,0 +1,120 @@
+//! Building hashed closures from a validated cluster: resolve the content
+//! of every file source (each distinct project or deployer file is read
+//! once, in parallel), then encode and hash every node's phases in
+//! parallel. Reads files; writes nothing and downloads nothing.
+
+use std::collections::{BTreeMap, HashMap};
+
+use rayon::prelude::*;
+
+use super::hash::{encode_phase, node_hash, phase_hash};
+use super::schema::{Cluster, Source};
+use super::Error;
+use crate::store::{ContentId, Digest, Resolver};
+
+/// A cluster with the hashes of every node and phase.
+#[derive(Debug, Clone)]
+pub struct Closures {
+    pub cluster: Cluster,
+    pub nodes: BTreeMap<String, NodeClosure>,
+}
+
+#[derive(Debug, Clone)]
+pub struct NodeClosure {
+    pub hash: Digest,
+    /// Aligned with the node's `phases`.
+    pub phases: Vec<PhaseClosure>,
+}
+
+#[derive(Debug, Clone)]
+pub struct PhaseClosure {
+    pub hash: Digest,
+    /// The canonical encoding the hash covers (kept for diffing and tests).
+    pub encoding: String,
+    /// Aligned with the phase's `files`.
+    pub files: Vec<ContentId>,
+    /// Digest of each unit's text, aligned with the phase's `units`.
+    pub units: Vec<Digest>,
+}
+
+pub fn build(cluster: Cluster, resolver: &Resolver) -> Result<Closures, Error> {
+    let external = resolve_external(&cluster, resolver)?;
+    let nodes = cluster
+        .nodes
+        .par_iter()
+        .map(|(name, node)| {
+            let mut contents: Vec<Vec<ContentId>> = Vec::with_capacity(node.phases.len());
+            for phase in &node.phases {
+                contents.push(
+                    phase
+                        .files
+                        .iter()
+                        .map(|f| match &f.source {
+                            Source::Text(t) => ContentId::of_bytes(t.as_bytes()),
+                            Source::Artifact(_) => resolver.content_id(&f.source).expect("artifacts need no I/O"),
+                            other => external[other].clone(),
+                        })
+                        .collect(),
+                );
+            }
+            let node_files: HashMap<&str, &ContentId> = node
+                .phases
+                .iter()
+                .zip(&contents)
+                .flat_map(|(p, cs)| p.files.iter().map(|f| f.path.as_str()).zip(cs))
+                .collect();
+            let mut phases = Vec::with_capacity(node.phases.len());
+            for (phase, files) in node.phases.iter().zip(&contents) {
+                let units: Vec<Digest> = phase.units.iter().map(|u| Digest::of(u.text.as_bytes())).collect();
+                let encoding = encode_phase(phase, files, &units, &node_files);
+                phases.push(PhaseClosure { hash: phase_hash(&encoding), encoding, files: files.clone(), units });
+            }
+            let hash = node_hash(node.phases.iter().map(|p| p.name.as_str()).zip(phases.iter().map(|p| p.hash)));
+            (name.clone(), NodeClosure { hash, phases })
+        })
+        .collect::<Vec<_>>()
+        .into_iter()
+        .collect();
+    Ok(Closures { cluster, nodes })
+}
+
+/// Content ids of every distinct project/deployer file, read in parallel.
+/// Errors name the first place each failing source is used.
+fn resolve_external(cluster: &Cluster, resolver: &Resolver) -> Result<HashMap<Source, ContentId>, Error> {
+    let mut first_use: HashMap<&Source, (String, usize)> = HashMap::new();
+    for (name, node) in &cluster.nodes {
+        for phase in &node.phases {
+            for f in &phase.files {
+                if matches!(f.source, Source::File(_) | Source::Local(_)) {
+                    first_use
+                        .entry(&f.source)
+                        .or_insert_with(|| (format!("node {name}, phase {}, file {}", phase.name, f.path), 0))
+                        .1 += 1;
+                }
+            }
+        }
+    }
+    let results: Vec<(Source, Result<ContentId, String>)> = first_use
+        .par_iter()
+        .map(|(s, _)| ((*s).clone(), resolver.content_id(s).map_err(|e| e.0)))
+        .collect();
+    let mut ok = HashMap::new();
+    let mut errs: Vec<String> = Vec::new();
+    for (s, r) in results {
+        match r {
+            Ok(c) => {
+                ok.insert(s, c);
+            }
+            Err(e) => {
+                let (at, uses) = &first_use[&s];
+                let more = if *uses > 1 { format!(" (and {} more uses)", uses - 1) } else { String::new() };
+                errs.push(format!("{at}{more}: {e}"));
+            }
+        }
+    }
+    if errs.is_empty() {
+        return Ok(ok);
+    }
+    errs.sort();
+    Err(Error(format!("cannot read the sources of {} file(s):\n  - {}", errs.len(), errs.join("\n  - "))))
+}

@@ -1,0 +1,121 @@
+//! Naming and reading the content of a file source. `ContentId` is what a
+//! phase hash covers: the blake3 of the bytes for text, project and deployer
+//! files; for an artifact its *declared* sha256 (plus the archive member),
+//! which already pins the bytes — so hashing a closure needs no download
+//! and gives the same answer offline and on any machine. `Resolver` turns a
+//! source into bytes or a stored blob when they are really needed (printing
+//! a file, pushing to nodes).
+
+use std::path::{Path, PathBuf};
+
+use super::artifact::{self, Fetcher};
+use super::{read_project_file, Digest, Error, Result, Store};
+use crate::closure::Source;
+
+/// The identity of a file's content.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum ContentId {
+    /// Bytes we have: their blake3 and length.
+    Blob { digest: Digest, size: u64 },
+    /// A download, named by its declared checksum; `member` is the archive
+    /// member with any leading `./` removed (both spellings are the same file).
+    Artifact { sha256: String, member: Option<String> },
+}
+
+impl ContentId {
+    pub fn of_bytes(bytes: &[u8]) -> ContentId {
+        ContentId::Blob { digest: Digest::of(bytes), size: bytes.len() as u64 }
+    }
+
+    /// The string that stands for the content in canonical encodings.
+    pub fn canonical(&self) -> String {
+        match self {
+            ContentId::Blob { digest, .. } => format!("blake3:{}", digest.hex()),
+            ContentId::Artifact { sha256, member: None } => format!("sha256:{sha256}"),
+            ContentId::Artifact { sha256, member: Some(m) } => format!("sha256:{sha256}!{m}"),
+        }
+    }
+
+    pub fn size(&self) -> Option<u64> {
+        match self {
+            ContentId::Blob { size, .. } => Some(*size),
+            ContentId::Artifact { .. } => None,
+        }
+    }
+}
+
+pub(crate) fn normalize_member(m: &str) -> &str {
+    m.strip_prefix("./").unwrap_or(m)
+}
+
+/// Reads sources relative to one project, with one store and fetcher.
+pub struct Resolver {
+    project_root: PathBuf,
+    store: Store,
+    fetcher: Box<dyn Fetcher>,
+}
+
+impl Resolver {
+    /// The project root is where `file` sources live; the store defaults to
+    /// `.kdeploy/store` below it.
+    pub fn new(project_root: impl Into<PathBuf>, store: Store, fetcher: Box<dyn Fetcher>) -> Resolver {
+        Resolver { project_root: project_root.into(), store, fetcher }
+    }
+
+    pub fn project_root(&self) -> &Path {
+        &self.project_root
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// Where a user can drop a download by hand: `.kdeploy/downloads/`
+    /// next to the store directory.
+    pub fn downloads_dir(&self) -> PathBuf {
+        self.store.dir().parent().unwrap_or(self.store.dir()).join("downloads")
+    }
+
+    /// The content identity of a source, reading (not storing) local bytes.
+    pub fn content_id(&self, source: &Source) -> Result<ContentId> {
+        match source {
+            Source::Text(t) => Ok(ContentId::of_bytes(t.as_bytes())),
+            Source::Artifact(a) => Ok(ContentId::Artifact {
+                sha256: a.sha256.to_ascii_lowercase(),
+                member: a.member.as_deref().map(|m| normalize_member(m).to_string()),
+            }),
+            _ => Ok(ContentId::of_bytes(&self.bytes(source)?)),
+        }
+    }
+
+    /// The bytes of a source; an artifact is taken from the store, fetched
+    /// (and verified) first if absent.
+    pub fn bytes(&self, source: &Source) -> Result<Vec<u8>> {
+        match source {
+            Source::Text(t) => Ok(t.as_bytes().to_vec()),
+            Source::File(rel) => read_project_file(&self.project_root, rel),
+            Source::Local(p) => read_local(p),
+            Source::Artifact(a) => {
+                let blob = artifact::download_blob(&self.store, &*self.fetcher, &self.downloads_dir(), a)?;
+                let bytes = self.store.read(&blob)?;
+                match &a.member {
+                    None => Ok(bytes),
+                    Some(m) => artifact::extract_member(&bytes, m)
+                        .map_err(|e| Error(format!("artifact {}: member {m:?}: {e}", a.name))),
+                }
+            }
+        }
+    }
+
+    /// Put a source's bytes into the store and name the blob.
+    pub fn store_source(&self, source: &Source) -> Result<Digest> {
+        self.store.put(&self.bytes(source)?)
+    }
+}
+
+fn read_local(p: &str) -> Result<Vec<u8>> {
+    if !Path::new(p).is_absolute() {
+        return Err(Error(format!("deployer file {p:?}: must be an absolute path")));
+    }
+    std::fs::read(p).map_err(|e| Error(format!("deployer file {p}: {e}")))
+}

@@ -1,0 +1,32 @@
+//! The deployer's local content-addressed store: every blob a closure needs
+//! (file contents, unit texts, downloaded artifacts) is kept once, named by
+//! the blake3 hex of its bytes. Default location `.kdeploy/store/` under the
+//! project root. `content` names contents without storing them (what hashing
+//! needs), `project` confines project files to the project root, `artifact`
+//! turns a declared download into a verified blob.
+
+mod artifact;
+mod blobs;
+mod content;
+mod project;
+
+use std::fmt;
+
+pub use artifact::{Fetcher, FileFetcher};
+pub use blobs::{Digest, Store};
+pub use content::{ContentId, Resolver};
+pub use project::read_project_file;
+
+/// A store or source-resolution failure, already worded for the user.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Error(pub String);
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Error {}
+
+pub type Result<T> = std::result::Result<T, Error>;

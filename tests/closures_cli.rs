@@ -1,0 +1,89 @@
+//! `kdeploy eval` / `plan` / `options` on clusters, through the binary:
+//! outputs, exit codes (0 ok, 1 error, 2 usage), and hashes that do not
+//! depend on the current directory.
+
+use std::process::Command;
+
+fn kdeploy(args: &[&str], cwd: &std::path::Path) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_kdeploy")).args(args).current_dir(cwd).env_remove("KDEPLOY_STDLIB").output().unwrap();
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+fn repo() -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+#[test]
+fn file_prints_the_generated_etcd_env() {
+    let (code, out, err) = kdeploy(&["eval", "clusters/lab.nix", "--node", "k8s-worker01", "--file", "/etc/etcd.env"], &repo());
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("# Environment file for etcd 3.4.23"), "{out}");
+    assert!(out.contains("ETCD_NAME=k8s-worker01\n") && out.contains("ETCD_LISTEN_PEER_URLS=http://10.77.0.12:2380\n"));
+    // A unit is reachable by its installed path.
+    let (code, out, _) = kdeploy(&["eval", "clusters/lab.nix", "--node", "k8s-master", "--file", "/etc/systemd/system/etcd.service"], &repo());
+    assert_eq!(code, 0);
+    assert!(out.contains("EnvironmentFile=/etc/etcd.env"), "{out}");
+}
+
+#[test]
+fn closures_json_is_the_same_from_any_directory() {
+    let abs = repo().join("tests/clusters/locality.nix");
+    let (c1, here, _) = kdeploy(&["eval", "tests/clusters/locality.nix", "--closures"], &repo());
+    let (c2, there, _) = kdeploy(&["eval", abs.to_str().unwrap(), "--closures"], std::path::Path::new("/"));
+    assert_eq!((c1, c2), (0, 0));
+    assert_eq!(here, there);
+    let v: serde_json::Value = serde_json::from_str(&here).unwrap();
+    assert_eq!(v["nodes"]["w1"]["hash"].as_str().unwrap().len(), 64);
+}
+
+#[test]
+fn json_stays_the_plain_value() {
+    let (code, out, _) = kdeploy(&["eval", "clusters/lab.nix", "--json"], &repo());
+    assert_eq!(code, 0);
+    let got: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let want: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(repo().join("tests/stdlib/golden/lab.json")).unwrap()).unwrap();
+    assert_eq!(got, want);
+}
+
+#[test]
+fn listing_plan_and_options() {
+    let (code, out, _) = kdeploy(&["eval", "clusters/lab.nix"], &repo());
+    assert_eq!(code, 0);
+    assert!(out.contains("node k8s-master 10.77.0.11 [control-plane, etcd]"), "{out}");
+    assert!(out.contains("unit  etcd.service (on change: restart, enabled)"));
+    assert!(out.contains(" kubelet (generated, not activated)"));
+    let (code, out, _) = kdeploy(&["plan", "clusters/lab.nix"], &repo());
+    assert_eq!(code, 0);
+    assert!(out.contains("phase #4 etcd: 3 of 3 nodes, 3 distinct closures"), "{out}");
+    assert!(out.contains("check etcd-endpoint-health (20 × 3s)  [all]"), "{out}");
+    let (_, tasks, _) = kdeploy(&["eval", "clusters/lab.nix", "--list-tasks"], &repo());
+    assert_eq!(tasks, out);
+    let (code, out, _) = kdeploy(&["options", "maxpods"], &repo());
+    assert_eq!(code, 0);
+    assert!(out.starts_with("kubelet.maxPods  (an integer from 1 to 2500; node)\n    default: 110\n"), "{out}");
+    let (code, out, _) = kdeploy(&["options", "--json"], &repo());
+    assert_eq!(code, 0);
+    assert_eq!(serde_json::from_str::<Vec<serde_json::Value>>(&out).unwrap().len(), 159);
+}
+
+#[test]
+fn exit_codes() {
+    let r = repo();
+    // 2: usage — missing file, unknown node, unknown file, --file without --node, not a cluster.
+    assert_eq!(kdeploy(&["eval", "clusters/nope.nix"], &r).0, 2);
+    assert_eq!(kdeploy(&["eval", "clusters/lab.nix", "--node", "k8s-nobody"], &r).0, 2);
+    assert_eq!(kdeploy(&["eval", "clusters/lab.nix", "--node", "k8s-master", "--file", "/etc/nothing"], &r).0, 2);
+    assert_eq!(kdeploy(&["eval", "clusters/lab.nix", "--file", "/etc/etcd.env"], &r).0, 2);
+    assert_eq!(kdeploy(&["eval", "--expr", "{ a = 1; }", "--closures"], &r).0, 2);
+    assert_eq!(kdeploy(&["plan"], &r).0, 2);
+    // 1: evaluation or closure error — a missing project secret.
+    let (code, _, err) = kdeploy(&["eval", "clusters/seed.nix"], &r);
+    assert_eq!(code, 1);
+    assert!(err.contains("secrets/kubeadm-token"), "{err}");
+    assert_eq!(kdeploy(&["plan", "clusters/seed.nix"], &r).0, 1);
+    assert_eq!(kdeploy(&["eval", "--expr", "throw \"x\""], &r).0, 1);
+    // 0: -A still selects and prints the value.
+    let (code, out, _) = kdeploy(&["eval", "clusters/lab.nix", "-A", "nodes.k8s-master.address"], &r);
+    assert_eq!((code, out.as_str()), (0, "\"10.77.0.11\"\n"));
+}

@@ -1,0 +1,4 @@
+# '%' is not an operator in Nix.
+{
+  half = 10 % 2;
+}

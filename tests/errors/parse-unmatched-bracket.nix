@@ -1,0 +1,5 @@
+# A list closed with '}' instead of ']'.
+{
+  name = "web";
+  ports = [ 80 443 };
+}
