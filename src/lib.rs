@@ -4,5 +4,8 @@
 
 pub mod cli;
 pub mod stdlib;
+pub mod node;
+pub mod transport;
 pub mod closure;
 pub mod store;
+pub mod deploy;

@@ -30,6 +30,9 @@ pub struct Evaluator {
     /// Imported files by normalised path: each file is evaluated once.
     pub(crate) imports: HashMap<String, Thunk>,
     depth: usize,
+    /// Lambdas entered by tail calls in frames still running, with their
+    /// call sites: the "while calling" contexts of an error.
+    calls: Vec<(Rc<Lambda>, Option<Span>)>,
     /// Compiled regular expressions by pattern, for `match` and `split`.
     pub(crate) regex_cache: HashMap<NixString, Rc<crate::builtins::pure::regex::NixRegex>>,
     /// Where `builtins.trace` writes.
@@ -44,6 +47,7 @@ impl Evaluator {
             globals: Rc::new(builtins::globals()),
             imports: HashMap::new(),
             depth: 0,
+            calls: Vec::new(),
             regex_cache: HashMap::new(),
             trace: Box::new(|msg| eprintln!("trace: {msg}")),
         }
@@ -164,8 +168,54 @@ impl Evaluator {
         stacker::maybe_grow(256 * 1024, 64 * 1024 * 1024, || self.eval_inner(expr, env))
     }
 
+    /// Evaluates `expr`, running tail positions (`if` branches, `let`/`with`/
+    /// `assert` bodies, the body of a called lambda) in this same frame: deep
+    /// recursion then costs a few Rust frames per call, not one per
+    /// construct. Calls made this way are remembered in `self.calls` so an
+    /// error still names them ("while calling 'f'").
     fn eval_inner(&mut self, expr: &ExprRef, env: &Rc<Env>) -> EvalResult<Value> {
-        match &**expr {
+        let mark = self.calls.len();
+        match self.step(expr, env)? {
+            Step::Value(v) => Ok(v),
+            Step::Tail(next, next_env) => self.eval_tail(next, next_env, mark),
+        }
+    }
+
+    /// The rest of [`Self::eval_inner`] once a tail position was reached.
+    #[inline(never)]
+    fn eval_tail(&mut self, mut expr: ExprRef, mut env: Rc<Env>, mark: usize) -> EvalResult<Value> {
+        let mut tails = 0;
+        let result = loop {
+            tails += 1;
+            self.depth += 1;
+            if self.depth > MAX_DEPTH {
+                break Err(too_deep(&expr));
+            }
+            match self.step(&expr, &env) {
+                Ok(Step::Value(x)) => break Ok(x),
+                Ok(Step::Tail(next, next_env)) => {
+                    expr = next;
+                    env = next_env;
+                }
+                Err(err) => break Err(err),
+            }
+        };
+        self.depth -= tails;
+        if self.calls.len() > mark {
+            let calls = self.calls.split_off(mark);
+            return result.map_err(|mut e| {
+                for (lambda, span) in calls.iter().rev() {
+                    e = call_context(e, lambda, *span);
+                }
+                e
+            });
+        }
+        result
+    }
+
+    #[inline]
+    fn step(&mut self, expr: &ExprRef, env: &Rc<Env>) -> EvalResult<Step> {
+        let v = match &**expr {
             Expr::Const(v) => Ok(v.clone()),
             Expr::Local { depth, index, .. } => {
                 let t = env.lookup(*depth, *index);
@@ -184,29 +234,33 @@ impl Evaluator {
             Expr::Attrs(def) => self.build_attrs(def, env),
             Expr::Let { frame, body } => {
                 let frame_env = self.fill_frame(frame, env);
-                self.eval(body, &frame_env)
+                return Ok(Step::Tail(body.clone(), frame_env));
             }
             Expr::With { namespace, body, .. } => {
                 let ns = self.thunk(namespace, env);
                 let with_env = Env::with_one(env, ns);
-                self.eval(body, &with_env)
+                return Ok(Step::Tail(body.clone(), with_env));
             }
             Expr::Lambda(l) => Ok(Value::Lambda(Rc::new(Closure { lambda: l.clone(), env: env.clone() }))),
             Expr::Apply { func, arg, span } => {
                 let f = self.eval(func, env)?;
                 let a = self.thunk(arg, env);
-                self.apply(f, a, Some(*span))
+                match f {
+                    Value::Lambda(c) => {
+                        let call_env = self.bind_args(&c, a, Some(*span))?;
+                        self.calls.push((c.lambda.clone(), Some(*span)));
+                        return Ok(Step::Tail(c.lambda.body.clone(), call_env));
+                    }
+                    other => self.apply_other(other, a, Some(*span)),
+                }
             }
             Expr::If { cond, then, else_, span } => {
-                if self.eval_bool(cond, env, *span, "the condition of 'if'")? {
-                    self.eval(then, env)
-                } else {
-                    self.eval(else_, env)
-                }
+                let next = if self.eval_bool(cond, env, *span, "the condition of 'if'")? { then } else { else_ };
+                return Ok(Step::Tail(next.clone(), env.clone()));
             }
             Expr::Assert { cond, body, span } => {
                 if self.eval_bool(cond, env, *span, "the condition of 'assert'")? {
-                    self.eval(body, env)
+                    return Ok(Step::Tail(body.clone(), env.clone()));
                 } else {
                     Err(EvalError::new(ErrorKind::AssertionFailed, "assertion failed").at(*span).label("this assertion is false"))
                 }
@@ -227,7 +281,8 @@ impl Evaluator {
                 let (line, col) = self.sources.line_col(*span);
                 Ok(position_attrs(&self.sources.get(span.file).name, line, col))
             }
-        }
+        };
+        v.map(Step::Value)
     }
 
     #[inline(never)]
@@ -454,12 +509,17 @@ impl Evaluator {
     }
 
     fn call_lambda(&mut self, c: &Rc<Closure>, arg: Thunk, span: Option<Span>) -> EvalResult<Value> {
-        let lambda = &c.lambda;
-        let env = match &lambda.param {
-            Param::Ident => Env::with_one(&c.env, arg),
-            Param::Pattern(p) => self.bind_pattern(c, p, arg, span)?,
-        };
-        self.eval(&lambda.body, &env).map_err(|e| call_context(e, lambda, span))
+        let env = self.bind_args(c, arg, span)?;
+        self.eval(&c.lambda.body, &env).map_err(|e| call_context(e, &c.lambda, span))
+    }
+
+    /// The frame of a call: the argument bound to the parameter or pattern.
+    #[inline]
+    fn bind_args(&mut self, c: &Rc<Closure>, arg: Thunk, span: Option<Span>) -> EvalResult<Rc<Env>> {
+        match &c.lambda.param {
+            Param::Ident => Ok(Env::with_one(&c.env, arg)),
+            Param::Pattern(p) => self.bind_pattern(c, p, arg, span),
+        }
     }
 
     #[inline(never)]
@@ -709,6 +769,13 @@ impl Evaluator {
     pub fn trace_message(&mut self, msg: &str) {
         (self.trace)(msg)
     }
+}
+
+/// What one evaluation step produced: a value, or an expression in tail
+/// position to continue with in the same frame.
+enum Step {
+    Value(Value),
+    Tail(ExprRef, Rc<Env>),
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]

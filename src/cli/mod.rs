@@ -1,5 +1,6 @@
 //! Command-line definition (clap) and dispatch. Exit codes: 0 success,
-//! 1 evaluation or deployment error, 2 usage error.
+//! 1 evaluation error, 2 usage error, 3 deploy failed (rolled back) or a
+//! node locked by another run, 4 a node unreachable.
 
 use std::process::ExitCode;
 
@@ -10,19 +11,25 @@ mod inputs;
 mod options;
 mod plan;
 mod summary;
+mod switch;
+mod generations;
 mod tasks;
 
 pub use tasks::compress_names;
 
 pub const EXIT_ERROR: u8 = 1;
 pub const EXIT_USAGE: u8 = 2;
+/// A switch failed on some node (touched nodes were rolled back) or a node was locked.
+pub const EXIT_DEPLOY_FAILED: u8 = 3;
+/// Some node could not be reached; nothing was changed.
+pub const EXIT_UNREACHABLE: u8 = 4;
 
 #[derive(Parser)]
 #[command(
     name = "kdeploy",
     version,
     about = "Declarative Kubernetes clusters: a pure configuration language, hashed per-node closures, atomic switch over SSH.",
-    after_help = "Exit codes: 0 success, 1 evaluation or deployment error, 2 usage error."
+    after_help = "Exit codes: 0 success, 1 evaluation error, 2 usage error, 3 deploy failed (rolled back) or node locked, 4 node unreachable."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -37,6 +44,10 @@ enum Command {
     Plan(plan::PlanArgs),
     /// List the cluster options the stdlib declares: path, type, default, description.
     Options(options::OptionsArgs),
+    /// Converge the cluster's nodes: push what is missing, switch changed phases, roll back on failure.
+    Switch(switch::SwitchArgs),
+    /// List the generations recorded by switches from this project: number, time, per-node hashes.
+    Generations(generations::GenerationsArgs),
 }
 
 pub fn run() -> ExitCode {
@@ -51,5 +62,7 @@ pub fn run() -> ExitCode {
         Command::Eval(args) => eval::run(args),
         Command::Plan(args) => plan::run(args),
         Command::Options(args) => options::run(args),
+        Command::Switch(args) => switch::run(args),
+        Command::Generations(args) => generations::run(args),
     }
 }

@@ -2,7 +2,7 @@
 //! import, readFile, readDir, pathExists.
 
 use super::BuiltinDef;
-use crate::error::{ErrorKind, EvalError, EvalResult};
+use crate::error::{ErrorExt, ErrorKind, EvalError, EvalResult};
 use crate::eval::{CoerceMode, Evaluator};
 use crate::path;
 use crate::thunk::Thunk;
@@ -28,7 +28,7 @@ fn path_arg(ev: &mut Evaluator, t: &Thunk, what: &str) -> EvalResult<String> {
 
 fn import(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
     let p = path_arg(ev, &args[0], "import")?;
-    ev.import(&p)
+    ev.import(&p).map_err(|e| e.context(format!("while importing '{}'", crate::load::display_name(&p)), None))
 }
 
 fn read_file(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {

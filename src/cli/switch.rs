@@ -1,0 +1,153 @@
+//! `kdeploy switch CLUSTER`: evaluate, then converge the nodes (see
+//! `deploy::run`). Progress lines go to stderr, the recap to stdout
+//! (`--output json` for machines). Exit codes: 0 converged, 1 evaluation
+//! error, 2 usage, 3 deploy failed (rolled back) or a node locked by
+//! another run, 4 a node unreachable (nothing changed).
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use clap::{Args, ValueEnum};
+
+use super::eval::report;
+use super::inputs::{self, Failure, Inputs};
+use super::{EXIT_DEPLOY_FAILED, EXIT_ERROR, EXIT_UNREACHABLE, EXIT_USAGE};
+use crate::deploy::events::{Event, Sink, Tee};
+use crate::deploy::recap::Recap;
+use crate::deploy::render::Lines;
+use crate::deploy::{Outcome, SshSettings, SwitchOptions};
+
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum OutputFormat {
+    Text,
+    Json,
+}
+
+/// SSH settings shared by switch and rollback.
+#[derive(Args, Clone, Default)]
+pub struct SshArgs {
+    /// Log in with this private key (overrides the cluster's ssh.key; default: the ssh-agent).
+    #[arg(long, value_name = "FILE")]
+    pub ssh_key: Option<PathBuf>,
+    /// Check host keys against this known_hosts file (default ~/.ssh/known_hosts).
+    #[arg(long, value_name = "FILE")]
+    pub known_hosts: Option<PathBuf>,
+    /// Record the key of a node not yet in known_hosts (a changed key is always refused).
+    #[arg(long)]
+    pub accept_new_host_keys: bool,
+    /// Seconds to wait for a node to answer.
+    #[arg(long, value_name = "SECS", default_value_t = 10)]
+    pub connect_timeout: u64,
+}
+
+impl SshArgs {
+    pub fn settings(&self) -> SshSettings {
+        SshSettings {
+            key: self.ssh_key.clone(),
+            known_hosts: self.known_hosts.clone(),
+            accept_new_host_keys: self.accept_new_host_keys,
+            connect_timeout: Some(Duration::from_secs(self.connect_timeout.max(1))),
+        }
+    }
+}
+
+#[derive(Args)]
+#[command(after_help = "\
+Exit codes: 0 converged (or nothing to do), 1 evaluation error, 2 usage error,
+3 deploy failed (touched nodes rolled back) or a node is locked by another run,
+4 some node unreachable (nothing was changed on any node).
+
+Examples:
+  kdeploy switch clusters/lab.nix --ssh-key .lab/id_ed25519 --known-hosts .lab/known_hosts
+  kdeploy switch clusters/lab.nix --dry-run
+  kdeploy switch clusters/lab.nix --on etcd --output json")]
+pub struct SwitchArgs {
+    /// The cluster file.
+    file: PathBuf,
+    /// Select this attribute path from the file's value first.
+    #[arg(long = "attr", short = 'A')]
+    attr: Option<String>,
+    /// Only these nodes: names or roles (repeat or comma-separate).
+    #[arg(long, value_name = "NAME|ROLE")]
+    on: Vec<String>,
+    /// Print the plan (per node, per phase: files and units) and change nothing.
+    #[arg(long)]
+    dry_run: bool,
+    /// At most this many nodes connecting at once.
+    #[arg(long, value_name = "N", default_value_t = 32)]
+    parallel: usize,
+    /// Recap format on stdout.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+    output: OutputFormat,
+    /// Also print each unit action, skipped hook and passed check.
+    #[arg(long, short)]
+    verbose: bool,
+    #[command(flatten)]
+    ssh: SshArgs,
+    #[command(flatten)]
+    inputs: Inputs,
+}
+
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread().worker_threads(4).enable_all().build().expect("tokio runtime")
+}
+
+pub fn run(args: SwitchArgs) -> ExitCode {
+    let t0 = Instant::now();
+    let mut session = args.inputs.session(Some(&args.file));
+    let resolver = args.inputs.resolver(Some(&args.file));
+    let closures = match (|| {
+        let value = inputs::eval_file(&mut session, &args.file, args.attr.as_deref(), &args.inputs.args())?;
+        if !inputs::is_cluster(&value) {
+            return Err(Failure::Usage(format!("{}: not a cluster value (no schemaVersion and nodes)", args.file.display())));
+        }
+        inputs::closures(&mut session, &value, &resolver)
+    })() {
+        Ok(c) => c,
+        Err(f) => return report(&session, f),
+    };
+    let opts = SwitchOptions {
+        on: args.on.clone(),
+        dry_run: args.dry_run,
+        parallel: args.parallel,
+        ssh: args.ssh.settings(),
+        state_dir: resolver.project_root().join(".kdeploy"),
+    };
+    let selected = match crate::deploy::run::select(&closures, &opts.on) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    let recap = Recap::new(&closures.cluster.name, selected);
+    let lines = Lines::new(std::io::stderr(), args.verbose || !std::io::stderr().is_terminal());
+    let sink = Tee(vec![&recap as &dyn Sink, &lines]);
+    sink.emit(Event::Evaluated { nodes: closures.cluster.nodes.len(), took: t0.elapsed() });
+    let result = runtime().block_on(crate::deploy::switch(&closures, &resolver, &opts, &sink));
+    let mut data = recap.data();
+    data.took = t0.elapsed().as_secs_f64();
+    data.dry_run = args.dry_run;
+    match result {
+        Ok((outcome, plan)) => {
+            if args.dry_run && args.output == OutputFormat::Text {
+                print!("{plan}");
+            }
+            match args.output {
+                OutputFormat::Text => print!("{}", data.text()),
+                OutputFormat::Json => println!("{}", data.json()),
+            }
+            match outcome {
+                Outcome::Ok => ExitCode::SUCCESS,
+                Outcome::Failed => ExitCode::from(EXIT_DEPLOY_FAILED),
+                Outcome::Unreachable => ExitCode::from(EXIT_UNREACHABLE),
+            }
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(EXIT_ERROR)
+        }
+    }
+}

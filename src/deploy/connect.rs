@@ -1,0 +1,48 @@
+//! How the deployer reaches nodes: SSH settings from the closure (user,
+//! port, key) overridden by the command line (`--ssh-key`,
+//! `--known-hosts`, `--accept-new-host-keys`), then connect in parallel,
+//! install the node program and take every node's lock.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::transport::{HostKeyPolicy, NodeTarget, SshAuth, SshOptions};
+
+#[derive(Debug, Clone, Default)]
+pub struct SshSettings {
+    pub key: Option<PathBuf>,
+    pub known_hosts: Option<PathBuf>,
+    pub accept_new_host_keys: bool,
+    pub connect_timeout: Option<Duration>,
+}
+
+fn expand(p: &str) -> PathBuf {
+    match (p.strip_prefix("~/"), std::env::var_os("HOME")) {
+        (Some(rest), Some(home)) => PathBuf::from(home).join(rest),
+        _ => PathBuf::from(p),
+    }
+}
+
+impl SshSettings {
+    /// A target for one node; `key` is the closure's `ssh.key`.
+    pub fn target(&self, name: &str, address: &str, user: &str, port: u16, key: Option<&str>) -> NodeTarget {
+        let auth = match (&self.key, key) {
+            (Some(k), _) => SshAuth::KeyFile { path: k.clone(), passphrase: None },
+            (None, Some(k)) => SshAuth::KeyFile { path: expand(k), passphrase: None },
+            (None, None) => SshAuth::Agent,
+        };
+        let file = self.known_hosts.clone().unwrap_or_else(|| HostKeyPolicy::default().file().to_path_buf());
+        let host_keys = if self.accept_new_host_keys { HostKeyPolicy::AcceptNew(file) } else { HostKeyPolicy::Strict(file) };
+        let mut options = SshOptions { user: user.to_string(), port, auth, host_keys, ..Default::default() };
+        if let Some(t) = self.connect_timeout {
+            options.connect_timeout = t;
+        }
+        NodeTarget { name: name.to_string(), address: address.to_string(), options }
+    }
+}
+
+/// Who holds a lock, shown to a concurrent run.
+pub fn lock_owner(what: &str) -> String {
+    let host = std::fs::read_to_string("/etc/hostname").unwrap_or_default();
+    format!("kdeploy-{what}@{}:{}", host.trim(), std::process::id())
+}

@@ -1,0 +1,60 @@
+//! What a switch or rollback reports as it goes: a stream of [`Event`]s,
+//! kept apart from the logic that produces them (colmena style). The run
+//! only emits; [`super::render`] turns events into lines for a person and
+//! [`super::recap`] folds them into the final per-node summary.
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use serde::Serialize;
+
+/// One thing that happened. `node` is the node's name in the cluster.
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "event", rename_all = "kebab-case")]
+pub enum Event {
+    Evaluated { nodes: usize, took: Duration },
+    NodeConnected { node: String },
+    NodeUnreachable { node: String, reason: String },
+    NodeUnchanged { node: String },
+    /// The committed hash differs; these phases will be activated / staged / removed.
+    NodeChanged { node: String, activate: Vec<String>, stage: Vec<String>, remove: Vec<String> },
+    BlobsPushed { node: String, count: usize, bytes: u64, took: Duration },
+    /// A barrier phase begins on these nodes.
+    PhaseStarted { phase: String, nodes: Vec<String> },
+    NodePhaseFinished { node: String, phase: String, took: Duration },
+    PhaseFinished { phase: String, took: Duration },
+    UnitAction { node: String, phase: String, unit: String, action: String },
+    HookRan { node: String, phase: String, hook: String, skipped: bool },
+    CheckPassed { node: String, phase: String, check: String, tries: u32 },
+    Failed { node: String, phase: Option<String>, unit: Option<String>, message: String, journal: Option<String> },
+    RolledBack { node: String, phase: String },
+    RollbackFailed { node: String, phase: String, message: String },
+    Committed { node: String, generation: u64 },
+    Warning { node: String, message: String },
+}
+
+/// Where events go. Shared by all the node tasks of a run.
+pub trait Sink: Send + Sync {
+    fn emit(&self, e: Event);
+}
+
+/// Forwards every event to several sinks, in order.
+pub struct Tee<'a>(pub Vec<&'a dyn Sink>);
+
+impl Sink for Tee<'_> {
+    fn emit(&self, e: Event) {
+        for s in &self.0 {
+            s.emit(e.clone());
+        }
+    }
+}
+
+/// Keeps every event (tests).
+#[derive(Default)]
+pub struct Collect(pub Mutex<Vec<Event>>);
+
+impl Sink for Collect {
+    fn emit(&self, e: Event) {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).push(e);
+    }
+}

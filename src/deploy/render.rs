@@ -1,0 +1,89 @@
+//! Plain progress lines from events, one per event worth a person's
+//! attention, written to stderr so stdout stays free for the recap (and
+//! its JSON form). `[node] phase: what` — greppable, and readable in CI
+//! logs where live progress bars would be noise.
+
+use std::io::Write;
+use std::sync::Mutex;
+
+use super::events::{Event, Sink};
+
+pub struct Lines<W: Write + Send> {
+    out: Mutex<W>,
+    /// Also show per-unit, per-hook and per-check lines.
+    pub verbose: bool,
+}
+
+impl<W: Write + Send> Lines<W> {
+    pub fn new(out: W, verbose: bool) -> Self {
+        Lines { out: Mutex::new(out), verbose }
+    }
+}
+
+fn secs(d: std::time::Duration) -> String {
+    format!("{:.2} s", d.as_secs_f64())
+}
+
+pub fn line(e: &Event, verbose: bool) -> Option<String> {
+    Some(match e {
+        Event::Evaluated { nodes, took } => format!("evaluated: {nodes} node(s) in {}", secs(*took)),
+        Event::NodeConnected { node } if verbose => format!("[{node}] connected"),
+        Event::NodeUnreachable { node, reason } => format!("[{node}] UNREACHABLE: {reason}"),
+        Event::NodeUnchanged { node } => format!("[{node}] unchanged"),
+        Event::NodeChanged { node, activate, stage, remove } => {
+            let mut s = format!("[{node}] changed: activate {}", if activate.is_empty() { "-".into() } else { activate.join(", ") });
+            if !stage.is_empty() {
+                s += &format!("; stage only {}", stage.join(", "));
+            }
+            if !remove.is_empty() {
+                s += &format!("; remove {}", remove.join(", "));
+            }
+            s
+        }
+        Event::BlobsPushed { node, count, bytes, took } => {
+            format!("[{node}] pushed {count} blob(s), {:.1} MB in {}", *bytes as f64 / 1e6, secs(*took))
+        }
+        Event::PhaseStarted { phase, nodes } => format!("== {phase} on {}", nodes.join(", ")),
+        Event::NodePhaseFinished { node, phase, took } => format!("[{node}] {phase}: done in {}", secs(*took)),
+        Event::PhaseFinished { phase, took } => format!("== {phase} finished in {}", secs(*took)),
+        Event::UnitAction { node, phase, unit, action } => format!("[{node}] {phase}: {action} {unit}"),
+        Event::HookRan { node, phase, hook, skipped } if verbose || !skipped => {
+            format!("[{node}] {phase}: hook {hook}{}", if *skipped { " skipped (guard)" } else { "" })
+        }
+        Event::CheckPassed { node, phase, check, tries } if verbose => {
+            format!("[{node}] {phase}: check {check} passed (try {tries})")
+        }
+        Event::Failed { node, phase, unit, message, journal } => {
+            let mut s = format!("[{node}] FAILED");
+            if let Some(p) = phase {
+                s += &format!(" in phase {p}");
+            }
+            if let Some(u) = unit {
+                s += &format!(", unit {u}");
+            }
+            s += &format!(": {message}");
+            if let Some(j) = journal {
+                s += "\n  last journal lines:";
+                for l in j.lines() {
+                    s += &format!("\n    {l}");
+                }
+            }
+            s
+        }
+        Event::RolledBack { node, phase } => format!("[{node}] {phase}: rolled back"),
+        Event::RollbackFailed { node, phase, message } => format!("[{node}] {phase}: ROLLBACK FAILED: {message}"),
+        Event::Warning { node, message } => format!("[{node}] warning: {}", message.lines().next().unwrap_or("")),
+        Event::Committed { node, generation } => format!("[{node}] committed generation {generation}"),
+        _ => return None,
+    })
+}
+
+impl<W: Write + Send> Sink for Lines<W> {
+    fn emit(&self, e: Event) {
+        if let Some(l) = line(&e, self.verbose) {
+            let mut o = self.out.lock().unwrap_or_else(|p| p.into_inner());
+            let _ = writeln!(o, "{l}");
+            let _ = o.flush();
+        }
+    }
+}

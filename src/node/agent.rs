@@ -1,0 +1,302 @@
+//! [`Node`]: the deployer's handle on one node's kdeploy state — every method
+//! is one command of the node program (one round trip, one SSH channel),
+//! over any [`Host`]. Nothing here decides *what* to do; orchestration does.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+
+use tokio::io::AsyncRead;
+
+use super::lock::NodeLock;
+use super::manifest::{Manifest, ManifestError};
+use super::plan::{plan_units, UnitPlan};
+use super::script;
+use crate::transport::{shell_quote, Error as TransportError, Host, Output};
+
+#[derive(Debug, thiserror::Error)]
+pub enum NodeError {
+    #[error(transparent)]
+    Transport(#[from] TransportError),
+    #[error("{host}: {command}: {message}")]
+    Command {
+        host: String,
+        command: String,
+        status: u32,
+        message: String,
+    },
+    #[error("{host}: is locked by another kdeploy run: {owner}")]
+    Locked { host: String, owner: String },
+    #[error("{host}: unit(s) failed to {what}:\n{journal}")]
+    UnitFailed {
+        host: String,
+        what: String,
+        journal: String,
+    },
+    #[error("{host}: {0}", host = .1)]
+    Manifest(ManifestError, String),
+    #[error("{host}: unexpected answer to {command}: {answer:?}")]
+    Protocol {
+        host: String,
+        command: String,
+        answer: String,
+    },
+}
+
+/// What `status` reports: the committed generation, the next free number,
+/// the generation each phase link points into.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NodeStatus {
+    /// (generation, node hash) last committed.
+    pub current: Option<(u64, String)>,
+    /// Lowest generation number not used on the node.
+    pub next: u64,
+    pub phases: BTreeMap<String, u64>,
+}
+
+/// The node program on one host. Create with [`Node::install`].
+pub struct Node<'h> {
+    host: &'h dyn Host,
+    /// `KDEPLOY_PREFIX` for tests against a directory; "" on real nodes.
+    prefix: String,
+}
+
+impl<'h> Node<'h> {
+    /// Make sure the node program is on the node (one round trip).
+    pub async fn install(host: &'h dyn Host) -> Result<Node<'h>, NodeError> {
+        Self::install_with_prefix(host, "").await
+    }
+
+    /// As [`Node::install`], with every node path below `prefix` (tests).
+    pub async fn install_with_prefix(
+        host: &'h dyn Host,
+        prefix: &str,
+    ) -> Result<Node<'h>, NodeError> {
+        let node = Node {
+            host,
+            prefix: prefix.to_string(),
+        };
+        let cmd = script::install_command(prefix);
+        let out = host.exec(&cmd, Some(script::SCRIPT.as_bytes())).await?;
+        node.check("install", out)?;
+        Ok(node)
+    }
+
+    pub fn host(&self) -> &'h dyn Host {
+        self.host
+    }
+
+    /// The command line running the node program with `args`.
+    pub fn command(&self, args: &[&str]) -> String {
+        let mut s = String::new();
+        if !self.prefix.is_empty() {
+            s += &format!("KDEPLOY_PREFIX={} ", shell_quote(&self.prefix));
+        }
+        s += &format!("sh {}", shell_quote(&script::script_path(&self.prefix)));
+        for a in args {
+            s.push(' ');
+            s += &shell_quote(a);
+        }
+        s
+    }
+
+    fn check(&self, what: &str, out: Output) -> Result<Output, NodeError> {
+        if out.success() {
+            return Ok(out);
+        }
+        Err(NodeError::Command {
+            host: self.host.name().to_string(),
+            command: what.to_string(),
+            status: out.status,
+            message: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        })
+    }
+
+    async fn run(&self, args: &[&str], stdin: Option<&[u8]>) -> Result<Output, NodeError> {
+        let out = self.host.exec(&self.command(args), stdin).await?;
+        self.check(&args.join(" "), out)
+    }
+
+    /// Take the node lock for as long as the returned guard (and the
+    /// connection) lives. `owner` is shown to a run that finds it taken.
+    pub async fn lock(&self, owner: &str) -> Result<NodeLock, NodeError> {
+        let mut p = self.host.spawn(&self.command(&["lock", owner])).await?;
+        match p.read_line().await {
+            Some(line) if line == b"locked" => Ok(NodeLock::new(self.host.name(), p)),
+            _ => {
+                let out = p.wait().await;
+                let msg = String::from_utf8_lossy(&out.stderr).trim().to_string();
+                if out.status == 75 {
+                    let owner = msg
+                        .trim_start_matches("kdeploy-node: locked by another run ")
+                        .to_string();
+                    Err(NodeError::Locked {
+                        host: self.host.name().to_string(),
+                        owner,
+                    })
+                } else {
+                    Err(NodeError::Command {
+                        host: self.host.name().to_string(),
+                        command: "lock".into(),
+                        status: out.status,
+                        message: msg,
+                    })
+                }
+            }
+        }
+    }
+
+    /// Committed generation, next free number, phase links.
+    pub async fn status(&self) -> Result<NodeStatus, NodeError> {
+        let out = self.run(&["status"], None).await?;
+        let text = out.stdout_str();
+        let mut st = NodeStatus::default();
+        let bad = || NodeError::Protocol {
+            host: self.host.name().to_string(),
+            command: "status".into(),
+            answer: text.clone(),
+        };
+        for line in text.lines() {
+            let w: Vec<&str> = line.split(' ').collect();
+            match w.as_slice() {
+                ["current", "none"] => {}
+                ["current", n, h] => {
+                    st.current = Some((n.parse().map_err(|_| bad())?, h.to_string()))
+                }
+                ["next", n] => st.next = n.parse().map_err(|_| bad())?,
+                ["phase", p, n] => {
+                    st.phases
+                        .insert(p.to_string(), n.parse().map_err(|_| bad())?);
+                }
+                ["lock", ..] => {}
+                _ => return Err(bad()),
+            }
+        }
+        Ok(st)
+    }
+
+    /// Which of `hashes` (blake3 hex) the node's store lacks.
+    pub async fn missing(&self, hashes: &[String]) -> Result<Vec<String>, NodeError> {
+        let input = hashes.iter().map(|h| format!("{h}\n")).collect::<String>();
+        let out = self.run(&["have"], Some(input.as_bytes())).await?;
+        Ok(out.stdout_str().lines().map(str::to_string).collect())
+    }
+
+    /// Stream one blob into the store; the node checks `sha256` (hex) of what
+    /// it received before the blob becomes visible under `hash`.
+    pub async fn put(
+        &self,
+        hash: &str,
+        sha256: &str,
+        source: &mut (dyn AsyncRead + Send + Unpin),
+    ) -> Result<(), NodeError> {
+        let out = self
+            .host
+            .upload(&self.command(&["put", hash, sha256]), source)
+            .await?;
+        self.check(&format!("put {hash}"), out)?;
+        Ok(())
+    }
+
+    /// [`Node::put`] from memory.
+    pub async fn put_bytes(&self, hash: &str, sha256: &str, bytes: &[u8]) -> Result<(), NodeError> {
+        let mut src = bytes;
+        self.put(hash, sha256, &mut src).await
+    }
+
+    /// Materialise generation `gen` of `phase` from store blobs (idempotent).
+    pub async fn stage(&self, gen: u64, phase: &str, manifest: &Manifest) -> Result<(), NodeError> {
+        let text = manifest
+            .render()
+            .map_err(|e| NodeError::Manifest(e, self.host.name().to_string()))?;
+        self.run(&["stage", &gen.to_string(), phase], Some(text.as_bytes()))
+            .await?;
+        Ok(())
+    }
+
+    /// Point `phase` at generation `gen` (`None`: remove the phase) with one
+    /// rename; fix managed symlinks and directories.
+    pub async fn switch(&self, gen: Option<u64>, phase: &str) -> Result<(), NodeError> {
+        let g = gen.map_or("none".to_string(), |g| g.to_string());
+        self.run(&["switch", &g, phase], None).await?;
+        Ok(())
+    }
+
+    /// Switch `phase` back to what it was (`old` from [`NodeStatus::phases`]
+    /// taken before the run; `None`: it did not exist).
+    pub async fn rollback_phase(&self, phase: &str, old: Option<u64>) -> Result<(), NodeError> {
+        let g = old.map_or("none".to_string(), |g| g.to_string());
+        self.run(&["rollback-phase", phase, &g], None).await?;
+        Ok(())
+    }
+
+    /// The manifest a generation of a phase was staged with.
+    pub async fn manifest(&self, gen: u64, phase: &str) -> Result<Manifest, NodeError> {
+        let out = self
+            .run(&["manifest", &gen.to_string(), phase], None)
+            .await?;
+        Manifest::parse(&out.stdout_str())
+            .map_err(|e| NodeError::Manifest(e, self.host.name().to_string()))
+    }
+
+    /// Record generation `gen` (node hash `hash`) as committed.
+    pub async fn commit(&self, gen: u64, hash: &str) -> Result<(), NodeError> {
+        self.run(&["commit", &gen.to_string(), hash], None).await?;
+        Ok(())
+    }
+
+    /// `N[ (current)]: phase phase ...` per generation.
+    pub async fn list_generations(&self) -> Result<Vec<String>, NodeError> {
+        let out = self.run(&["list-generations"], None).await?;
+        Ok(out.stdout_str().lines().map(str::to_string).collect())
+    }
+
+    /// Run `units` operations (see [`super::plan::UnitPlan::after_switch`]).
+    /// A unit that fails to start/restart/reload comes back as
+    /// [`NodeError::UnitFailed`] with its last journal lines.
+    pub async fn units(&self, ops: &[String]) -> Result<(), NodeError> {
+        if ops.is_empty() {
+            return Ok(());
+        }
+        let mut args = vec!["units"];
+        args.extend(ops.iter().map(String::as_str));
+        let out = self.host.exec(&self.command(&args), None).await?;
+        if out.status == 3 {
+            return Err(NodeError::UnitFailed {
+                host: self.host.name().to_string(),
+                what: ops.join(" "),
+                journal: String::from_utf8_lossy(&out.stderr).trim_end().to_string(),
+            });
+        }
+        self.check(&args.join(" "), out)?;
+        Ok(())
+    }
+
+    /// One phase on this node, the way a run activates it: stop/disable
+    /// units that go away, flip the phase link, then daemon-reload and
+    /// reload/restart/start exactly what [`plan_units`] says. `old` is the
+    /// manifest the phase link pointed at before (`None`: no such phase);
+    /// `changed` the files changed in this phase *and earlier ones* (restart
+    /// triggers may name those). Hooks and checks are the caller's.
+    pub async fn switch_phase(
+        &self,
+        gen: u64,
+        phase: &str,
+        old: Option<&Manifest>,
+        new: &Manifest,
+        changed: &BTreeSet<PathBuf>,
+    ) -> Result<UnitPlan, NodeError> {
+        let plan = plan_units(old.map_or(&[][..], |m| &m.units[..]), &new.units, changed);
+        self.units(&plan.before_switch()).await?;
+        self.switch(Some(gen), phase).await?;
+        self.units(&plan.after_switch()).await?;
+        Ok(plan)
+    }
+
+    /// `journalctl -u UNIT -n LINES --no-pager`.
+    pub async fn journal(&self, unit: &str, lines: u32) -> Result<String, NodeError> {
+        let out = self
+            .run(&["journal", unit, &lines.to_string()], None)
+            .await?;
+        Ok(out.stdout_str())
+    }
+}

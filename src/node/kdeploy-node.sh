@@ -1,0 +1,288 @@
+# shellcheck disable=SC2015,SC2012  # `A && B || die` is meant; ls of numeric names
+# kdeploy node program: the only code kdeploy runs on a node (see
+# src/node/README.md for the layout and the commands). Needs POSIX sh,
+# coreutils, flock (util-linux) and, for units, systemd. Installed as
+# /var/lib/kdeploy/bin/node-<hash>.sh and run as `sh THAT CMD ARGS...`.
+# KDEPLOY_PREFIX (tests only) puts everything, managed paths included, below
+# a directory instead of /.
+set -eu
+umask 022
+P=${KDEPLOY_PREFIX:-}
+R=$P/var/lib/kdeploy
+TAB='	'  # a literal tab (no subshell: every fork costs on a round trip)
+
+die() { printf 'kdeploy-node: %s\n' "$*" >&2; exit 1; }
+is_hash() { case $1 in *[!0-9a-f]* | '') return 1 ;; esac; [ ${#1} -eq 64 ]; }
+is_gen() { case $1 in *[!0-9]* | '') return 1 ;; esac; }
+is_name() { case $1 in *[!A-Za-z0-9._@-]* | '' | .* | -*) return 1 ;; esac; }
+is_path() {
+    case $1 in
+    /*/../* | */.. | /*/./* | */. | *//* | /) return 1 ;;
+    /*) return 0 ;;
+    *) return 1 ;;
+    esac
+}
+UID_=''
+is_root() {
+    [ -n "$UID_" ] || UID_=$(id -u)
+    [ "$UID_" = 0 ]
+}
+
+# Lines of kind $2 ("f" or "d") of manifest $1, tab-separated, for `read`.
+entries() { [ -n "$1" ] && [ -f "$1" ] && grep "^$2$TAB" "$1" || true; }
+# Paths of the files of manifest $1 (may be empty), one per line.
+file_paths() { entries "$1" f | cut -f6; }
+
+cmd_lock() {
+    mkdir -p "$R"
+    exec 9>>"$R/lock"
+    if ! flock -n 9; then
+        printf 'kdeploy-node: locked by another run (%s)\n' \
+            "$(cat "$R/lock.owner" 2>/dev/null || echo unknown)" >&2
+        exit 75
+    fi
+    printf '%s pid=%s since=%s\n' "${1:-unknown}" $$ "$(date -u +%Y-%m-%dT%H:%M:%SZ)" >"$R/lock.owner"
+    echo locked
+    # Hold the lock while our stdin is open, i.e. while the deployer's SSH
+    # session lives. The lock is the open fd 9 of this shell; cat does not
+    # inherit it, so killing this shell releases the lock too.
+    cat >/dev/null 9>&-
+}
+
+cmd_have() {
+    while read -r h; do
+        [ -n "$h" ] || continue
+        is_hash "$h" || die "have: bad hash '$h'"
+        [ -f "$R/store/$h" ] || echo "$h"
+    done
+}
+
+cmd_put() {
+    [ $# -eq 2 ] && is_hash "$1" && is_hash "$2" || die "usage: put BLAKE3 SHA256 <BYTES"
+    if [ -f "$R/store/$1" ]; then
+        cat >/dev/null
+        return 0
+    fi
+    mkdir -p "$R/store/.tmp"
+    t=$(mktemp "$R/store/.tmp/$1.XXXXXX")
+    trap 'rm -f "$t"' EXIT
+    cat >"$t"
+    got=$(sha256sum <"$t")
+    got=${got%% *}
+    [ "$got" = "$2" ] || die "blob $1 rejected: sha256 of the received bytes is $got, expected $2"
+    chmod 0444 "$t"
+    mv -f "$t" "$R/store/$1"
+    trap - EXIT
+}
+
+cmd_stage() {
+    [ $# -eq 2 ] && is_gen "$1" && is_name "$2" || die "usage: stage GEN PHASE <MANIFEST"
+    g=$R/generations/$1/$2
+    mkdir -p "$R/generations/$1"
+    m=$(mktemp "$R/generations/$1/.manifest.XXXXXX")
+    trap 'rm -f "$m"' EXIT
+    cat >"$m"
+    [ "$(head -n 1 "$m")" = "kdeploy-manifest 1" ] || die "stage: not a kdeploy manifest"
+    if [ -f "$g/.complete" ]; then
+        cmp -s "$m" "$g/manifest" || die "generation $1 phase $2 is already staged with another manifest"
+        return 0
+    fi
+    rm -rf "$g"
+    mkdir -p "$g/files"
+    mv "$m" "$g/manifest"
+    trap - EXIT
+    entries "$g/manifest" f | while IFS=$TAB read -r _ mode owner group h path; do
+        is_hash "$h" && is_path "$path" || die "stage: bad file line for '$path'"
+        [ -f "$R/store/$h" ] || die "stage: blob $h of $path is not in the store"
+        dst=$g/files$path
+        mkdir -p "${dst%/*}"
+        cp "$R/store/$h" "$dst.tmp"
+        if is_root; then chown "$owner:$group" "$dst.tmp"; fi
+        chmod "$mode" "$dst.tmp"
+        mv -f "$dst.tmp" "$dst"
+    done
+    entries "$g/manifest" d | while IFS=$TAB read -r _ mode owner group path; do
+        is_path "$path" || die "stage: bad directory '$path'"
+    done
+    : >"$g/.complete"
+}
+
+# switch GEN|none PHASE: point phases/PHASE at generations/GEN/PHASE with one
+# rename, then fix up the managed symlinks and directories.
+cmd_switch() {
+    [ $# -eq 2 ] && is_name "$2" || die "usage: switch GEN|none PHASE"
+    n=$1 ph=$2 link=$R/phases/$2
+    if [ "$n" = none ]; then
+        new='' newm=''
+    else
+        is_gen "$n" || die "switch: bad generation '$n'"
+        [ -f "$R/generations/$n/$ph/.complete" ] || die "switch: generation $n of phase $ph is not staged"
+        new=../generations/$n/$ph newm=$R/generations/$n/$ph/manifest
+    fi
+    oldm=''
+    if [ -L "$link" ]; then oldm=$R/generations/$(readlink "$link" | cut -d/ -f3)/$ph/manifest; fi
+    # 1. directories (created or fixed; never removed: they may hold data)
+    entries "$newm" d | while IFS=$TAB read -r _ mode owner group path; do
+        mkdir -p "$P$path"
+        if is_root; then chown "$owner:$group" "$P$path"; fi
+        chmod "$mode" "$P$path"
+    done
+    # 2. the flip: every already-managed file of the phase changes here, at once
+    mkdir -p "$R/phases"
+    if [ -n "$new" ]; then
+        ln -sfn "$new" "$R/phases/.$ph.tmp"
+        mv -T "$R/phases/.$ph.tmp" "$link"
+    else
+        rm -f "$link"
+    fi
+    # 3. managed paths new to the phase get their symlink into the phase link
+    entries "$newm" f | while IFS=$TAB read -r _ _ _ _ _ path; do
+        dst=$P$path target=$R/phases/$ph/files$path
+        cur=$(readlink "$dst" 2>/dev/null || true)
+        [ "$cur" != "$target" ] || continue
+        if [ -d "$dst" ] && [ ! -L "$dst" ]; then die "switch: $path is a directory on the node"; fi
+        if [ -e "$dst" ] || [ -L "$dst" ]; then
+            case $cur in
+            "$R"/phases/*) ;;
+            *) # an unmanaged original: keep it once, restored if the path leaves
+                if [ ! -e "$R/displaced$path" ] && [ ! -L "$R/displaced$path" ]; then
+                    mkdir -p "$(dirname "$R/displaced$path")"
+                    cp -P -p "$dst" "$R/displaced$path"
+                fi ;;
+            esac
+        fi
+        mkdir -p "$(dirname "$dst")"
+        ln -sfn "$target" "$dst.kdeploy-tmp"
+        mv -T "$dst.kdeploy-tmp" "$dst"
+    done
+    # 4. managed paths that left the phase: remove (restore a displaced original)
+    [ -n "$oldm" ] && [ -f "$oldm" ] || return 0
+    file_paths "$newm" >"$R/phases/.$ph.keep"
+    file_paths "$oldm" | while IFS= read -r path; do
+        grep -qxF -- "$path" "$R/phases/.$ph.keep" && continue
+        dst=$P$path
+        [ "$(readlink "$dst" 2>/dev/null || true)" = "$R/phases/$ph/files$path" ] || continue
+        if [ -e "$R/displaced$path" ] || [ -L "$R/displaced$path" ]; then
+            mv -T "$R/displaced$path" "$dst"
+        else
+            rm -f "$dst"
+        fi
+    done
+    rm -f "$R/phases/.$ph.keep"
+}
+
+# status: builtins and one readlink only — this is the whole cost of a no-op run.
+cmd_status() {
+    if [ -f "$R/current" ]; then
+        read -r cur <"$R/current"
+        echo "current $cur"
+    else
+        echo "current none"
+    fi
+    last=0
+    if [ -d "$R/generations" ]; then
+        for d in "$R"/generations/*/; do
+            [ -d "$d" ] || continue
+            d=${d%/}
+            d=${d##*/}
+            if is_gen "$d" && [ "$d" -gt "$last" ]; then last=$d; fi
+        done
+    fi
+    echo "next $((last + 1))"
+    if [ -d "$R/phases" ]; then
+        # each target is ../generations/<N>/<phase>
+        { readlink "$R"/phases/* 2>/dev/null || true; } | while IFS=/ read -r _ _ n ph; do
+            echo "phase $ph $n"
+        done
+    fi
+    if [ -f "$R/lock.owner" ]; then
+        read -r owner <"$R/lock.owner"
+        echo "lock $owner"
+    fi
+}
+
+cmd_commit() {
+    [ $# -eq 2 ] && is_gen "$1" && is_hash "$2" || die "usage: commit GEN NODE-HASH"
+    mkdir -p "$R/generations/$1"
+    echo "$2" >"$R/generations/$1/node-hash"
+    printf '%s %s\n' "$1" "$2" >"$R/current.tmp"
+    mv -f "$R/current.tmp" "$R/current"
+}
+
+cmd_list_generations() {
+    cur=''
+    [ -f "$R/current" ] && cur=$(cut -d' ' -f1 "$R/current")
+    [ -d "$R/generations" ] || return 0
+    ls "$R/generations" | sort -n | while read -r n; do
+        is_gen "$n" || continue
+        phases=$(cd "$R/generations/$n" && for p in *; do [ -f "$p/.complete" ] && printf ' %s' "$p"; done; true)
+        mark=''
+        if [ "$n" = "$cur" ]; then mark=' (current)'; fi
+        echo "$n$mark:$phases"
+    done
+}
+
+cmd_manifest() {
+    [ $# -eq 2 ] && is_gen "$1" && is_name "$2" || die "usage: manifest GEN PHASE"
+    cat "$R/generations/$1/$2/manifest"
+}
+
+cmd_journal() {
+    journalctl -u "$1" -n "${2:-20}" --no-pager 2>&1 || true
+}
+
+# units OP[:UNIT,UNIT...]...: run in the order given; OP is daemon-reload,
+# stop, start, restart, reload, enable, disable. A failed start/restart/reload
+# prints the failing units' journals and exits 3.
+cmd_units() {
+    for op in "$@"; do
+        verb=${op%%:*}
+        list=''
+        case $op in *:*) list=$(printf '%s' "${op#*:}" | tr ',' ' ') ;; esac
+        for u in $list; do is_name "$u" || die "units: bad unit name '$u'"; done
+        case $verb in
+        daemon-reload) systemctl daemon-reload ;;
+        stop | enable)
+            # shellcheck disable=SC2086
+            systemctl "$verb" -- $list || die "systemctl $verb $list failed" ;;
+        disable)
+            # `systemctl disable` also unlinks a symlinked unit file, i.e. our
+            # managed link: put it back if it was there.
+            for u in $list; do
+                f=$P/etc/systemd/system/$u
+                t=$(readlink "$f" 2>/dev/null || true)
+                systemctl disable -- "$u" || die "systemctl disable $u failed"
+                if [ -n "$t" ] && [ ! -L "$f" ]; then ln -sfn "$t" "$f"; fi
+            done ;;
+        start | restart | reload)
+            # shellcheck disable=SC2086
+            if ! systemctl "$verb" -- $list; then
+                for u in $list; do
+                    systemctl is-active --quiet -- "$u" && continue
+                    printf 'kdeploy-node: unit %s failed to %s; its last log lines:\n' "$u" "$verb" >&2
+                    cmd_journal "$u" 20 >&2
+                done
+                exit 3
+            fi ;;
+        *) die "units: unknown operation '$verb'" ;;
+        esac
+    done
+}
+
+cmd=${1:-}
+if [ $# -gt 0 ]; then shift; fi
+case $cmd in
+lock) cmd_lock "$@" ;;
+have) cmd_have ;;
+put) cmd_put "$@" ;;
+stage) cmd_stage "$@" ;;
+switch) cmd_switch "$@" ;;
+rollback-phase) [ $# -eq 2 ] || die "usage: rollback-phase PHASE GEN|none"; cmd_switch "$2" "$1" ;;
+status | current) cmd_status ;;
+commit) cmd_commit "$@" ;;
+list-generations) cmd_list_generations ;;
+manifest) cmd_manifest "$@" ;;
+journal) [ $# -ge 1 ] || die "usage: journal UNIT [LINES]"; cmd_journal "$@" ;;
+units) cmd_units "$@" ;;
+*) die "unknown command '$cmd' (lock have put stage switch rollback-phase status commit list-generations manifest journal units)" ;;
+esac

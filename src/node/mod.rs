@@ -1,0 +1,17 @@
+//! The node side of `kdeploy switch`: a small POSIX sh program
+//! (`kdeploy-node.sh`, embedded in the binary and installed on the node keyed
+//! by its hash) that owns `/var/lib/kdeploy` — store, generations, per-phase
+//! links, managed symlinks, lock — and the Rust handle that drives it
+//! ([`Node`]), plus the pure decision of which units to restart ([`plan`]).
+//! Layout, commands and guarantees are described in `src/node/README.md`.
+
+mod agent;
+mod lock;
+pub mod manifest;
+pub mod plan;
+pub mod script;
+
+pub use agent::{Node, NodeError, NodeStatus};
+pub use lock::NodeLock;
+pub use manifest::{changed_files, DirEntry, FileEntry, Manifest};
+pub use plan::{plan_units, unit_action, Action, OnChange, UnitPlan, UnitSpec};

@@ -1,0 +1,27 @@
+//! The node program (`kdeploy-node.sh`, embedded at build time) and how it
+//! gets onto a node: installed once as `/var/lib/kdeploy/bin/node-<hash>.sh`,
+//! keyed by the blake3 of its own text, so a node keeps every version a
+//! deployer ever used and a re-run finds it already there (one round trip
+//! either way: "install unless present").
+
+/// The program's text.
+pub const SCRIPT: &str = include_str!("kdeploy-node.sh");
+
+/// First 16 hex digits of the script's blake3: its version on the node.
+pub fn script_id() -> String {
+    blake3::hash(SCRIPT.as_bytes()).to_hex()[..16].to_string()
+}
+
+/// Where the script lives on the node, below `prefix` ("" on real nodes).
+pub fn script_path(prefix: &str) -> String {
+    format!("{prefix}/var/lib/kdeploy/bin/node-{}.sh", script_id())
+}
+
+/// A command that installs the script from its stdin unless it is already
+/// there. Safe to race with itself (temp file + rename).
+pub fn install_command(prefix: &str) -> String {
+    let path = crate::transport::shell_quote(&script_path(prefix));
+    format!(
+        "test -f {path} || {{ mkdir -p \"$(dirname {path})\" && cat > {path}.$$ && mv -f {path}.$$ {path}; }}"
+    )
+}

@@ -1,0 +1,21 @@
+//! How the engine reaches a node: the [`Host`] trait (run a command with
+//! optional binary stdin, stream a blob into a command, hold a long-lived
+//! process, close) and its implementations — [`SshHost`] (one SSH connection
+//! per node, reused for the whole run, host keys checked against a
+//! known_hosts file) and [`LocalHost`] (`sh -c` on this machine, for unit
+//! tests). Orchestration only ever sees `dyn Host`; [`connect_all`] opens many
+//! SSH connections in parallel, bounded, with one result per node.
+
+mod connect;
+mod error;
+mod host;
+mod known_hosts;
+mod local;
+mod ssh;
+
+pub use connect::{connect_all, NodeTarget};
+pub use error::Error;
+pub use host::{shell_quote, BoxFut, Host, Output, Process};
+pub use known_hosts::HostKeyPolicy;
+pub use local::LocalHost;
+pub use ssh::{SshAuth, SshHost, SshOptions};

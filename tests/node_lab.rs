@@ -1,0 +1,398 @@
+//! The node program on real lab nodes over SSH (`lab/lab.sh up 3`): blob
+//! store with sha256 verification, staging and the one-rename phase switch
+//! with rollback, the run lock (exclusive, recovered from a dead holder),
+//! and units started / restarted by a restart trigger / stopped when removed
+//! by real systemd. Tests use separate nodes (store and files: kdnode2; lock
+//! and units: kdnode3) so they can run in parallel.
+//! Skipped with a message when the lab is down, failed when CI is set.
+
+mod node_support;
+
+use std::time::{Duration, Instant};
+
+use kdeploy::node::{changed_files, Manifest, Node, NodeError, OnChange, UnitSpec};
+use kdeploy::transport::Host;
+use node_support::{blob, connect, file, lab_up, manifest, push, Blob};
+
+async fn sh(h: &dyn Host, cmd: &str) -> String {
+    let out = h.exec(cmd, None).await.unwrap();
+    assert!(
+        out.success(),
+        "{cmd}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout_str()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn store_put_have_and_verify() {
+    if !lab_up() {
+        return;
+    }
+    let h = connect(2).await;
+    let node = Node::install(&h).await.unwrap();
+    let stamp = format!("{:?}", Instant::now());
+    let (a, b) = (
+        blob(format!("blob a {stamp}")),
+        blob(format!("blob b {stamp}\0\u{ff}")),
+    );
+    let hashes = vec![a.b3.clone(), b.b3.clone()];
+    assert_eq!(node.missing(&hashes).await.unwrap(), hashes);
+    // a corrupted transfer (bytes differ from the sha256 sent along) is rejected
+    let err = node
+        .put_bytes(&a.b3, &a.sha, b"not the blob")
+        .await
+        .unwrap_err();
+    let msg = err.to_string();
+    assert!(
+        msg.contains("kdnode2") && msg.contains("rejected") && msg.contains(&a.sha),
+        "{msg}"
+    );
+    assert_eq!(node.missing(&hashes).await.unwrap(), hashes);
+    assert_eq!(
+        sh(&h, "ls /var/lib/kdeploy/store/.tmp | wc -l")
+            .await
+            .trim(),
+        "0",
+        "temp file left behind"
+    );
+    node.put_bytes(&a.b3, &a.sha, &a.bytes).await.unwrap();
+    assert_eq!(node.missing(&hashes).await.unwrap(), vec![b.b3.clone()]);
+    node.put_bytes(&b.b3, &b.sha, &b.bytes).await.unwrap();
+    assert!(node.missing(&hashes).await.unwrap().is_empty());
+    // stored bytes are exactly what was sent, read-only
+    let out = h
+        .exec(&format!("cat /var/lib/kdeploy/store/{}", b.b3), None)
+        .await
+        .unwrap();
+    assert_eq!(out.stdout, b.bytes);
+    assert_eq!(
+        sh(&h, &format!("stat -c %a /var/lib/kdeploy/store/{}", b.b3))
+            .await
+            .trim(),
+        "444"
+    );
+    // putting a blob that is there already is a no-op
+    node.put_bytes(&a.b3, &a.sha, &a.bytes).await.unwrap();
+    h.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn stage_switch_and_rollback_a_phase() {
+    if !lab_up() {
+        return;
+    }
+    let h = connect(2).await;
+    let node = Node::install(&h).await.unwrap();
+    let phase = "kdtest-files";
+    // start from a node without this phase (a previous run may have left it)
+    node.rollback_phase(phase, None).await.unwrap();
+    sh(&h, "mkdir -p /etc/kdtest && echo original > /etc/kdtest/c.conf && rm -f /etc/kdtest/a.conf /etc/kdtest/b.conf").await;
+
+    let (a1, b1, a2, b2, c2) = (
+        blob("a one\n"),
+        blob("b one\n"),
+        blob("a two\n"),
+        blob("b two\n"),
+        blob("c two\n"),
+    );
+    push(&node, &[&a1, &b1, &a2, &b2, &c2]).await;
+    let one = manifest(vec![
+        file("/etc/kdtest/a.conf", "0644", &a1),
+        file("/etc/kdtest/b.conf", "0640", &b1),
+    ]);
+    let two = manifest(vec![
+        file("/etc/kdtest/a.conf", "0644", &a2),
+        file("/etc/kdtest/b.conf", "0640", &b2),
+        file("/etc/kdtest/c.conf", "0600", &c2),
+    ]);
+    let g1 = node.status().await.unwrap().next;
+    let g2 = g1 + 1;
+    node.stage(g1, phase, &one).await.unwrap();
+    node.stage(g2, phase, &two).await.unwrap();
+    // staging changes nothing visible
+    assert_eq!(sh(&h, "cat /etc/kdtest/c.conf").await, "original\n");
+    assert!(
+        h.exec("test -e /etc/kdtest/a.conf", None)
+            .await
+            .unwrap()
+            .status
+            != 0
+    );
+
+    node.switch(Some(g1), phase).await.unwrap();
+    let both = "cat /etc/kdtest/a.conf /etc/kdtest/b.conf";
+    assert_eq!(sh(&h, both).await, "a one\nb one\n");
+    // every managed path goes through the one phase link: flipping it is what
+    // changes both files, in one rename
+    assert_eq!(
+        sh(&h, "readlink /etc/kdtest/a.conf /etc/kdtest/b.conf").await,
+        "/var/lib/kdeploy/phases/kdtest-files/files/etc/kdtest/a.conf\n/var/lib/kdeploy/phases/kdtest-files/files/etc/kdtest/b.conf\n"
+    );
+    assert_eq!(
+        sh(&h, "readlink /var/lib/kdeploy/phases/kdtest-files").await,
+        format!("../generations/{g1}/kdtest-files\n")
+    );
+
+    node.switch(Some(g2), phase).await.unwrap();
+    assert_eq!(sh(&h, both).await, "a two\nb two\n");
+    assert_eq!(
+        sh(
+            &h,
+            "cat /etc/kdtest/c.conf; stat -L -c '%a %U' /etc/kdtest/c.conf /etc/kdtest/b.conf"
+        )
+        .await,
+        "c two\n600 root\n640 root\n"
+    );
+    // the old generation's files are intact
+    assert_eq!(
+        sh(
+            &h,
+            &format!("cat /var/lib/kdeploy/generations/{g1}/kdtest-files/files/etc/kdtest/a.conf")
+        )
+        .await,
+        "a one\n"
+    );
+    assert_eq!(node.status().await.unwrap().phases.get(phase), Some(&g2));
+    assert_eq!(node.manifest(g2, phase).await.unwrap(), two);
+    assert_eq!(
+        changed_files(Some(&one), Some(&two))
+            .into_iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>(),
+        [
+            "/etc/kdtest/a.conf",
+            "/etc/kdtest/b.conf",
+            "/etc/kdtest/c.conf"
+        ]
+    );
+
+    // rollback = the same rename backwards; c.conf left the phase and the
+    // file it had displaced comes back
+    node.rollback_phase(phase, Some(g1)).await.unwrap();
+    assert_eq!(sh(&h, both).await, "a one\nb one\n");
+    assert_eq!(
+        sh(
+            &h,
+            "cat /etc/kdtest/c.conf; test -L /etc/kdtest/c.conf || echo plain"
+        )
+        .await,
+        "original\nplain\n"
+    );
+    node.switch(Some(g2), phase).await.unwrap();
+    assert_eq!(sh(&h, both).await, "a two\nb two\n");
+
+    node.commit(g2, &"ab".repeat(32)).await.unwrap();
+    let st = node.status().await.unwrap();
+    assert_eq!(st.current, Some((g2, "ab".repeat(32))));
+    assert!(node
+        .list_generations()
+        .await
+        .unwrap()
+        .contains(&format!("{g2} (current): kdtest-files")));
+    node.rollback_phase(phase, None).await.unwrap();
+    assert_eq!(
+        sh(&h, "ls /etc/kdtest; cat /etc/kdtest/c.conf").await,
+        "c.conf\noriginal\n"
+    );
+    h.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn lock_is_exclusive_and_a_dead_holder_is_recovered() {
+    if !lab_up() {
+        return;
+    }
+    let (h1, h2) = (connect(3).await, connect(3).await);
+    let (n1, n2) = (
+        Node::install(&h1).await.unwrap(),
+        Node::install(&h2).await.unwrap(),
+    );
+    let lock = n1.lock("test-run-1").await.unwrap();
+    match n2.lock("test-run-2").await {
+        Err(NodeError::Locked { host, owner }) => {
+            assert_eq!(host, "kdnode3");
+            assert!(owner.contains("test-run-1"), "{owner}");
+        }
+        Err(e) => panic!("expected Locked, got {e}"),
+        Ok(_) => panic!("second lock granted"),
+    }
+    lock.release().await;
+    let lock2 = n2.lock("test-run-2").await.unwrap();
+
+    // the holder process is killed: the lock is free again
+    let pid = sh(
+        &h1,
+        "sed -n 's/.* pid=\\([0-9]*\\) .*/\\1/p' /var/lib/kdeploy/lock.owner",
+    )
+    .await;
+    sh(&h1, &format!("kill -9 {}", pid.trim())).await;
+    let _l = retry_lock(&n1, "after-kill").await;
+    drop(_l);
+    drop(lock2);
+
+    // the connection of the holder dies: the lock is free again
+    let h3 = connect(3).await;
+    let n3 = Node::install(&h3).await.unwrap();
+    let held = n3.lock("connection-dropped").await.unwrap();
+    h3.close().await.unwrap();
+    let _l = retry_lock(&n1, "after-disconnect").await;
+    drop(held);
+    h1.close().await.unwrap();
+    h2.close().await.unwrap();
+}
+
+async fn retry_lock(node: &Node<'_>, owner: &str) -> kdeploy::node::NodeLock {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        match node.lock(owner).await {
+            Ok(l) => return l,
+            Err(NodeError::Locked { .. }) if Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(100)).await
+            }
+            Err(e) => panic!("lock not recovered: {e}"),
+        }
+    }
+}
+
+fn unit(name: &str, text: &Blob, triggers: &[&str]) -> UnitSpec {
+    UnitSpec {
+        name: name.into(),
+        text_hash: text.b3.clone(),
+        on_change: OnChange::Restart,
+        enable: true,
+        restart_triggers: triggers.iter().map(Into::into).collect(),
+    }
+}
+
+/// Stage `new` as the next generation of `phase` and switch to it the way a
+/// run does; returns the unit operations that ran.
+async fn deploy(
+    node: &Node<'_>,
+    phase: &str,
+    new: &Manifest,
+) -> Result<(Vec<String>, Vec<String>), NodeError> {
+    let st = node.status().await?;
+    let old = match st.phases.get(phase) {
+        Some(&g) => Some(node.manifest(g, phase).await?),
+        None => None,
+    };
+    let gen = st.next;
+    node.stage(gen, phase, new).await?;
+    let changed = changed_files(old.as_ref(), Some(new));
+    let plan = kdeploy::node::plan_units(
+        old.as_ref().map_or(&[][..], |m| &m.units),
+        &new.units,
+        &changed,
+    );
+    let ops = (plan.before_switch(), plan.after_switch());
+    node.switch_phase(gen, phase, old.as_ref(), new, &changed)
+        .await?;
+    Ok(ops)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn units_start_restart_on_trigger_and_stop() {
+    if !lab_up() {
+        return;
+    }
+    let h = connect(3).await;
+    let node = Node::install(&h).await.unwrap();
+    let phase = "kdtest-unit";
+    deploy(&node, phase, &Manifest::default()).await.unwrap(); // clean slate
+
+    let text = blob("[Unit]\nDescription=kdeploy test sleeper\n[Service]\nExecStart=/bin/sleep infinity\n[Install]\nWantedBy=multi-user.target\n");
+    let (v1, v2) = (blob("v1\n"), blob("v2\n"));
+    push(&node, &[&text, &v1, &v2]).await;
+    let with = |conf: &Blob| {
+        let mut m = manifest(vec![file("/etc/kdtest-unit/sleeper.conf", "0644", conf)]);
+        m.add_unit(unit(
+            "kdtest-sleeper.service",
+            &text,
+            &["/etc/kdtest-unit/sleeper.conf"],
+        ));
+        m
+    };
+    let pid = "systemctl show -p MainPID --value kdtest-sleeper.service";
+
+    let ops = deploy(&node, phase, &with(&v1)).await.unwrap();
+    assert_eq!(
+        ops.1,
+        [
+            "daemon-reload",
+            "enable:kdtest-sleeper.service",
+            "start:kdtest-sleeper.service"
+        ]
+    );
+    assert_eq!(
+        sh(
+            &h,
+            "systemctl is-active kdtest-sleeper; systemctl is-enabled kdtest-sleeper"
+        )
+        .await,
+        "active\nenabled\n"
+    );
+    let p1 = sh(&h, pid).await;
+
+    // same unit text, changed restart trigger: restarted
+    let ops = deploy(&node, phase, &with(&v2)).await.unwrap();
+    assert_eq!(
+        ops,
+        (vec![], vec!["restart:kdtest-sleeper.service".to_string()])
+    );
+    let p2 = sh(&h, pid).await;
+    assert_ne!(p1, p2, "not restarted");
+    assert_eq!(
+        sh(&h, "systemctl is-active kdtest-sleeper").await,
+        "active\n"
+    );
+    // nothing changed: nothing touched
+    let ops = deploy(&node, phase, &with(&v2)).await.unwrap();
+    assert_eq!(ops, (vec![], vec![]));
+    assert_eq!(sh(&h, pid).await, p2);
+
+    // removed from the closure: stopped, disabled, unit file gone
+    let ops = deploy(&node, phase, &Manifest::default()).await.unwrap();
+    assert_eq!(
+        ops.0,
+        [
+            "stop:kdtest-sleeper.service",
+            "disable:kdtest-sleeper.service"
+        ]
+    );
+    assert_eq!(ops.1, ["daemon-reload"]);
+    let state = h
+        .exec("systemctl is-active kdtest-sleeper", None)
+        .await
+        .unwrap()
+        .stdout_str();
+    assert_eq!(state, "inactive\n");
+    assert_eq!(
+        sh(&h, "ls /etc/systemd/system/kdtest-sleeper.service /etc/systemd/system/multi-user.target.wants/kdtest-sleeper.service 2>&1 | grep -c 'No such' || true").await.trim(),
+        "2"
+    );
+
+    // a unit that fails to start: reported with its journal
+    let bad = blob("[Unit]\nDescription=kdeploy failing test unit\n[Service]\nType=oneshot\nExecStart=/bin/sh -c 'echo kdtest-boom-marker; exit 3'\n");
+    push(&node, &[&bad]).await;
+    let mut m = Manifest::default();
+    m.add_unit(unit("kdtest-fail.service", &bad, &[]));
+    match deploy(&node, phase, &m).await {
+        Err(NodeError::UnitFailed { host, journal, .. }) => {
+            assert_eq!(host, "kdnode3");
+            assert!(
+                journal.contains("kdtest-fail.service failed to start"),
+                "{journal}"
+            );
+            assert!(journal.contains("kdtest-boom-marker"), "{journal}");
+        }
+        other => panic!("expected UnitFailed, got {:?}", other.map(|_| ())),
+    }
+    deploy(&node, phase, &Manifest::default()).await.unwrap();
+    sh(
+        &h,
+        "systemctl reset-failed kdtest-fail.service 2>/dev/null; true",
+    )
+    .await;
+    h.close().await.unwrap();
+}

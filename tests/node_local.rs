@@ -1,0 +1,152 @@
+//! The node program against a directory on this machine (`KDEPLOY_PREFIX`,
+//! through `LocalHost`): store, stage, switch, rollback, commit — the file
+//! logic without SSH or systemd. The same operations on real nodes are in
+//! `node_lab.rs`.
+
+mod node_support;
+
+use std::fs;
+use std::path::Path;
+
+use kdeploy::node::{Node, NodeError};
+use kdeploy::transport::{Host, LocalHost};
+use node_support::{blob, file, manifest, push};
+
+fn read(p: &Path) -> String {
+    fs::read_to_string(p).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn stage_switch_rollback_in_a_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = dir.path().to_str().unwrap().to_string();
+    let host = LocalHost::new("local");
+    let node = Node::install_with_prefix(&host, &prefix).await.unwrap();
+    let st = node.status().await.unwrap();
+    assert_eq!(st.current, None);
+    assert_eq!(st.next, 1);
+
+    let (a1, b1, a2, b2, c2) = (
+        blob("a one\n"),
+        blob("b one\n"),
+        blob("a two\n"),
+        blob("b two\n"),
+        blob("c\n"),
+    );
+    push(&node, &[&a1, &b1, &a2, &b2, &c2]).await;
+    assert!(node
+        .missing(&[a1.b3.clone(), c2.b3.clone()])
+        .await
+        .unwrap()
+        .is_empty());
+
+    let one = manifest(vec![
+        file("/etc/t/a.conf", "0644", &a1),
+        file("/etc/t/b.conf", "0600", &b1),
+    ]);
+    let mut two = manifest(vec![
+        file("/etc/t/a.conf", "0644", &a2),
+        file("/etc/t/b.conf", "0600", &b2),
+        file("/etc/t/c.conf", "0644", &c2),
+    ]);
+    two.directories.push(kdeploy::node::DirEntry {
+        path: "/var/lib/t".into(),
+        mode: "0700".into(),
+        owner: "root".into(),
+        group: "root".into(),
+    });
+    // an unmanaged file where generation 2 puts c.conf
+    fs::create_dir_all(dir.path().join("etc/t")).unwrap();
+    fs::write(dir.path().join("etc/t/c.conf"), "original\n").unwrap();
+
+    node.stage(1, "files", &one).await.unwrap();
+    node.stage(1, "files", &one).await.unwrap(); // idempotent
+    assert!(matches!(
+        node.stage(1, "files", &two).await,
+        Err(NodeError::Command { .. })
+    ));
+    node.switch(Some(1), "files").await.unwrap();
+    node.commit(1, &"1".repeat(64)).await.unwrap();
+    let a = dir.path().join("etc/t/a.conf");
+    let b = dir.path().join("etc/t/b.conf");
+    let c = dir.path().join("etc/t/c.conf");
+    assert_eq!((read(&a), read(&b)), ("a one\n".into(), "b one\n".into()));
+    assert_eq!(
+        fs::read_link(&a).unwrap(),
+        dir.path()
+            .join("var/lib/kdeploy/phases/files/files/etc/t/a.conf")
+    );
+    assert_eq!(read(&c), "original\n");
+
+    node.stage(2, "files", &two).await.unwrap();
+    node.switch(Some(2), "files").await.unwrap();
+    assert_eq!(
+        (read(&a), read(&b), read(&c)),
+        ("a two\n".into(), "b two\n".into(), "c\n".into())
+    );
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(
+        fs::metadata(&b).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    assert_eq!(
+        fs::metadata(dir.path().join("var/lib/t"))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o777,
+        0o700
+    );
+    let st = node.status().await.unwrap();
+    assert_eq!(st.phases.get("files"), Some(&2));
+    assert_eq!(st.next, 3);
+    assert_eq!(node.manifest(2, "files").await.unwrap(), two);
+
+    // rollback: one rename back; c.conf leaves the phase, the original returns
+    node.rollback_phase("files", Some(1)).await.unwrap();
+    assert_eq!(
+        (read(&a), read(&b), read(&c)),
+        ("a one\n".into(), "b one\n".into(), "original\n".into())
+    );
+    assert!(!fs::symlink_metadata(&c).unwrap().file_type().is_symlink());
+    // generation 2 is intact for a later switch
+    let g2 = dir
+        .path()
+        .join("var/lib/kdeploy/generations/2/files/files/etc/t/a.conf");
+    assert_eq!(read(&g2), "a two\n");
+
+    // removing the phase removes its managed paths
+    node.rollback_phase("files", None).await.unwrap();
+    assert!(fs::symlink_metadata(&a).is_err());
+    assert_eq!(read(&c), "original\n");
+    let gens = node.list_generations().await.unwrap();
+    assert_eq!(gens, ["1 (current): files", "2: files"]);
+    host.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn corrupted_blob_is_rejected() {
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = dir.path().to_str().unwrap().to_string();
+    let host = LocalHost::new("local");
+    let node = Node::install_with_prefix(&host, &prefix).await.unwrap();
+    let good = blob("payload");
+    let err = node
+        .put_bytes(&good.b3, &good.sha, b"payloaX")
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("sha256"), "{err}");
+    assert_eq!(
+        node.missing(std::slice::from_ref(&good.b3)).await.unwrap(),
+        vec![good.b3.clone()]
+    );
+    node.put_bytes(&good.b3, &good.sha, &good.bytes)
+        .await
+        .unwrap();
+    assert!(node.missing(std::slice::from_ref(&good.b3)).await.unwrap().is_empty());
+    // a stage referring to a missing blob fails and leaves nothing switchable
+    let other = blob("other");
+    let m = manifest(vec![file("/etc/x", "0644", &other)]);
+    assert!(node.stage(1, "p", &m).await.is_err());
+    assert!(node.switch(Some(1), "p").await.is_err());
+}

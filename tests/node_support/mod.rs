@@ -1,0 +1,111 @@
+//! Helpers shared by the node and transport tests: blobs with their hashes,
+//! manifests, and access to the lab (`lab/lab.sh`): its key, known_hosts and
+//! node addresses, and the rule "lab down: skip, or fail under CI".
+
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use kdeploy::node::{FileEntry, Manifest, Node};
+use kdeploy::transport::{HostKeyPolicy, SshAuth, SshHost, SshOptions};
+use sha2::Digest;
+
+/// A blob: bytes, blake3 hex, sha256 hex.
+pub struct Blob {
+    pub bytes: Vec<u8>,
+    pub b3: String,
+    pub sha: String,
+}
+
+pub fn blob(bytes: impl Into<Vec<u8>>) -> Blob {
+    let bytes = bytes.into();
+    let b3 = blake3::hash(&bytes).to_hex().to_string();
+    let sha = hex::encode(sha2::Sha256::digest(&bytes));
+    Blob { bytes, b3, sha }
+}
+
+pub fn file(path: &str, mode: &str, b: &Blob) -> FileEntry {
+    FileEntry {
+        path: path.into(),
+        mode: mode.into(),
+        owner: "root".into(),
+        group: "root".into(),
+        hash: b.b3.clone(),
+    }
+}
+
+/// Push the blobs the node lacks.
+pub async fn push(node: &Node<'_>, blobs: &[&Blob]) {
+    let hashes: Vec<String> = blobs.iter().map(|b| b.b3.clone()).collect();
+    let missing = node.missing(&hashes).await.unwrap();
+    for b in blobs {
+        if missing.contains(&b.b3) {
+            node.put_bytes(&b.b3, &b.sha, &b.bytes).await.unwrap();
+        }
+    }
+}
+
+pub fn manifest(files: Vec<FileEntry>) -> Manifest {
+    Manifest {
+        files,
+        ..Default::default()
+    }
+}
+
+pub fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+pub fn lab_dir() -> PathBuf {
+    std::env::var_os("KDEPLOY_LAB_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo().join(".lab"))
+}
+
+/// Is the lab up? Checked once per test binary. Down: panics under CI,
+/// otherwise says so and the test returns early.
+pub fn lab_up() -> bool {
+    static UP: OnceLock<bool> = OnceLock::new();
+    let up = *UP.get_or_init(|| {
+        std::process::Command::new(repo().join("lab/lab.sh"))
+            .arg("status")
+            .output()
+            .map(|o| o.status.success())
+            .unwrap_or(false)
+    });
+    if !up {
+        if std::env::var_os("CI").is_some() {
+            panic!("the lab is not up (CI is set): run `lab/lab.sh up 3` first");
+        }
+        eprintln!(
+            "SKIPPED: the lab is not up (`lab/lab.sh up 3`); set CI=1 to make this a failure"
+        );
+    }
+    up
+}
+
+/// Address of lab node `i` (1-based).
+pub fn addr(i: u32) -> String {
+    format!("10.77.0.{}", 10 + i)
+}
+
+pub fn lab_options() -> SshOptions {
+    SshOptions {
+        user: "root".into(),
+        port: 22,
+        auth: SshAuth::KeyFile {
+            path: lab_dir().join("id_ed25519"),
+            passphrase: None,
+        },
+        host_keys: HostKeyPolicy::Strict(lab_dir().join("known_hosts")),
+        connect_timeout: Duration::from_secs(10),
+    }
+}
+
+pub async fn connect(i: u32) -> SshHost {
+    SshHost::connect(&format!("kdnode{i}"), &addr(i), &lab_options())
+        .await
+        .expect("connect to lab node")
+}

@@ -1,0 +1,105 @@
+//! `kdeploy switch` against the real lab (`lab/lab.sh up 3`): first
+//! converge gives a healthy 3-member etcd and a running containerd; a
+//! re-run reports every node unchanged; one containerd setting changed
+//! re-activates only the runtime phase and restarts containerd, not etcd.
+//! One test function drives the steps in sequence (the lab is shared) and
+//! leaves the lab on the unmodified lab cluster. Lab down: skipped, or a
+//! failure when CI is set.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn lab_up() -> bool {
+    let up = Command::new(repo().join("lab/lab.sh")).arg("status").output().map(|o| o.status.success()).unwrap_or(false);
+    if !up {
+        if std::env::var_os("CI").is_some() {
+            panic!("the lab is not up (CI is set): run `lab/lab.sh up 3` first");
+        }
+        eprintln!("SKIPPED: the lab is not up (`lab/lab.sh up 3`); set CI=1 to make this a failure");
+    }
+    up
+}
+
+fn switch(cluster: &std::path::Path, extra: &[&str]) -> (Output, serde_json::Value) {
+    let lab = repo().join(".lab");
+    let out = Command::new(env!("CARGO_BIN_EXE_kdeploy"))
+        .arg("switch")
+        .arg(cluster)
+        .args(["--ssh-key", lab.join("id_ed25519").to_str().unwrap()])
+        .args(["--known-hosts", lab.join("known_hosts").to_str().unwrap()])
+        .args(["--output", "json"])
+        .args(extra)
+        .output()
+        .unwrap();
+    let json = serde_json::from_slice(&out.stdout).unwrap_or(serde_json::Value::Null);
+    (out, json)
+}
+
+fn ssh(i: u32, cmd: &str) -> String {
+    let out = Command::new(repo().join("lab/lab.sh")).args(["ssh", &i.to_string(), cmd]).output().unwrap();
+    String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr)
+}
+
+fn statuses(j: &serde_json::Value) -> Vec<String> {
+    j["nodes"].as_object().unwrap().values().map(|n| n["status"].as_str().unwrap().to_string()).collect()
+}
+
+fn active_since(i: u32, unit: &str) -> String {
+    ssh(i, &format!("systemctl show -p ActiveEnterTimestampMonotonic {unit}"))
+}
+
+#[test]
+fn switch_converges_noops_and_restarts_only_what_changed() {
+    if !lab_up() {
+        return;
+    }
+    let lab_nix = repo().join("clusters/lab.nix");
+
+    // 1. converge (from whatever state: fresh nodes or an earlier run)
+    let (out, j) = switch(&lab_nix, &[]);
+    assert!(out.status.success(), "first switch failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(statuses(&j).iter().all(|s| s == "changed" || s == "unchanged"), "{j}");
+    let health = ssh(1, "etcdctl --endpoints=http://10.77.0.11:2379,http://10.77.0.12:2379,http://10.77.0.13:2379 endpoint health");
+    assert_eq!(health.matches("is healthy").count(), 3, "{health}");
+    for i in 1..=3 {
+        assert_eq!(ssh(i, "systemctl is-active containerd").trim(), "active");
+        assert!(ssh(i, "readlink /etc/containerd/config.toml").contains("/var/lib/kdeploy/phases/container-runtime/"));
+    }
+
+    // 2. no-op re-run: all unchanged, nothing on disk touched
+    let before = ssh(1, "ls -l --time-style=full-iso /var/lib/kdeploy/phases/; cat /var/lib/kdeploy/current");
+    let (out, j) = switch(&lab_nix, &[]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(statuses(&j), ["unchanged"; 3], "{j}");
+    assert_eq!(ssh(1, "ls -l --time-style=full-iso /var/lib/kdeploy/phases/; cat /var/lib/kdeploy/current"), before);
+
+    // 3. one containerd setting: only container-runtime, containerd restarted, etcd not
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(&lab_nix).unwrap().replace(
+        "containerd.version = \"1.6.20\";",
+        "containerd.version = \"1.6.20\"; containerd.maxContainerLogLineSize = 32768;",
+    );
+    let changed = dir.path().join("lab.nix");
+    std::fs::write(&changed, text).unwrap();
+    let etcd_since = active_since(2, "etcd");
+    let ctr_since = active_since(2, "containerd");
+    let (out, j) = switch(&changed, &[]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    for n in j["nodes"].as_object().unwrap().values() {
+        assert_eq!(n["status"], "changed");
+        assert_eq!(n["phases"], serde_json::json!(["container-runtime"]));
+        assert_eq!(n["units"]["restarted"], serde_json::json!(["containerd.service"]));
+    }
+    assert_eq!(active_since(2, "etcd"), etcd_since, "etcd must not restart");
+    assert_ne!(active_since(2, "containerd"), ctr_since, "containerd must restart");
+    assert!(ssh(2, "cat /etc/containerd/config.toml").contains("32768"));
+
+    // 4. back to the lab cluster as committed (restore shared state)
+    let (out, j) = switch(&lab_nix, &[]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(statuses(&j), ["changed"; 3], "{j}");
+}
