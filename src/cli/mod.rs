@@ -10,6 +10,7 @@ mod eval;
 mod inputs;
 mod options;
 mod plan;
+mod rollback;
 mod summary;
 mod switch;
 mod generations;
@@ -48,6 +49,8 @@ enum Command {
     Switch(switch::SwitchArgs),
     /// List the generations recorded by switches from this project: number, time, per-node hashes.
     Generations(generations::GenerationsArgs),
+    /// Re-activate the previous (or --to N) recorded generation on every node: no evaluation, no transfer.
+    Rollback(rollback::RollbackArgs),
 }
 
 pub fn run() -> ExitCode {
@@ -64,5 +67,6 @@ pub fn run() -> ExitCode {
         Command::Options(args) => options::run(args),
         Command::Switch(args) => switch::run(args),
         Command::Generations(args) => generations::run(args),
+        Command::Rollback(args) => rollback::run(args),
     }
 }

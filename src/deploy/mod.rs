@@ -14,6 +14,7 @@ pub mod plan;
 pub mod recap;
 pub mod record;
 pub mod render;
+pub mod rollback;
 pub mod run;
 pub mod state;
 

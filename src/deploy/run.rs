@@ -319,6 +319,31 @@ pub async fn switch(
         return Ok((Outcome::Ok, text));
     }
     if changed_idx.is_empty() {
+        // Nothing changed, but record where the nodes are when this
+        // project's history does not say so yet (first switch from a new
+        // checkout, or after a run from elsewhere): `rollback` needs it.
+        let latest = record::latest(&opts.state_dir);
+        let number = record::next_number(&opts.state_dir);
+        let nodes = record_nodes(closures, opts, &held, &changed_idx, number);
+        let same = latest.as_ref().is_some_and(|g| {
+            g.cluster == closures.cluster.name
+                && held.iter().all(|h| {
+                    g.nodes.get(&h.name).zip(nodes.get(&h.name)).is_some_and(|(a, b)| a.generation == b.generation && a.hash == b.hash)
+                })
+        });
+        if !same {
+            record::write(
+                &opts.state_dir,
+                &Generation {
+                    number,
+                    cluster: closures.cluster.name.clone(),
+                    time: record::now(),
+                    phase_order: closures.cluster.phase_order.clone(),
+                    rollback_of: None,
+                    nodes,
+                },
+            )?;
+        }
         release(held, &hosts).await;
         return Ok((Outcome::Ok, String::new()));
     }
@@ -458,8 +483,33 @@ pub async fn switch(
             }
         }
     }
+    let nodes = record_nodes(closures, opts, &held, &changed_idx, gen);
+    record::write(
+        &opts.state_dir,
+        &Generation {
+            number: gen,
+            cluster: closures.cluster.name.clone(),
+            time: record::now(),
+            phase_order: closures.cluster.phase_order.clone(),
+            rollback_of: None,
+            nodes,
+        },
+    )?;
+    release(held, &hosts).await;
+    Ok((if failed { Outcome::Failed } else { Outcome::Ok }, String::new()))
+}
+
+/// The per-node part of the deployer record after a run: the latest record's
+/// nodes updated with the nodes held (changed ones now on `gen`).
+fn record_nodes(
+    closures: &Closures,
+    opts: &SwitchOptions,
+    held: &[Held<'_>],
+    changed_idx: &[usize],
+    gen: u64,
+) -> BTreeMap<String, NodeRecord> {
     let mut nodes = record::latest(&opts.state_dir).map(|g| g.nodes).unwrap_or_default();
-    for h in &held {
+    for h in held {
         let n = &closures.cluster.nodes[&h.name];
         let committed_gen = if changed_idx.iter().any(|&i| held[i].name == h.name) {
             gen
@@ -479,19 +529,7 @@ pub async fn switch(
         );
     }
     nodes.retain(|n, _| closures.cluster.nodes.contains_key(n));
-    record::write(
-        &opts.state_dir,
-        &Generation {
-            number: gen,
-            cluster: closures.cluster.name.clone(),
-            time: record::now(),
-            phase_order: closures.cluster.phase_order.clone(),
-            rollback_of: None,
-            nodes,
-        },
-    )?;
-    release(held, &hosts).await;
-    Ok((if failed { Outcome::Failed } else { Outcome::Ok }, String::new()))
+    nodes
 }
 
 /// Switch every touched phase of every node back to the generation it was

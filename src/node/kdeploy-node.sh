@@ -96,9 +96,19 @@ cmd_stage() {
         [ -f "$R/store/$h" ] || die "stage: blob $h of $path is not in the store"
         dst=$g/files$path
         mkdir -p "${dst%/*}"
-        cp "$R/store/$h" "$dst.tmp"
-        if is_root; then chown "$owner:$group" "$dst.tmp"; fi
-        chmod "$mode" "$dst.tmp"
+        # One materialised copy per (blob, mode, owner, group), hard-linked
+        # into every generation that uses it: generations cost no space for
+        # files they share (a node's disk would otherwise fill up with a copy
+        # of every binary per switch).
+        obj=$R/objects/$h.$mode.$owner.$group
+        if [ ! -f "$obj" ]; then
+            mkdir -p "$R/objects"
+            cp "$R/store/$h" "$obj.tmp.$$"
+            if is_root; then chown "$owner:$group" "$obj.tmp.$$"; fi
+            chmod "$mode" "$obj.tmp.$$"
+            mv -f "$obj.tmp.$$" "$obj"
+        fi
+        ln -f "$obj" "$dst.tmp" 2>/dev/null || cp -p "$obj" "$dst.tmp"
         mv -f "$dst.tmp" "$dst"
     done
     entries "$g/manifest" d | while IFS=$TAB read -r _ mode owner group path; do
@@ -255,6 +265,11 @@ cmd_units() {
                 if [ -n "$t" ] && [ ! -L "$f" ]; then ln -sfn "$t" "$f"; fi
             done ;;
         start | restart | reload)
+            # A unit that failed or restarted often (an earlier failed
+            # switch, a rollback) may sit in systemd's start rate limit;
+            # a deliberate deploy action must not be refused for that.
+            # shellcheck disable=SC2086
+            systemctl reset-failed -- $list 2>/dev/null || true
             # shellcheck disable=SC2086
             if ! systemctl "$verb" -- $list; then
                 for u in $list; do

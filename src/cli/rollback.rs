@@ -1,0 +1,112 @@
+//! `kdeploy rollback CLUSTER [--to N]`: return every node to the node
+//! generation a recorded deployer generation left it on (default: the one
+//! before the generation in effect). Evaluates nothing and transfers
+//! nothing — see `deploy::rollback`. Progress on stderr, recap on stdout.
+//! Exit codes as for switch: 0 done, 1 error (nothing to roll back to),
+//! 2 usage, 3 failed (moved forward again) or locked, 4 unreachable.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use clap::Args;
+
+use super::generations::state_dir;
+use super::switch::{runtime, OutputFormat, SshArgs};
+use super::{EXIT_DEPLOY_FAILED, EXIT_ERROR, EXIT_UNREACHABLE};
+use crate::deploy::events::{Sink, Tee};
+use crate::deploy::recap::Recap;
+use crate::deploy::render::Lines;
+use crate::deploy::rollback::{rollback, target, RollbackOptions};
+use crate::deploy::{record, Outcome};
+
+#[derive(Args)]
+#[command(after_help = "\
+Exit codes: 0 rolled back (or nothing to do), 1 error (e.g. no earlier generation),
+2 usage error, 3 rollback failed (nodes moved forward again) or a node is locked,
+4 some node unreachable (nothing was changed on any node).
+
+Examples:
+  kdeploy rollback clusters/lab.nix --ssh-key .lab/id_ed25519 --known-hosts .lab/known_hosts
+  kdeploy rollback clusters/lab.nix --to 3 --dry-run")]
+pub struct RollbackArgs {
+    /// The cluster file (its directory holds .kdeploy/); it is not evaluated.
+    file: PathBuf,
+    /// The recorded generation to return to (see `kdeploy generations`); default: the previous one.
+    #[arg(long, value_name = "N")]
+    to: Option<u64>,
+    /// Only these nodes (names; repeat or comma-separate).
+    #[arg(long, value_name = "NAME")]
+    on: Vec<String>,
+    /// Project root (default: the file's directory).
+    #[arg(long)]
+    root: Option<PathBuf>,
+    /// Print which phase links would move and change nothing.
+    #[arg(long)]
+    dry_run: bool,
+    /// At most this many nodes connecting at once.
+    #[arg(long, value_name = "N", default_value_t = 32)]
+    parallel: usize,
+    /// Recap format on stdout.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+    output: OutputFormat,
+    /// Also print each unit action.
+    #[arg(long, short)]
+    verbose: bool,
+    #[command(flatten)]
+    ssh: SshArgs,
+}
+
+pub fn run(args: RollbackArgs) -> ExitCode {
+    let t0 = Instant::now();
+    let opts = RollbackOptions {
+        to: args.to,
+        on: args.on.clone(),
+        parallel: args.parallel,
+        ssh: args.ssh.settings(),
+        state_dir: state_dir(&args.file, args.root.as_ref()),
+        dry_run: args.dry_run,
+    };
+    let tgt = match target(&record::list(&opts.state_dir), opts.to) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(EXIT_ERROR);
+        }
+    };
+    eprintln!("rolling back {} to generation {} ({})", tgt.cluster, tgt.number, record::format_time(tgt.time));
+    let mut nodes: Vec<String> = tgt.nodes.keys().cloned().collect();
+    if !opts.on.is_empty() {
+        let want: Vec<&str> = opts.on.iter().flat_map(|s| s.split(',')).collect();
+        nodes.retain(|n| want.contains(&n.as_str()));
+    }
+    let recap = Recap::new(&tgt.cluster, nodes);
+    let lines = Lines::new(std::io::stderr(), args.verbose || !std::io::stderr().is_terminal());
+    let sink = Tee(vec![&recap as &dyn Sink, &lines]);
+    let result = runtime().block_on(rollback(&opts, &sink));
+    let mut data = recap.data();
+    data.took = t0.elapsed().as_secs_f64();
+    data.dry_run = args.dry_run;
+    match result {
+        Ok((outcome, number, plan)) => {
+            data.generation = number;
+            if args.dry_run && args.output == OutputFormat::Text {
+                print!("{plan}");
+            }
+            match args.output {
+                OutputFormat::Text => print!("{}", data.text()),
+                OutputFormat::Json => println!("{}", data.json()),
+            }
+            match outcome {
+                Outcome::Ok => ExitCode::SUCCESS,
+                Outcome::Failed => ExitCode::from(EXIT_DEPLOY_FAILED),
+                Outcome::Unreachable => ExitCode::from(EXIT_UNREACHABLE),
+            }
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(EXIT_ERROR)
+        }
+    }
+}
