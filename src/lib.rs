@@ -3,9 +3,9 @@
 //! engine knows nothing about Kubernetes: all of that lives in `stdlib/`.
 
 pub mod cli;
-pub mod stdlib;
-pub mod node;
-pub mod transport;
 pub mod closure;
-pub mod store;
 pub mod deploy;
+pub mod node;
+pub mod stdlib;
+pub mod store;
+pub mod transport;

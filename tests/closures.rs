@@ -179,7 +179,9 @@ fn restart_trigger_in_a_later_phase_is_rejected() {
     let mut v = lab_json();
     // containerd.service (phase 2) may not depend on /etc/etcd.env (phase 4).
     v["nodes"]["k8s-master"]["phases"][1]["units"][0]["restartTriggers"] = serde_json::json!(["/etc/etcd.env"]);
-    assert!(invalid(&v).contains("restart trigger /etc/etcd.env is not a file of this node in this or an earlier phase"));
+    assert!(
+        invalid(&v).contains("restart trigger /etc/etcd.env is not a file of this node in this or an earlier phase")
+    );
 }
 
 #[test]

@@ -5,8 +5,17 @@
 use std::process::Command;
 
 fn kdeploy(args: &[&str], cwd: &std::path::Path) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_kdeploy")).args(args).current_dir(cwd).env_remove("KDEPLOY_STDLIB").output().unwrap();
-    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+    let out = Command::new(env!("CARGO_BIN_EXE_kdeploy"))
+        .args(args)
+        .current_dir(cwd)
+        .env_remove("KDEPLOY_STDLIB")
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
 }
 
 fn repo() -> std::path::PathBuf {
@@ -15,12 +24,16 @@ fn repo() -> std::path::PathBuf {
 
 #[test]
 fn file_prints_the_generated_etcd_env() {
-    let (code, out, err) = kdeploy(&["eval", "clusters/lab.nix", "--node", "k8s-worker01", "--file", "/etc/etcd.env"], &repo());
+    let (code, out, err) =
+        kdeploy(&["eval", "clusters/lab.nix", "--node", "k8s-worker01", "--file", "/etc/etcd.env"], &repo());
     assert_eq!(code, 0, "{err}");
     assert!(out.starts_with("# Environment file for etcd 3.4.23"), "{out}");
     assert!(out.contains("ETCD_NAME=k8s-worker01\n") && out.contains("ETCD_LISTEN_PEER_URLS=http://10.77.0.12:2380\n"));
     // A unit is reachable by its installed path.
-    let (code, out, _) = kdeploy(&["eval", "clusters/lab.nix", "--node", "k8s-master", "--file", "/etc/systemd/system/etcd.service"], &repo());
+    let (code, out, _) = kdeploy(
+        &["eval", "clusters/lab.nix", "--node", "k8s-master", "--file", "/etc/systemd/system/etcd.service"],
+        &repo(),
+    );
     assert_eq!(code, 0);
     assert!(out.contains("EnvironmentFile=/etc/etcd.env"), "{out}");
 }

@@ -24,7 +24,12 @@ fn project_files_stay_below_the_root() {
 
     assert_eq!(read_project_file(&root, "secrets/token").unwrap(), b"t0k3n");
     assert_eq!(read_project_file(&root, "link-in").unwrap(), b"t0k3n");
-    for (rel, why) in [("../outside", "'..'"), ("secrets/../../outside", "'..'"), ("link-out", "outside the project root"), ("/etc/passwd", "relative")] {
+    for (rel, why) in [
+        ("../outside", "'..'"),
+        ("secrets/../../outside", "'..'"),
+        ("link-out", "outside the project root"),
+        ("/etc/passwd", "relative"),
+    ] {
         let e = read_project_file(&root, rel).unwrap_err().0;
         assert!(e.contains(why), "{rel}: {e}");
     }

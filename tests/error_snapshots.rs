@@ -54,9 +54,7 @@ fn eval_error(name: &str) -> (&'static str, String) {
 
 /// Errors that are known to be rendered without any `file:line:col` yet.
 /// Each is a bug: remove it from here when it is fixed.
-const NO_LOCATION_YET: &[&str] = &[
-    "not-coercible-function-json",
-];
+const NO_LOCATION_YET: &[&str] = &["not-coercible-function-json"];
 
 fn check(name: &str, code: &str, must_contain: &[&str]) {
     let (got_code, text) = eval_error(name);
@@ -212,7 +210,10 @@ fn context_chain_is_bounded() {
     let (_, text) = eval_error("deep-context-chain");
     let shown = text.matches("while calling").count();
     assert!(shown >= 1, "no context at all:\n{text}");
-    assert!(shown <= kdeploy_lang::error::MAX_INNER + kdeploy_lang::error::MAX_OUTER, "{shown} contexts shown:\n{text}");
+    assert!(
+        shown <= kdeploy_lang::error::MAX_INNER + kdeploy_lang::error::MAX_OUTER,
+        "{shown} contexts shown:\n{text}"
+    );
 }
 
 /// Errors in what the command line gives (`--expr`, `--arg`, `-A`),
@@ -243,7 +244,9 @@ fn cli_arg_parse_error() {
     let mut s = Session::new(vec![errors_dir()], Stdlib::Absent);
     let file = errors_dir().join("missing-argument-toplevel.nix");
     let args = [("clusterName".to_string(), kdeploy_lang::Arg::Expr("\"prod".to_string()))];
-    let Err(e) = s.eval_file(&file, &args).and_then(|v| s.to_json(&v)) else { panic!("a syntax error in --arg was expected") };
+    let Err(e) = s.eval_file(&file, &args).and_then(|v| s.to_json(&v)) else {
+        panic!("a syntax error in --arg was expected")
+    };
     snapshot_cli("cli-arg-parse-error", "kdeploy::parse", &e, &s);
 }
 
@@ -265,7 +268,10 @@ fn locations_are_relative_to_the_working_directory() {
     assert!(text.contains("tests/errors/type-add-int-string.nix:6:"), "{text}");
     assert!(!text.contains(&manifest_dir().display().to_string()), "{text}");
     let (_, text) = eval_error("imported-file-error");
-    assert!(text.contains("tests/errors/lib/service.nix:"), "the error inside the imported file is not located there:\n{text}");
+    assert!(
+        text.contains("tests/errors/lib/service.nix:"),
+        "the error inside the imported file is not located there:\n{text}"
+    );
 }
 
 fn kdeploy(args: &[&str]) -> std::process::Output {
@@ -334,7 +340,8 @@ fn binary_success_exits_0() {
 
 #[test]
 fn binary_file_that_is_a_function_gets_arguments() {
-    let out = kdeploy(&["eval", "--json", "--argstr", "clusterName", "prod", "tests/errors/missing-argument-toplevel.nix"]);
+    let out =
+        kdeploy(&["eval", "--json", "--argstr", "clusterName", "prod", "tests/errors/missing-argument-toplevel.nix"]);
     no_panic(&out);
     assert_eq!(out.status.code(), Some(0), "stderr:\n{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), r#"{"name":"prod","replicas":3}"#);

@@ -60,7 +60,10 @@ fn main() {
     let mut files: Vec<PathBuf> = std::fs::read_dir(corpus_dir())
         .expect("tests/lang exists")
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("eval-okay-")) && p.extension().is_some_and(|x| x == "nix"))
+        .filter(|p| {
+            p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("eval-okay-"))
+                && p.extension().is_some_and(|x| x == "nix")
+        })
         .collect();
     files.sort();
     // The example clusters: the stdlib must stay valid Nix, with equal JSON.

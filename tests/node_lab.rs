@@ -16,11 +16,7 @@ use node_support::{blob, connect, file, lab_up, manifest, push, Blob};
 
 async fn sh(h: &dyn Host, cmd: &str) -> String {
     let out = h.exec(cmd, None).await.unwrap();
-    assert!(
-        out.success(),
-        "{cmd}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.success(), "{cmd}: {}", String::from_utf8_lossy(&out.stderr));
     out.stdout_str()
 }
 
@@ -32,46 +28,23 @@ async fn store_put_have_and_verify() {
     let h = connect(2).await;
     let node = Node::install(&h).await.unwrap();
     let stamp = format!("{:?}", Instant::now());
-    let (a, b) = (
-        blob(format!("blob a {stamp}")),
-        blob(format!("blob b {stamp}\0\u{ff}")),
-    );
+    let (a, b) = (blob(format!("blob a {stamp}")), blob(format!("blob b {stamp}\0\u{ff}")));
     let hashes = vec![a.b3.clone(), b.b3.clone()];
     assert_eq!(node.missing(&hashes).await.unwrap(), hashes);
     // a corrupted transfer (bytes differ from the sha256 sent along) is rejected
-    let err = node
-        .put_bytes(&a.b3, &a.sha, b"not the blob")
-        .await
-        .unwrap_err();
+    let err = node.put_bytes(&a.b3, &a.sha, b"not the blob").await.unwrap_err();
     let msg = err.to_string();
-    assert!(
-        msg.contains("kdnode2") && msg.contains("rejected") && msg.contains(&a.sha),
-        "{msg}"
-    );
+    assert!(msg.contains("kdnode2") && msg.contains("rejected") && msg.contains(&a.sha), "{msg}");
     assert_eq!(node.missing(&hashes).await.unwrap(), hashes);
-    assert_eq!(
-        sh(&h, "ls /var/lib/kdeploy/store/.tmp | wc -l")
-            .await
-            .trim(),
-        "0",
-        "temp file left behind"
-    );
+    assert_eq!(sh(&h, "ls /var/lib/kdeploy/store/.tmp | wc -l").await.trim(), "0", "temp file left behind");
     node.put_bytes(&a.b3, &a.sha, &a.bytes).await.unwrap();
     assert_eq!(node.missing(&hashes).await.unwrap(), vec![b.b3.clone()]);
     node.put_bytes(&b.b3, &b.sha, &b.bytes).await.unwrap();
     assert!(node.missing(&hashes).await.unwrap().is_empty());
     // stored bytes are exactly what was sent, read-only
-    let out = h
-        .exec(&format!("cat /var/lib/kdeploy/store/{}", b.b3), None)
-        .await
-        .unwrap();
+    let out = h.exec(&format!("cat /var/lib/kdeploy/store/{}", b.b3), None).await.unwrap();
     assert_eq!(out.stdout, b.bytes);
-    assert_eq!(
-        sh(&h, &format!("stat -c %a /var/lib/kdeploy/store/{}", b.b3))
-            .await
-            .trim(),
-        "444"
-    );
+    assert_eq!(sh(&h, &format!("stat -c %a /var/lib/kdeploy/store/{}", b.b3)).await.trim(), "444");
     // putting a blob that is there already is a no-op
     node.put_bytes(&a.b3, &a.sha, &a.bytes).await.unwrap();
     h.close().await.unwrap();
@@ -87,20 +60,12 @@ async fn stage_switch_and_rollback_a_phase() {
     let phase = "kdtest-files";
     // start from a node without this phase (a previous run may have left it)
     node.rollback_phase(phase, None).await.unwrap();
-    sh(&h, "mkdir -p /etc/kdtest && echo original > /etc/kdtest/c.conf && rm -f /etc/kdtest/a.conf /etc/kdtest/b.conf").await;
+    sh(&h, "mkdir -p /etc/kdtest && echo original > /etc/kdtest/c.conf && rm -f /etc/kdtest/a.conf /etc/kdtest/b.conf")
+        .await;
 
-    let (a1, b1, a2, b2, c2) = (
-        blob("a one\n"),
-        blob("b one\n"),
-        blob("a two\n"),
-        blob("b two\n"),
-        blob("c two\n"),
-    );
+    let (a1, b1, a2, b2, c2) = (blob("a one\n"), blob("b one\n"), blob("a two\n"), blob("b two\n"), blob("c two\n"));
     push(&node, &[&a1, &b1, &a2, &b2, &c2]).await;
-    let one = manifest(vec![
-        file("/etc/kdtest/a.conf", "0644", &a1),
-        file("/etc/kdtest/b.conf", "0640", &b1),
-    ]);
+    let one = manifest(vec![file("/etc/kdtest/a.conf", "0644", &a1), file("/etc/kdtest/b.conf", "0640", &b1)]);
     let two = manifest(vec![
         file("/etc/kdtest/a.conf", "0644", &a2),
         file("/etc/kdtest/b.conf", "0640", &b2),
@@ -112,13 +77,7 @@ async fn stage_switch_and_rollback_a_phase() {
     node.stage(g2, phase, &two).await.unwrap();
     // staging changes nothing visible
     assert_eq!(sh(&h, "cat /etc/kdtest/c.conf").await, "original\n");
-    assert!(
-        h.exec("test -e /etc/kdtest/a.conf", None)
-            .await
-            .unwrap()
-            .status
-            != 0
-    );
+    assert!(h.exec("test -e /etc/kdtest/a.conf", None).await.unwrap().status != 0);
 
     node.switch(Some(g1), phase).await.unwrap();
     let both = "cat /etc/kdtest/a.conf /etc/kdtest/b.conf";
@@ -137,64 +96,35 @@ async fn stage_switch_and_rollback_a_phase() {
     node.switch(Some(g2), phase).await.unwrap();
     assert_eq!(sh(&h, both).await, "a two\nb two\n");
     assert_eq!(
-        sh(
-            &h,
-            "cat /etc/kdtest/c.conf; stat -L -c '%a %U' /etc/kdtest/c.conf /etc/kdtest/b.conf"
-        )
-        .await,
+        sh(&h, "cat /etc/kdtest/c.conf; stat -L -c '%a %U' /etc/kdtest/c.conf /etc/kdtest/b.conf").await,
         "c two\n600 root\n640 root\n"
     );
     // the old generation's files are intact
     assert_eq!(
-        sh(
-            &h,
-            &format!("cat /var/lib/kdeploy/generations/{g1}/kdtest-files/files/etc/kdtest/a.conf")
-        )
-        .await,
+        sh(&h, &format!("cat /var/lib/kdeploy/generations/{g1}/kdtest-files/files/etc/kdtest/a.conf")).await,
         "a one\n"
     );
     assert_eq!(node.status().await.unwrap().phases.get(phase), Some(&g2));
     assert_eq!(node.manifest(g2, phase).await.unwrap(), two);
     assert_eq!(
-        changed_files(Some(&one), Some(&two))
-            .into_iter()
-            .map(|p| p.display().to_string())
-            .collect::<Vec<_>>(),
-        [
-            "/etc/kdtest/a.conf",
-            "/etc/kdtest/b.conf",
-            "/etc/kdtest/c.conf"
-        ]
+        changed_files(Some(&one), Some(&two)).into_iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
+        ["/etc/kdtest/a.conf", "/etc/kdtest/b.conf", "/etc/kdtest/c.conf"]
     );
 
     // rollback = the same rename backwards; c.conf left the phase and the
     // file it had displaced comes back
     node.rollback_phase(phase, Some(g1)).await.unwrap();
     assert_eq!(sh(&h, both).await, "a one\nb one\n");
-    assert_eq!(
-        sh(
-            &h,
-            "cat /etc/kdtest/c.conf; test -L /etc/kdtest/c.conf || echo plain"
-        )
-        .await,
-        "original\nplain\n"
-    );
+    assert_eq!(sh(&h, "cat /etc/kdtest/c.conf; test -L /etc/kdtest/c.conf || echo plain").await, "original\nplain\n");
     node.switch(Some(g2), phase).await.unwrap();
     assert_eq!(sh(&h, both).await, "a two\nb two\n");
 
     node.commit(g2, &"ab".repeat(32)).await.unwrap();
     let st = node.status().await.unwrap();
     assert_eq!(st.current, Some((g2, "ab".repeat(32))));
-    assert!(node
-        .list_generations()
-        .await
-        .unwrap()
-        .contains(&format!("{g2} (current): kdtest-files")));
+    assert!(node.list_generations().await.unwrap().contains(&format!("{g2} (current): kdtest-files")));
     node.rollback_phase(phase, None).await.unwrap();
-    assert_eq!(
-        sh(&h, "ls /etc/kdtest; cat /etc/kdtest/c.conf").await,
-        "c.conf\noriginal\n"
-    );
+    assert_eq!(sh(&h, "ls /etc/kdtest; cat /etc/kdtest/c.conf").await, "c.conf\noriginal\n");
     h.close().await.unwrap();
 }
 
@@ -204,10 +134,7 @@ async fn lock_is_exclusive_and_a_dead_holder_is_recovered() {
         return;
     }
     let (h1, h2) = (connect(3).await, connect(3).await);
-    let (n1, n2) = (
-        Node::install(&h1).await.unwrap(),
-        Node::install(&h2).await.unwrap(),
-    );
+    let (n1, n2) = (Node::install(&h1).await.unwrap(), Node::install(&h2).await.unwrap());
     let lock = n1.lock("test-run-1").await.unwrap();
     match n2.lock("test-run-2").await {
         Err(NodeError::Locked { host, owner }) => {
@@ -221,11 +148,7 @@ async fn lock_is_exclusive_and_a_dead_holder_is_recovered() {
     let lock2 = n2.lock("test-run-2").await.unwrap();
 
     // the holder process is killed: the lock is free again
-    let pid = sh(
-        &h1,
-        "sed -n 's/.* pid=\\([0-9]*\\) .*/\\1/p' /var/lib/kdeploy/lock.owner",
-    )
-    .await;
+    let pid = sh(&h1, "sed -n 's/.* pid=\\([0-9]*\\) .*/\\1/p' /var/lib/kdeploy/lock.owner").await;
     sh(&h1, &format!("kill -9 {}", pid.trim())).await;
     let _l = retry_lock(&n1, "after-kill").await;
     drop(_l);
@@ -267,11 +190,7 @@ fn unit(name: &str, text: &Blob, triggers: &[&str]) -> UnitSpec {
 
 /// Stage `new` as the next generation of `phase` and switch to it the way a
 /// run does; returns the unit operations that ran.
-async fn deploy(
-    node: &Node<'_>,
-    phase: &str,
-    new: &Manifest,
-) -> Result<(Vec<String>, Vec<String>), NodeError> {
+async fn deploy(node: &Node<'_>, phase: &str, new: &Manifest) -> Result<(Vec<String>, Vec<String>), NodeError> {
     let st = node.status().await?;
     let old = match st.phases.get(phase) {
         Some(&g) => Some(node.manifest(g, phase).await?),
@@ -280,14 +199,9 @@ async fn deploy(
     let gen = st.next;
     node.stage(gen, phase, new).await?;
     let changed = changed_files(old.as_ref(), Some(new));
-    let plan = kdeploy::node::plan_units(
-        old.as_ref().map_or(&[][..], |m| &m.units),
-        &new.units,
-        &changed,
-    );
+    let plan = kdeploy::node::plan_units(old.as_ref().map_or(&[][..], |m| &m.units), &new.units, &changed);
     let ops = (plan.before_switch(), plan.after_switch());
-    node.switch_phase(gen, phase, old.as_ref(), new, &changed)
-        .await?;
+    node.switch_phase(gen, phase, old.as_ref(), new, &changed).await?;
     Ok(ops)
 }
 
@@ -306,46 +220,25 @@ async fn units_start_restart_on_trigger_and_stop() {
     push(&node, &[&text, &v1, &v2]).await;
     let with = |conf: &Blob| {
         let mut m = manifest(vec![file("/etc/kdtest-unit/sleeper.conf", "0644", conf)]);
-        m.add_unit(unit(
-            "kdtest-sleeper.service",
-            &text,
-            &["/etc/kdtest-unit/sleeper.conf"],
-        ));
+        m.add_unit(unit("kdtest-sleeper.service", &text, &["/etc/kdtest-unit/sleeper.conf"]));
         m
     };
     let pid = "systemctl show -p MainPID --value kdtest-sleeper.service";
 
     let ops = deploy(&node, phase, &with(&v1)).await.unwrap();
+    assert_eq!(ops.1, ["daemon-reload", "enable:kdtest-sleeper.service", "start:kdtest-sleeper.service"]);
     assert_eq!(
-        ops.1,
-        [
-            "daemon-reload",
-            "enable:kdtest-sleeper.service",
-            "start:kdtest-sleeper.service"
-        ]
-    );
-    assert_eq!(
-        sh(
-            &h,
-            "systemctl is-active kdtest-sleeper; systemctl is-enabled kdtest-sleeper"
-        )
-        .await,
+        sh(&h, "systemctl is-active kdtest-sleeper; systemctl is-enabled kdtest-sleeper").await,
         "active\nenabled\n"
     );
     let p1 = sh(&h, pid).await;
 
     // same unit text, changed restart trigger: restarted
     let ops = deploy(&node, phase, &with(&v2)).await.unwrap();
-    assert_eq!(
-        ops,
-        (vec![], vec!["restart:kdtest-sleeper.service".to_string()])
-    );
+    assert_eq!(ops, (vec![], vec!["restart:kdtest-sleeper.service".to_string()]));
     let p2 = sh(&h, pid).await;
     assert_ne!(p1, p2, "not restarted");
-    assert_eq!(
-        sh(&h, "systemctl is-active kdtest-sleeper").await,
-        "active\n"
-    );
+    assert_eq!(sh(&h, "systemctl is-active kdtest-sleeper").await, "active\n");
     // nothing changed: nothing touched
     let ops = deploy(&node, phase, &with(&v2)).await.unwrap();
     assert_eq!(ops, (vec![], vec![]));
@@ -353,19 +246,9 @@ async fn units_start_restart_on_trigger_and_stop() {
 
     // removed from the closure: stopped, disabled, unit file gone
     let ops = deploy(&node, phase, &Manifest::default()).await.unwrap();
-    assert_eq!(
-        ops.0,
-        [
-            "stop:kdtest-sleeper.service",
-            "disable:kdtest-sleeper.service"
-        ]
-    );
+    assert_eq!(ops.0, ["stop:kdtest-sleeper.service", "disable:kdtest-sleeper.service"]);
     assert_eq!(ops.1, ["daemon-reload"]);
-    let state = h
-        .exec("systemctl is-active kdtest-sleeper", None)
-        .await
-        .unwrap()
-        .stdout_str();
+    let state = h.exec("systemctl is-active kdtest-sleeper", None).await.unwrap().stdout_str();
     assert_eq!(state, "inactive\n");
     assert_eq!(
         sh(&h, "ls /etc/systemd/system/kdtest-sleeper.service /etc/systemd/system/multi-user.target.wants/kdtest-sleeper.service 2>&1 | grep -c 'No such' || true").await.trim(),
@@ -380,19 +263,12 @@ async fn units_start_restart_on_trigger_and_stop() {
     match deploy(&node, phase, &m).await {
         Err(NodeError::UnitFailed { host, journal, .. }) => {
             assert_eq!(host, "kdnode3");
-            assert!(
-                journal.contains("kdtest-fail.service failed to start"),
-                "{journal}"
-            );
+            assert!(journal.contains("kdtest-fail.service failed to start"), "{journal}");
             assert!(journal.contains("kdtest-boom-marker"), "{journal}");
         }
         other => panic!("expected UnitFailed, got {:?}", other.map(|_| ())),
     }
     deploy(&node, phase, &Manifest::default()).await.unwrap();
-    sh(
-        &h,
-        "systemctl reset-failed kdtest-fail.service 2>/dev/null; true",
-    )
-    .await;
+    sh(&h, "systemctl reset-failed kdtest-fail.service 2>/dev/null; true").await;
     h.close().await.unwrap();
 }

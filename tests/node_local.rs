@@ -26,24 +26,11 @@ async fn stage_switch_rollback_in_a_directory() {
     assert_eq!(st.current, None);
     assert_eq!(st.next, 1);
 
-    let (a1, b1, a2, b2, c2) = (
-        blob("a one\n"),
-        blob("b one\n"),
-        blob("a two\n"),
-        blob("b two\n"),
-        blob("c\n"),
-    );
+    let (a1, b1, a2, b2, c2) = (blob("a one\n"), blob("b one\n"), blob("a two\n"), blob("b two\n"), blob("c\n"));
     push(&node, &[&a1, &b1, &a2, &b2, &c2]).await;
-    assert!(node
-        .missing(&[a1.b3.clone(), c2.b3.clone()])
-        .await
-        .unwrap()
-        .is_empty());
+    assert!(node.missing(&[a1.b3.clone(), c2.b3.clone()]).await.unwrap().is_empty());
 
-    let one = manifest(vec![
-        file("/etc/t/a.conf", "0644", &a1),
-        file("/etc/t/b.conf", "0600", &b1),
-    ]);
+    let one = manifest(vec![file("/etc/t/a.conf", "0644", &a1), file("/etc/t/b.conf", "0600", &b1)]);
     let mut two = manifest(vec![
         file("/etc/t/a.conf", "0644", &a2),
         file("/etc/t/b.conf", "0600", &b2),
@@ -61,42 +48,22 @@ async fn stage_switch_rollback_in_a_directory() {
 
     node.stage(1, "files", &one).await.unwrap();
     node.stage(1, "files", &one).await.unwrap(); // idempotent
-    assert!(matches!(
-        node.stage(1, "files", &two).await,
-        Err(NodeError::Command { .. })
-    ));
+    assert!(matches!(node.stage(1, "files", &two).await, Err(NodeError::Command { .. })));
     node.switch(Some(1), "files").await.unwrap();
     node.commit(1, &"1".repeat(64)).await.unwrap();
     let a = dir.path().join("etc/t/a.conf");
     let b = dir.path().join("etc/t/b.conf");
     let c = dir.path().join("etc/t/c.conf");
     assert_eq!((read(&a), read(&b)), ("a one\n".into(), "b one\n".into()));
-    assert_eq!(
-        fs::read_link(&a).unwrap(),
-        dir.path()
-            .join("var/lib/kdeploy/phases/files/files/etc/t/a.conf")
-    );
+    assert_eq!(fs::read_link(&a).unwrap(), dir.path().join("var/lib/kdeploy/phases/files/files/etc/t/a.conf"));
     assert_eq!(read(&c), "original\n");
 
     node.stage(2, "files", &two).await.unwrap();
     node.switch(Some(2), "files").await.unwrap();
-    assert_eq!(
-        (read(&a), read(&b), read(&c)),
-        ("a two\n".into(), "b two\n".into(), "c\n".into())
-    );
+    assert_eq!((read(&a), read(&b), read(&c)), ("a two\n".into(), "b two\n".into(), "c\n".into()));
     use std::os::unix::fs::PermissionsExt;
-    assert_eq!(
-        fs::metadata(&b).unwrap().permissions().mode() & 0o777,
-        0o600
-    );
-    assert_eq!(
-        fs::metadata(dir.path().join("var/lib/t"))
-            .unwrap()
-            .permissions()
-            .mode()
-            & 0o777,
-        0o700
-    );
+    assert_eq!(fs::metadata(&b).unwrap().permissions().mode() & 0o777, 0o600);
+    assert_eq!(fs::metadata(dir.path().join("var/lib/t")).unwrap().permissions().mode() & 0o777, 0o700);
     let st = node.status().await.unwrap();
     assert_eq!(st.phases.get("files"), Some(&2));
     assert_eq!(st.next, 3);
@@ -104,15 +71,10 @@ async fn stage_switch_rollback_in_a_directory() {
 
     // rollback: one rename back; c.conf leaves the phase, the original returns
     node.rollback_phase("files", Some(1)).await.unwrap();
-    assert_eq!(
-        (read(&a), read(&b), read(&c)),
-        ("a one\n".into(), "b one\n".into(), "original\n".into())
-    );
+    assert_eq!((read(&a), read(&b), read(&c)), ("a one\n".into(), "b one\n".into(), "original\n".into()));
     assert!(!fs::symlink_metadata(&c).unwrap().file_type().is_symlink());
     // generation 2 is intact for a later switch
-    let g2 = dir
-        .path()
-        .join("var/lib/kdeploy/generations/2/files/files/etc/t/a.conf");
+    let g2 = dir.path().join("var/lib/kdeploy/generations/2/files/files/etc/t/a.conf");
     assert_eq!(read(&g2), "a two\n");
 
     // removing the phase removes its managed paths
@@ -131,18 +93,10 @@ async fn corrupted_blob_is_rejected() {
     let host = LocalHost::new("local");
     let node = Node::install_with_prefix(&host, &prefix).await.unwrap();
     let good = blob("payload");
-    let err = node
-        .put_bytes(&good.b3, &good.sha, b"payloaX")
-        .await
-        .unwrap_err();
+    let err = node.put_bytes(&good.b3, &good.sha, b"payloaX").await.unwrap_err();
     assert!(err.to_string().contains("sha256"), "{err}");
-    assert_eq!(
-        node.missing(std::slice::from_ref(&good.b3)).await.unwrap(),
-        vec![good.b3.clone()]
-    );
-    node.put_bytes(&good.b3, &good.sha, &good.bytes)
-        .await
-        .unwrap();
+    assert_eq!(node.missing(std::slice::from_ref(&good.b3)).await.unwrap(), vec![good.b3.clone()]);
+    node.put_bytes(&good.b3, &good.sha, &good.bytes).await.unwrap();
     assert!(node.missing(std::slice::from_ref(&good.b3)).await.unwrap().is_empty());
     // a stage referring to a missing blob fails and leaves nothing switchable
     let other = blob("other");

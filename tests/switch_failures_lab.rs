@@ -16,7 +16,8 @@ fn repo() -> PathBuf {
 }
 
 fn lab_up() -> bool {
-    let up = Command::new(repo().join("lab/lab.sh")).arg("status").output().map(|o| o.status.success()).unwrap_or(false);
+    let up =
+        Command::new(repo().join("lab/lab.sh")).arg("status").output().map(|o| o.status.success()).unwrap_or(false);
     if !up {
         if std::env::var_os("CI").is_some() {
             panic!("the lab is not up (CI is set): run `lab/lab.sh up 3` first");
@@ -50,7 +51,12 @@ fn switch(cluster: &Path) -> (Output, serde_json::Value) {
 }
 
 fn text(o: &Output) -> String {
-    format!("status {:?}\nstdout:\n{}\nstderr:\n{}", o.status.code(), String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+    format!(
+        "status {:?}\nstdout:\n{}\nstderr:\n{}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
 }
 
 fn ssh(i: u32, cmd: &str) -> String {
@@ -126,7 +132,9 @@ impl Project {
 }
 
 fn statuses(j: &serde_json::Value) -> Vec<(String, String)> {
-    j["nodes"].as_object().map_or(vec![], |m| m.iter().map(|(k, n)| (k.clone(), n["status"].as_str().unwrap_or("").to_string())).collect())
+    j["nodes"].as_object().map_or(vec![], |m| {
+        m.iter().map(|(k, n)| (k.clone(), n["status"].as_str().unwrap_or("").to_string())).collect()
+    })
 }
 
 #[test]
@@ -169,9 +177,13 @@ fn rollback_returns_to_previous_generation() {
     assert!(statuses(&j).iter().all(|(_, s)| s == "unchanged"), "{j}");
 
     // --to the B generation, then the generations list shows the rollbacks
-    let gens = Command::new(env!("CARGO_BIN_EXE_kdeploy")).args(["generations", p.base().to_str().unwrap(), "--json"]).output().unwrap();
+    let gens = Command::new(env!("CARGO_BIN_EXE_kdeploy"))
+        .args(["generations", p.base().to_str().unwrap(), "--json"])
+        .output()
+        .unwrap();
     let gens: serde_json::Value = serde_json::from_slice(&gens.stdout).unwrap();
-    let b_number = gens.as_array().unwrap().iter().rev().find(|g| g["rollbackOf"].is_null()).unwrap()["number"].to_string();
+    let b_number =
+        gens.as_array().unwrap().iter().rev().find(|g| g["rollbackOf"].is_null()).unwrap()["number"].to_string();
     assert!(gens.as_array().unwrap().last().unwrap()["rollbackOf"].is_number(), "{gens}");
     let (out, _) = run(kdeploy_cmd("rollback", &p.base(), None, &["--to", &b_number]));
     assert!(out.status.success(), "{}", text(&out));
@@ -207,7 +219,10 @@ fn failing_unit_rolls_back_every_node() {
     assert!(err.contains("container-runtime") && err.contains("containerd"), "{err}");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("k8s-worker02"), "{stderr}");
-    assert!(stderr.contains("journal") || stderr.contains("-- ") || stderr.contains("containerd["), "journal lines expected:\n{stderr}");
+    assert!(
+        stderr.contains("journal") || stderr.contains("-- ") || stderr.contains("containerd["),
+        "journal lines expected:\n{stderr}"
+    );
     assert_eq!(snapshot(), before, "previous generation must run again everywhere");
     for i in 1..=3 {
         assert_eq!(ssh(i, "systemctl is-active containerd").trim(), "active", "node {i}");
@@ -246,7 +261,8 @@ fn unreachable_node_changes_nothing() {
     let t0 = Instant::now();
     let (out, j) = switch(&b);
     eprintln!("switch with a node down took {:?}", t0.elapsed());
-    let start = Command::new("nsenter").args(["-t", &child, "-a", "systemctl", "start", "ssh.service"]).output().unwrap();
+    let start =
+        Command::new("nsenter").args(["-t", &child, "-a", "systemctl", "start", "ssh.service"]).output().unwrap();
     assert!(start.status.success(), "restoring sshd on node 3: {start:?}");
     assert_eq!(out.status.code(), Some(4), "{}", text(&out));
     assert_eq!(j["nodes"]["k8s-worker02"]["status"], "unreachable", "{j}");
@@ -272,7 +288,11 @@ fn changed_host_key_is_refused() {
     let kh = std::fs::read_to_string(repo().join(".lab/known_hosts")).unwrap();
     let key_of = |addr: &str| {
         kh.lines()
-            .find(|l| l.split_whitespace().next().is_some_and(|h| h.split(',').any(|h| h == addr || h == format!("[{addr}]:22"))))
+            .find(|l| {
+                l.split_whitespace()
+                    .next()
+                    .is_some_and(|h| h.split(',').any(|h| h == addr || h == format!("[{addr}]:22")))
+            })
             .map(|l| l.split_whitespace().skip(1).collect::<Vec<_>>().join(" "))
             .unwrap_or_else(|| panic!("no known_hosts entry for {addr}:\n{kh}"))
     };

@@ -14,7 +14,8 @@ fn repo() -> PathBuf {
 }
 
 fn lab_up() -> bool {
-    let up = Command::new(repo().join("lab/lab.sh")).arg("status").output().map(|o| o.status.success()).unwrap_or(false);
+    let up =
+        Command::new(repo().join("lab/lab.sh")).arg("status").output().map(|o| o.status.success()).unwrap_or(false);
     if !up {
         if std::env::var_os("CI").is_some() {
             panic!("the lab is not up (CI is set): run `lab/lab.sh up 3` first");
@@ -63,7 +64,10 @@ fn switch_converges_noops_and_restarts_only_what_changed() {
     let (out, j) = switch(&lab_nix, &[]);
     assert!(out.status.success(), "first switch failed:\n{}", String::from_utf8_lossy(&out.stderr));
     assert!(statuses(&j).iter().all(|s| s == "changed" || s == "unchanged"), "{j}");
-    let health = ssh(1, "etcdctl --endpoints=http://10.77.0.11:2379,http://10.77.0.12:2379,http://10.77.0.13:2379 endpoint health");
+    let health = ssh(
+        1,
+        "etcdctl --endpoints=http://10.77.0.11:2379,http://10.77.0.12:2379,http://10.77.0.13:2379 endpoint health",
+    );
     assert_eq!(health.matches("is healthy").count(), 3, "{health}");
     for i in 1..=3 {
         assert_eq!(ssh(i, "systemctl is-active containerd").trim(), "active");

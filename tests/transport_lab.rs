@@ -9,17 +9,12 @@ mod node_support;
 use std::io::Read;
 use std::time::{Duration, Instant};
 
-use kdeploy::transport::{
-    connect_all, Error, Host, HostKeyPolicy, NodeTarget, SshHost, SshOptions,
-};
+use kdeploy::transport::{connect_all, Error, Host, HostKeyPolicy, NodeTarget, SshHost, SshOptions};
 use node_support::{addr, connect, lab_dir, lab_options, lab_up};
 
 fn random(n: usize) -> Vec<u8> {
     let mut v = vec![0u8; n];
-    std::fs::File::open("/dev/urandom")
-        .unwrap()
-        .read_exact(&mut v)
-        .unwrap();
+    std::fs::File::open("/dev/urandom").unwrap().read_exact(&mut v).unwrap();
     v
 }
 
@@ -32,18 +27,12 @@ async fn exec_is_binary_safe_and_reports_status() {
     let data = random(1 << 20);
     let out = h.exec("cat", Some(&data)).await.unwrap();
     assert_eq!(out.status, 0);
-    assert!(
-        out.stdout == data,
-        "1 MiB of random bytes came back altered"
-    );
+    assert!(out.stdout == data, "1 MiB of random bytes came back altered");
     // and the node saw the same bytes
     let sum = h.exec("sha256sum", Some(&data)).await.unwrap();
     let want = node_support::blob(data.clone()).sha;
     assert!(sum.stdout_str().starts_with(&want));
-    let out = h
-        .exec("printf 'out\\0\\377'; echo err >&2; exit 7", None)
-        .await
-        .unwrap();
+    let out = h.exec("printf 'out\\0\\377'; echo err >&2; exit 7", None).await.unwrap();
     assert_eq!(out.status, 7);
     assert_eq!(out.stdout, b"out\0\xff");
     assert_eq!(out.stderr, b"err\n");
@@ -56,12 +45,7 @@ async fn exec_is_binary_safe_and_reports_status() {
 async fn futures_join(h: &SshHost, n: usize) -> Vec<String> {
     let mut tasks = Vec::new();
     for i in 0..n {
-        tasks.push(async move {
-            h.exec(&format!("echo {i}"), None)
-                .await
-                .unwrap()
-                .stdout_str()
-        });
+        tasks.push(async move { h.exec(&format!("echo {i}"), None).await.unwrap().stdout_str() });
     }
     let mut out = Vec::new();
     for t in tasks {
@@ -80,42 +64,22 @@ async fn unknown_host_is_refused_unless_accept_new() {
     std::fs::write(&kh, "").unwrap();
     let mut opts = lab_options();
     opts.host_keys = HostKeyPolicy::Strict(kh.clone());
-    let err = SshHost::connect("kdnode1", &addr(1), &opts)
-        .await
-        .err()
-        .expect("must refuse");
+    let err = SshHost::connect("kdnode1", &addr(1), &opts).await.err().expect("must refuse");
     assert!(matches!(err, Error::HostKeyUnknown { .. }), "{err}");
     let msg = err.to_string();
-    assert!(
-        msg.contains("kdnode1") && msg.contains(kh.to_str().unwrap()),
-        "{msg}"
-    );
+    assert!(msg.contains("kdnode1") && msg.contains(kh.to_str().unwrap()), "{msg}");
 
     opts.host_keys = HostKeyPolicy::AcceptNew(kh.clone());
     let h = SshHost::connect("kdnode1", &addr(1), &opts).await.unwrap();
-    assert_eq!(
-        h.exec("hostname", None).await.unwrap().stdout_str(),
-        "kdnode1\n"
-    );
+    assert_eq!(h.exec("hostname", None).await.unwrap().stdout_str(), "kdnode1\n");
     h.close().await.unwrap();
     // the recorded key is the node's real key: strict mode now accepts it
     let recorded = std::fs::read_to_string(&kh).unwrap();
     let lab = std::fs::read_to_string(lab_dir().join("known_hosts")).unwrap();
-    let lab_key = lab
-        .lines()
-        .find(|l| l.starts_with("kdnode1,"))
-        .unwrap()
-        .split(' ')
-        .nth(2)
-        .unwrap();
+    let lab_key = lab.lines().find(|l| l.starts_with("kdnode1,")).unwrap().split(' ').nth(2).unwrap();
     assert!(recorded.contains(lab_key), "recorded {recorded:?}");
     opts.host_keys = HostKeyPolicy::Strict(kh);
-    SshHost::connect("kdnode1", &addr(1), &opts)
-        .await
-        .unwrap()
-        .close()
-        .await
-        .unwrap();
+    SshHost::connect("kdnode1", &addr(1), &opts).await.unwrap().close().await.unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -134,26 +98,11 @@ async fn changed_host_key_is_refused() {
     let pubkey = std::fs::read_to_string(dir.path().join("k.pub")).unwrap();
     let mut w = pubkey.split(' ');
     let kh = dir.path().join("known_hosts");
-    std::fs::write(
-        &kh,
-        format!(
-            "# other\nkdnode1,{} {} {}\n",
-            addr(1),
-            w.next().unwrap(),
-            w.next().unwrap()
-        ),
-    )
-    .unwrap();
-    for policy in [
-        HostKeyPolicy::Strict(kh.clone()),
-        HostKeyPolicy::AcceptNew(kh.clone()),
-    ] {
+    std::fs::write(&kh, format!("# other\nkdnode1,{} {} {}\n", addr(1), w.next().unwrap(), w.next().unwrap())).unwrap();
+    for policy in [HostKeyPolicy::Strict(kh.clone()), HostKeyPolicy::AcceptNew(kh.clone())] {
         let mut opts = lab_options();
         opts.host_keys = policy;
-        let err = SshHost::connect("kdnode1", &addr(1), &opts)
-            .await
-            .err()
-            .expect("must refuse");
+        let err = SshHost::connect("kdnode1", &addr(1), &opts).await.err().expect("must refuse");
         match &err {
             Error::HostKeyChanged { host, file, line } => {
                 assert_eq!((host.as_str(), file, *line), ("kdnode1", &kh, 2));
@@ -161,10 +110,7 @@ async fn changed_host_key_is_refused() {
             other => panic!("expected HostKeyChanged, got {other}"),
         }
         let msg = err.to_string();
-        assert!(
-            msg.contains("HOST KEY CHANGED") && msg.contains(&format!("{}:2", kh.display())),
-            "{msg}"
-        );
+        assert!(msg.contains("HOST KEY CHANGED") && msg.contains(&format!("{}:2", kh.display())), "{msg}");
     }
     // accept-new never overwrites a known key
     assert_eq!(std::fs::read_to_string(&kh).unwrap().lines().count(), 2);
@@ -175,58 +121,34 @@ async fn connect_all_reports_each_node() {
     if !lab_up() {
         return;
     }
-    let mut targets: Vec<NodeTarget> = (1..=3)
-        .map(|i| NodeTarget {
-            name: format!("kdnode{i}"),
-            address: addr(i),
-            options: lab_options(),
-        })
-        .collect();
+    let mut targets: Vec<NodeTarget> =
+        (1..=3).map(|i| NodeTarget { name: format!("kdnode{i}"), address: addr(i), options: lab_options() }).collect();
     // a closed port on a lab node, and a lab address where nothing answers
     let dir = tempfile::tempdir().unwrap();
     let mut closed = lab_options();
     closed.port = 2222;
     closed.host_keys = HostKeyPolicy::AcceptNew(dir.path().join("known_hosts"));
-    targets.push(NodeTarget {
-        name: "closed-port".into(),
-        address: addr(1),
-        options: closed.clone(),
-    });
+    targets.push(NodeTarget { name: "closed-port".into(), address: addr(1), options: closed.clone() });
     let mut silent = closed;
     silent.port = 22;
     silent.connect_timeout = Duration::from_secs(2);
     // (no key is known for .99 either: accept-new into a scratch file, so a connect is really tried)
-    targets.push(NodeTarget {
-        name: "nobody".into(),
-        address: "10.77.0.99".into(),
-        options: silent,
-    });
+    targets.push(NodeTarget { name: "nobody".into(), address: "10.77.0.99".into(), options: silent });
     let start = Instant::now();
     let res = connect_all(&targets, 2).await;
     assert_eq!(res.len(), 5);
     for (i, r) in res.iter().take(3).enumerate() {
         let h = r.as_ref().unwrap();
         assert_eq!(h.name(), format!("kdnode{}", i + 1));
-        assert_eq!(
-            h.exec("hostname", None).await.unwrap().stdout_str(),
-            format!("kdnode{}\n", i + 1)
-        );
+        assert_eq!(h.exec("hostname", None).await.unwrap().stdout_str(), format!("kdnode{}\n", i + 1));
     }
     let e = res[3].as_ref().err().unwrap();
     assert!(matches!(e, Error::Unreachable { .. }), "{e}");
     assert!(e.to_string().starts_with("closed-port:"), "{e}");
     let e = res[4].as_ref().err().unwrap();
-    assert!(
-        matches!(e, Error::ConnectTimeout { .. } | Error::Unreachable { .. }),
-        "{e}"
-    );
+    assert!(matches!(e, Error::ConnectTimeout { .. } | Error::Unreachable { .. }), "{e}");
     assert!(e.to_string().starts_with("nobody:"), "{e}");
-    eprintln!(
-        "connect_all: {:?} for 5 targets; errors: [{}] [{}]",
-        start.elapsed(),
-        res[3].as_ref().err().unwrap(),
-        e
-    );
+    eprintln!("connect_all: {:?} for 5 targets; errors: [{}] [{}]", start.elapsed(), res[3].as_ref().err().unwrap(), e);
     for r in res.into_iter().flatten() {
         r.close().await.unwrap();
     }
@@ -241,12 +163,7 @@ async fn measurements() {
     let n = 5;
     let t = Instant::now();
     for _ in 0..n {
-        SshHost::connect("kdnode1", &addr(1), &opts)
-            .await
-            .unwrap()
-            .close()
-            .await
-            .unwrap();
+        SshHost::connect("kdnode1", &addr(1), &opts).await.unwrap().close().await.unwrap();
     }
     let connect_time = t.elapsed() / n;
     let h = connect(1).await;
@@ -268,10 +185,7 @@ async fn measurements() {
     eprintln!(
         "MEASURED kdnode1: connect+auth {connect_time:?}, exec round trip {rtt:?}, upload 100 MiB {secs:.2} s = {mib_s:.0} MiB/s"
     );
-    assert!(
-        rtt < Duration::from_millis(40),
-        "round trip {rtt:?}: is TCP_NODELAY on?"
-    );
+    assert!(rtt < Duration::from_millis(40), "round trip {rtt:?}: is TCP_NODELAY on?");
     // the real path: node program `put` (temp file, sha256 check, rename)
     let node = kdeploy::node::Node::install(&h).await.unwrap();
     let n = 20;
@@ -284,9 +198,7 @@ async fn measurements() {
     let t = Instant::now();
     node.put_bytes(&b.b3, &b.sha, &b.bytes).await.unwrap();
     let secs = t.elapsed().as_secs_f64();
-    h.exec(&format!("rm -f /var/lib/kdeploy/store/{}", b.b3), None)
-        .await
-        .unwrap();
+    h.exec(&format!("rm -f /var/lib/kdeploy/store/{}", b.b3), None).await.unwrap();
     eprintln!(
         "MEASURED kdnode1: node `status` round trip {status_rtt:?}; `put` of 100 MiB with sha256 check {secs:.2} s = {:.0} MiB/s",
         100.0 / secs

@@ -35,8 +35,9 @@ pub fn arith(op: BinOp, a: &Value, b: &Value) -> EvalResult<Value> {
                 }
                 _ => unreachable!("only arithmetic operators reach arith()"),
             };
-            r.map(Value::Int)
-                .ok_or_else(|| crate::error::EvalError::new(ErrorKind::Overflow, format!("integer overflow in {x} {} {y}", symbol(op))))
+            r.map(Value::Int).ok_or_else(|| {
+                crate::error::EvalError::new(ErrorKind::Overflow, format!("integer overflow in {x} {} {y}", symbol(op)))
+            })
         }
         (Value::Int(_) | Value::Float(_), Value::Int(_) | Value::Float(_)) => {
             let (x, y) = (as_f64(a), as_f64(b));
@@ -53,12 +54,7 @@ pub fn arith(op: BinOp, a: &Value, b: &Value) -> EvalResult<Value> {
                 _ => unreachable!("only arithmetic operators reach arith()"),
             }))
         }
-        _ => type_err(format!(
-            "cannot apply '{}' to {} and {}",
-            symbol(op),
-            a.type_article(),
-            b.type_article()
-        )),
+        _ => type_err(format!("cannot apply '{}' to {} and {}", symbol(op), a.type_article(), b.type_article())),
     }
 }
 

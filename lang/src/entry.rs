@@ -99,7 +99,10 @@ impl Session {
                 Value::Attrs(a) => match a.get(&part) {
                     Some(t) => self.ev.force(&t.clone())?,
                     None => {
-                        let mut e = EvalError::new(ErrorKind::MissingAttribute, format!("attribute '{part}' in selection path '{attrpath}' not found"));
+                        let mut e = EvalError::new(
+                            ErrorKind::MissingAttribute,
+                            format!("attribute '{part}' in selection path '{attrpath}' not found"),
+                        );
                         if let Some(s) = crate::suggest::did_you_mean(&part, a.keys().map(|k| k.as_ref())) {
                             e.help = Some(format!("did you mean '{s}'?"));
                         }
@@ -108,12 +111,20 @@ impl Session {
                 },
                 Value::List(l) => match part.parse::<usize>().ok().and_then(|i| l.get(i)) {
                     Some(t) => self.ev.force(&t.clone())?,
-                    None => return Err(EvalError::new(ErrorKind::OutOfBounds, format!("'{part}' in selection path '{attrpath}' is not a valid index"))),
+                    None => {
+                        return Err(EvalError::new(
+                            ErrorKind::OutOfBounds,
+                            format!("'{part}' in selection path '{attrpath}' is not a valid index"),
+                        ))
+                    }
                 },
                 other => {
                     return Err(EvalError::new(
                         ErrorKind::Type,
-                        format!("'{part}' in selection path '{attrpath}' selects from {}, not a set", other.type_article()),
+                        format!(
+                            "'{part}' in selection path '{attrpath}' selects from {}, not a set",
+                            other.type_article()
+                        ),
                     ))
                 }
             };
@@ -152,5 +163,3 @@ fn split_attrpath(p: &str) -> Vec<String> {
     }
     parts
 }
-
-

@@ -226,7 +226,8 @@ impl Evaluator {
             Expr::Path(parts, span) => {
                 let s = self.interpolate(parts, env)?;
                 if !path::is_absolute(&s) {
-                    return err(ErrorKind::InvalidValue, format!("path '{s}' is not absolute")).map_err(|e| e.at(*span));
+                    return err(ErrorKind::InvalidValue, format!("path '{s}' is not absolute"))
+                        .map_err(|e| e.at(*span));
                 }
                 Ok(Value::Path(path::normalize(&s).into()))
             }
@@ -262,7 +263,9 @@ impl Evaluator {
                 if self.eval_bool(cond, env, *span, "the condition of 'assert'")? {
                     return Ok(Step::Tail(body.clone(), env.clone()));
                 } else {
-                    Err(EvalError::new(ErrorKind::AssertionFailed, "assertion failed").at(*span).label("this assertion is false"))
+                    Err(EvalError::new(ErrorKind::AssertionFailed, "assertion failed")
+                        .at(*span)
+                        .label("this assertion is false"))
                 }
             }
             Expr::Select { expr, path, default, span } => self.select(expr, path, default.as_ref(), *span, env),
@@ -270,10 +273,9 @@ impl Evaluator {
             Expr::Binary { op, lhs, rhs, span } => self.binary(*op, lhs, rhs, *span, env),
             Expr::Not(e, span) => Ok(Value::Bool(!self.eval_bool(e, env, *span, "the operand of '!'")?)),
             Expr::Negate(e, span) => match self.eval(e, env)? {
-                Value::Int(i) => i
-                    .checked_neg()
-                    .map(Value::Int)
-                    .ok_or_else(|| EvalError::new(ErrorKind::Overflow, format!("integer overflow in -({i})")).at(*span)),
+                Value::Int(i) => i.checked_neg().map(Value::Int).ok_or_else(|| {
+                    EvalError::new(ErrorKind::Overflow, format!("integer overflow in -({i})")).at(*span)
+                }),
                 Value::Float(f) => Ok(Value::Float(-f)),
                 v => type_err(format!("cannot negate {}", v.type_article())).map_err(|e| e.at(*span)),
             },
@@ -313,10 +315,15 @@ impl Evaluator {
                         return self.force(&t);
                     }
                 }
-                v => return type_err(format!("the namespace of 'with' is {}, but a set was expected", v.type_article())).map_err(|e| e.at(span)),
+                v => {
+                    return type_err(format!("the namespace of 'with' is {}, but a set was expected", v.type_article()))
+                        .map_err(|e| e.at(span))
+                }
             }
         }
-        Err(EvalError::new(ErrorKind::UndefinedVariable, format!("undefined variable '{name}'")).at(span).label("not bound here, nor by any enclosing 'with'"))
+        Err(EvalError::new(ErrorKind::UndefinedVariable, format!("undefined variable '{name}'"))
+            .at(span)
+            .label("not bound here, nor by any enclosing 'with'"))
     }
 
     #[inline(never)]
@@ -327,7 +334,8 @@ impl Evaluator {
                 StrPart::Lit(s) => out.push_str(s),
                 StrPart::Interp(e, span) => {
                     let v = self.eval(e, env)?;
-                    self.coerce_to_string(&v, CoerceMode::Interpolation, &mut out).map_err(|e| e.at_if_unset(Some(*span)))?;
+                    self.coerce_to_string(&v, CoerceMode::Interpolation, &mut out)
+                        .map_err(|e| e.at_if_unset(Some(*span)))?;
                 }
             }
         }
@@ -372,7 +380,9 @@ impl Evaluator {
                     }
                 }
             }
-            Value::Lambda(_) | Value::Builtin(_) => return err(ErrorKind::NotCoercible, "cannot coerce a function to a string"),
+            Value::Lambda(_) | Value::Builtin(_) => {
+                return err(ErrorKind::NotCoercible, "cannot coerce a function to a string")
+            }
         }
         Ok(())
     }
@@ -383,7 +393,8 @@ impl Evaluator {
             Some(frame) => self.fill_frame(frame, env),
             None => env.clone(),
         };
-        let statics: Vec<(NixString, Thunk)> = def.statics.iter().map(|s| (s.name.clone(), self.thunk(&s.value, &env))).collect();
+        let statics: Vec<(NixString, Thunk)> =
+            def.statics.iter().map(|s| (s.name.clone(), self.thunk(&s.value, &env))).collect();
         if def.dynamics.is_empty() {
             return Ok(Value::attrs(Attrs::from_sorted(statics).with_origin(def.clone())));
         }
@@ -392,10 +403,14 @@ impl Evaluator {
             let key = match self.eval(&d.key, &env)? {
                 Value::Null => continue,
                 Value::String(s) => s,
-                v => return type_err(format!("an attribute name is {}, but a string was expected", v.type_article())).map_err(|e| e.at(d.span)),
+                v => {
+                    return type_err(format!("an attribute name is {}, but a string was expected", v.type_article()))
+                        .map_err(|e| e.at(d.span))
+                }
             };
             if entries.iter().any(|(k, _)| *k == key) {
-                return err(ErrorKind::DuplicateAttribute, format!("dynamic attribute '{key}' is already defined")).map_err(|e| e.at(d.span));
+                return err(ErrorKind::DuplicateAttribute, format!("dynamic attribute '{key}' is already defined"))
+                    .map_err(|e| e.at(d.span));
             }
             entries.push((key, self.thunk(&d.value, &env)));
         }
@@ -407,13 +422,21 @@ impl Evaluator {
             AttrKey::Static(s) => Ok(s.clone()),
             AttrKey::Dynamic(e, span) => match self.eval(e, env)? {
                 Value::String(s) => Ok(s),
-                v => type_err(format!("an attribute name is {}, but a string was expected", v.type_article())).map_err(|e| e.at(*span)),
+                v => type_err(format!("an attribute name is {}, but a string was expected", v.type_article()))
+                    .map_err(|e| e.at(*span)),
             },
         }
     }
 
     #[inline(never)]
-    fn select(&mut self, expr: &ExprRef, path: &[AttrKey], default: Option<&ExprRef>, span: Span, env: &Rc<Env>) -> EvalResult<Value> {
+    fn select(
+        &mut self,
+        expr: &ExprRef,
+        path: &[AttrKey],
+        default: Option<&ExprRef>,
+        span: Span,
+        env: &Rc<Env>,
+    ) -> EvalResult<Value> {
         let mut v = self.eval(expr, env)?;
         for key in path {
             let name = self.attr_name(key, env)?;
@@ -429,7 +452,11 @@ impl Evaluator {
                 }
             };
             match found {
-                Some(t) => v = self.force(&t).map_err(|e| e.context(format!("while evaluating the attribute '{name}'"), Some(span)))?,
+                Some(t) => {
+                    v = self
+                        .force(&t)
+                        .map_err(|e| e.context(format!("while evaluating the attribute '{name}'"), Some(span)))?
+                }
                 None => match default {
                     Some(d) => return self.eval(d, env),
                     None => {
@@ -528,8 +555,11 @@ impl Evaluator {
         let fname = lambda.name.as_deref().map_or("anonymous function".to_string(), |n| format!("function '{n}'"));
         let v = self.force(&arg)?;
         let Value::Attrs(attrs) = &v else {
-            return Err(EvalError::new(ErrorKind::Type, format!("{fname} expects a set as its argument, but got {}", v.type_article()))
-                .at_if_unset(span));
+            return Err(EvalError::new(
+                ErrorKind::Type,
+                format!("{fname} expects a set as its argument, but got {}", v.type_article()),
+            )
+            .at_if_unset(span));
         };
         let env = Env::child(&c.env, p.formals.len() + p.bind as usize);
         for formal in &p.formals {
@@ -552,9 +582,12 @@ impl Evaluator {
         if !p.ellipsis {
             for key in attrs.keys() {
                 if !p.formals.iter().any(|f| f.name == *key) {
-                    let mut e = EvalError::new(ErrorKind::UnexpectedArgument, format!("{fname} called with unexpected argument '{key}'"))
-                        .at_if_unset(span)
-                        .label("called here");
+                    let mut e = EvalError::new(
+                        ErrorKind::UnexpectedArgument,
+                        format!("{fname} called with unexpected argument '{key}'"),
+                    )
+                    .at_if_unset(span)
+                    .label("called here");
                     if let Some(s) = did_you_mean(key, p.formals.iter().map(|f| f.name.as_ref())) {
                         e = e.help(format!("did you mean '{s}'?"));
                     }
@@ -623,7 +656,9 @@ impl Evaluator {
                     self.coerce_to_string(&b, CoerceMode::Interpolation, &mut s)?;
                     Ok(Value::string(s))
                 }
-                (Value::Path(x), Value::String(y) | Value::Path(y)) => Ok(Value::Path(path::normalize(&format!("{x}{y}")).into())),
+                (Value::Path(x), Value::String(y) | Value::Path(y)) => {
+                    Ok(Value::Path(path::normalize(&format!("{x}{y}")).into()))
+                }
                 (Value::Path(x), Value::Attrs(_)) => {
                     let mut s = x.to_string();
                     self.coerce_to_string(&b, CoerceMode::Interpolation, &mut s)?;
@@ -639,7 +674,11 @@ impl Evaluator {
                     v.extend_from_slice(y);
                     Ok(Value::list(v))
                 }
-                _ => type_err(format!("cannot concatenate {} and {}: '++' needs two lists", a.type_article(), b.type_article())),
+                _ => type_err(format!(
+                    "cannot concatenate {} and {}: '++' needs two lists",
+                    a.type_article(),
+                    b.type_article()
+                )),
             },
             BinOp::Update => match (&a, &b) {
                 (Value::Attrs(x), Value::Attrs(y)) => {
@@ -651,7 +690,11 @@ impl Evaluator {
                     }
                     Ok(Value::attrs(x.update(y)))
                 }
-                _ => type_err(format!("cannot update {} with {}: '//' needs two sets", a.type_article(), b.type_article())),
+                _ => type_err(format!(
+                    "cannot update {} with {}: '//' needs two sets",
+                    a.type_article(),
+                    b.type_article()
+                )),
             },
             BinOp::Eq => Ok(Value::Bool(self.equal(&a, &b)?)),
             BinOp::NotEq => Ok(Value::Bool(!self.equal(&a, &b)?)),
@@ -756,7 +799,9 @@ impl Evaluator {
                     return Ok(());
                 }
                 for (name, t) in a.iter() {
-                    let x = self.force(t).map_err(|e| e.context(format!("while evaluating the attribute '{name}'"), None))?;
+                    let x = self
+                        .force(t)
+                        .map_err(|e| e.context(format!("while evaluating the attribute '{name}'"), None))?;
                     stacker::maybe_grow(64 * 1024, 1024 * 1024, || self.deep_force_inner(&x, seen))
                         .map_err(|e| e.context(format!("while evaluating the attribute '{name}'"), None))?;
                 }

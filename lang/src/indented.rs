@@ -9,7 +9,10 @@ pub enum Piece<T> {
     /// Text; `indented` is false for escapes (`''$`, `'''`, `''\x`): they
     /// never count when measuring the indentation, yet (as in Nix 2.8) an
     /// escaped newline does start a line whose indentation is then stripped.
-    Text { text: String, indented: bool },
+    Text {
+        text: String,
+        indented: bool,
+    },
     Interp(T),
 }
 

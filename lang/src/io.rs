@@ -43,8 +43,12 @@ pub struct Io {
 
 fn forbidden(path: &str, roots: &[PathBuf]) -> Box<EvalError> {
     let allowed: Vec<String> = roots.iter().map(|r| r.display().to_string()).collect();
-    EvalError::new(ErrorKind::Forbidden, format!("access to '{path}' is not allowed: it is outside the project"))
-        .help(format!("evaluation is pure: only files below {} and <kdeploy> can be read (set --root to widen)", allowed.join(", ")))
+    EvalError::new(ErrorKind::Forbidden, format!("access to '{path}' is not allowed: it is outside the project")).help(
+        format!(
+            "evaluation is pure: only files below {} and <kdeploy> can be read (set --root to widen)",
+            allowed.join(", ")
+        ),
+    )
 }
 
 fn io_error(path: &str, e: std::io::Error) -> Box<EvalError> {
@@ -54,7 +58,6 @@ fn io_error(path: &str, e: std::io::Error) -> Box<EvalError> {
     };
     EvalError::new(ErrorKind::Io, format!("cannot read '{path}': {what}"))
 }
-
 
 impl Io {
     /// `roots` are made absolute and canonical; symlinks cannot escape them.
@@ -98,9 +101,10 @@ impl Io {
     pub fn read(&self, path: &str) -> EvalResult<Vec<u8>> {
         if let Some(rel) = Self::stdlib_rel(path) {
             return match &self.stdlib {
-                Stdlib::Embedded(files) => files.get(rel).map(|b| b.to_vec()).ok_or_else(|| {
-                    io_error(path, std::io::Error::from(std::io::ErrorKind::NotFound))
-                }),
+                Stdlib::Embedded(files) => files
+                    .get(rel)
+                    .map(|b| b.to_vec())
+                    .ok_or_else(|| io_error(path, std::io::Error::from(std::io::ErrorKind::NotFound))),
                 Stdlib::Dir(dir) => std::fs::read(dir.join(rel)).map_err(|e| io_error(path, e)),
                 Stdlib::Absent => Err(io_error(path, std::io::Error::from(std::io::ErrorKind::NotFound))),
             };

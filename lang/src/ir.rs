@@ -12,25 +12,67 @@ pub type ExprRef = Rc<Expr>;
 
 pub enum Expr {
     Const(Value),
-    Local { depth: u32, index: u32, span: Span },
+    Local {
+        depth: u32,
+        index: u32,
+        span: Span,
+    },
     /// A name not bound lexically: looked up in the enclosing `with`
     /// namespaces (frame depths, innermost first).
-    WithVar { name: NixString, withs: Rc<[u32]>, span: Span },
+    WithVar {
+        name: NixString,
+        withs: Rc<[u32]>,
+        span: Span,
+    },
     Str(Vec<StrPart>, Span),
     /// A path with interpolation: parts concatenated then normalised.
     Path(Vec<StrPart>, Span),
     List(Vec<ExprRef>),
     Attrs(Rc<AttrsDef>),
     /// Bindings evaluated in a new frame, then `body` in that frame.
-    Let { frame: Vec<ExprRef>, body: ExprRef },
-    With { namespace: ExprRef, body: ExprRef, span: Span },
+    Let {
+        frame: Vec<ExprRef>,
+        body: ExprRef,
+    },
+    With {
+        namespace: ExprRef,
+        body: ExprRef,
+        span: Span,
+    },
     Lambda(Rc<Lambda>),
-    Apply { func: ExprRef, arg: ExprRef, span: Span },
-    If { cond: ExprRef, then: ExprRef, else_: ExprRef, span: Span },
-    Assert { cond: ExprRef, body: ExprRef, span: Span },
-    Select { expr: ExprRef, path: Vec<AttrKey>, default: Option<ExprRef>, span: Span },
-    HasAttr { expr: ExprRef, path: Vec<AttrKey>, span: Span },
-    Binary { op: BinOp, lhs: ExprRef, rhs: ExprRef, span: Span },
+    Apply {
+        func: ExprRef,
+        arg: ExprRef,
+        span: Span,
+    },
+    If {
+        cond: ExprRef,
+        then: ExprRef,
+        else_: ExprRef,
+        span: Span,
+    },
+    Assert {
+        cond: ExprRef,
+        body: ExprRef,
+        span: Span,
+    },
+    Select {
+        expr: ExprRef,
+        path: Vec<AttrKey>,
+        default: Option<ExprRef>,
+        span: Span,
+    },
+    HasAttr {
+        expr: ExprRef,
+        path: Vec<AttrKey>,
+        span: Span,
+    },
+    Binary {
+        op: BinOp,
+        lhs: ExprRef,
+        rhs: ExprRef,
+        span: Span,
+    },
     Not(ExprRef, Span),
     Negate(ExprRef, Span),
     /// `__curPos`: a constant position set built at lowering time.

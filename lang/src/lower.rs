@@ -9,14 +9,14 @@ use std::rc::Rc;
 use rnix::ast::{self, AstToken, HasEntry, InterpolPart};
 use rowan::ast::AstNode;
 
-use crate::indented;
 use crate::error::{ErrorExt, ErrorKind, EvalError, EvalResult};
+use crate::indented;
 use crate::ir::*;
 use crate::path;
 use crate::source::{FileId, Span};
 use crate::suggest::did_you_mean;
-use crate::value::{Attrs, NixString, Value};
 use crate::thunk::Thunk;
+use crate::value::{Attrs, NixString, Value};
 
 enum Scope {
     Frame(HashMap<NixString, u32>),
@@ -48,7 +48,6 @@ impl<'a> Lowerer<'a> {
     fn span(&self, node: &impl AstNode<Language = rnix::NixLanguage>) -> Span {
         Span::new(self.file, node.syntax().text_range())
     }
-
 
     pub fn lower_root(&mut self, root: &ast::Root) -> EvalResult<ExprRef> {
         match root.expr() {
@@ -215,8 +214,11 @@ impl<'a> Lowerer<'a> {
             ast::LiteralKind::Integer(i) => match i.value() {
                 Ok(v) => Value::Int(v),
                 Err(_) => {
-                    return Err(EvalError::new(ErrorKind::Overflow, format!("integer literal {} does not fit in 64 bits", i.syntax().text()))
-                        .at(span))
+                    return Err(EvalError::new(
+                        ErrorKind::Overflow,
+                        format!("integer literal {} does not fit in 64 bits", i.syntax().text()),
+                    )
+                    .at(span))
                 }
             },
             ast::LiteralKind::Float(f) => match f.value() {
@@ -297,9 +299,12 @@ impl<'a> Lowerer<'a> {
                     let mut text = c.text().to_string();
                     if i == 0 {
                         if c.is_home() {
-                            return Err(EvalError::new(ErrorKind::Forbidden, "paths relative to the home directory are not allowed")
-                                .at(span)
-                                .help("evaluation is pure: use a path relative to the project"));
+                            return Err(EvalError::new(
+                                ErrorKind::Forbidden,
+                                "paths relative to the home directory are not allowed",
+                            )
+                            .at(span)
+                            .help("evaluation is pure: use a path relative to the project"));
                         }
                         if !text.starts_with('/') {
                             text = format!("{}/{}", self.dir, text);
@@ -419,7 +424,11 @@ impl<'a> Lowerer<'a> {
 
     /// Pushes a frame holding every static binding of `tree` followed by the
     /// `inherit (e)` sources, lowers them inside it, then runs `inner` there.
-    fn frame_bindings<T>(&mut self, tree: &Tree, inner: impl FnOnce(&mut Self) -> EvalResult<T>) -> EvalResult<(Vec<ExprRef>, T)> {
+    fn frame_bindings<T>(
+        &mut self,
+        tree: &Tree,
+        inner: impl FnOnce(&mut Self) -> EvalResult<T>,
+    ) -> EvalResult<(Vec<ExprRef>, T)> {
         let mut names = HashMap::new();
         for (i, (name, _, _)) in tree.statics.iter().enumerate() {
             names.insert(name.clone(), i as u32);
@@ -441,13 +450,24 @@ impl<'a> Lowerer<'a> {
         result
     }
 
-    fn binding_value(&mut self, value: &Binding, name: &NixString, inherit_skip: usize, source_base: usize) -> EvalResult<ExprRef> {
+    fn binding_value(
+        &mut self,
+        value: &Binding,
+        name: &NixString,
+        inherit_skip: usize,
+        source_base: usize,
+    ) -> EvalResult<ExprRef> {
         match value {
             Binding::Expr(e) => self.lower(e, Some(name)),
             Binding::Inherit(span) => self.var(name, *span, inherit_skip),
             Binding::InheritFrom { source, span } => {
                 let from = Rc::new(Expr::Local { depth: 0, index: (source_base + source) as u32, span: *span });
-                Ok(Rc::new(Expr::Select { expr: from, path: vec![AttrKey::Static(name.clone())], default: None, span: *span }))
+                Ok(Rc::new(Expr::Select {
+                    expr: from,
+                    path: vec![AttrKey::Static(name.clone())],
+                    default: None,
+                    span: *span,
+                }))
             }
             Binding::Nested(tree) => Ok(Rc::new(Expr::Attrs(Rc::new(self.plain_tree(tree)?)))),
         }
@@ -472,8 +492,11 @@ impl<'a> Lowerer<'a> {
                     let id = child(entry.ident(), span)?;
                     let n: NixString = ident_text(&id).into();
                     if names.contains_key(&n) {
-                        return Err(EvalError::new(ErrorKind::DuplicateAttribute, format!("duplicate formal function argument '{n}'"))
-                            .at(self.span(&id)));
+                        return Err(EvalError::new(
+                            ErrorKind::DuplicateAttribute,
+                            format!("duplicate formal function argument '{n}'"),
+                        )
+                        .at(self.span(&id)));
                     }
                     names.insert(n.clone(), formal_nodes.len() as u32);
                     formal_nodes.push((n, entry.default(), self.span(&id)));
@@ -483,8 +506,11 @@ impl<'a> Lowerer<'a> {
                         let id = child(b.ident(), span)?;
                         let n: NixString = ident_text(&id).into();
                         if names.contains_key(&n) {
-                            return Err(EvalError::new(ErrorKind::DuplicateAttribute, format!("duplicate formal function argument '{n}'"))
-                                .at(self.span(&id)));
+                            return Err(EvalError::new(
+                                ErrorKind::DuplicateAttribute,
+                                format!("duplicate formal function argument '{n}'"),
+                            )
+                            .at(self.span(&id)));
                         }
                         names.insert(n, formal_nodes.len() as u32);
                         true
@@ -539,7 +565,11 @@ impl<'a> Lowerer<'a> {
                         let name = match self.attr_key(&attr)? {
                             AttrKey::Static(n) => n,
                             AttrKey::Dynamic(_, s) => {
-                                return Err(EvalError::new(ErrorKind::Parse, "dynamic attributes are not allowed in inherit").at(s))
+                                return Err(EvalError::new(
+                                    ErrorKind::Parse,
+                                    "dynamic attributes are not allowed in inherit",
+                                )
+                                .at(s))
                             }
                         };
                         let value = match source {
@@ -648,7 +678,10 @@ enum Binding {
     Expr(ast::Expr),
     Inherit(Span),
     /// `source` indexes `Tree::sources`.
-    InheritFrom { source: usize, span: Span },
+    InheritFrom {
+        source: usize,
+        span: Span,
+    },
     Nested(Box<Tree>),
 }
 

@@ -56,7 +56,9 @@ fn write_value(ev: &mut Evaluator, v: &Value, deep: bool, indent: usize, out: &m
                 let x = if deep { Some(ev.force(t)?) } else { t.peek() };
                 let mut s = String::new();
                 match x {
-                    Some(x) => stacker::maybe_grow(64 * 1024, 1024 * 1024, || write_value(ev, &x, deep, indent + 2, &mut s))?,
+                    Some(x) => {
+                        stacker::maybe_grow(64 * 1024, 1024 * 1024, || write_value(ev, &x, deep, indent + 2, &mut s))?
+                    }
                     None => s.push_str("<CODE>"),
                 }
                 parts.push(s);
@@ -79,7 +81,9 @@ fn write_value(ev: &mut Evaluator, v: &Value, deep: bool, indent: usize, out: &m
                 }
                 s.push_str(" = ");
                 match x {
-                    Some(x) => stacker::maybe_grow(64 * 1024, 1024 * 1024, || write_value(ev, &x, deep, indent + 2, &mut s))?,
+                    Some(x) => {
+                        stacker::maybe_grow(64 * 1024, 1024 * 1024, || write_value(ev, &x, deep, indent + 2, &mut s))?
+                    }
                     None => s.push_str("<CODE>"),
                 }
                 s.push(';');
@@ -167,7 +171,9 @@ fn write_json(ev: &mut Evaluator, v: &Value, out: &mut String) -> EvalResult<()>
             }
             out.push('}');
         }
-        Value::Lambda(_) | Value::Builtin(_) => return err(ErrorKind::NotCoercible, "cannot convert a function to JSON"),
+        Value::Lambda(_) | Value::Builtin(_) => {
+            return err(ErrorKind::NotCoercible, "cannot convert a function to JSON")
+        }
     }
     Ok(())
 }

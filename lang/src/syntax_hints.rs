@@ -38,8 +38,12 @@ impl Explained {
 pub(crate) fn explain(text: &str, error: &ParseError) -> Explained {
     let toks = significant_tokens(text);
     if toks.is_empty() {
-        return Explained::new("syntax error: the file contains no expression", (0, 0), "nothing but comments and blank space")
-            .help("a Nix file holds exactly one expression, such as '{ }'");
+        return Explained::new(
+            "syntax error: the file contains no expression",
+            (0, 0),
+            "nothing but comments and blank space",
+        )
+        .help("a Nix file holds exactly one expression, such as '{ }'");
     }
     let generic = from_rnix(&toks, error);
     // A ';' missing before the next line is pinned down exactly; a 'let' or
@@ -65,9 +69,11 @@ pub(crate) fn explain(text: &str, error: &ParseError) -> Explained {
 fn error_offset(text: &str, error: &ParseError) -> usize {
     use ParseError as P;
     match error {
-        P::Unexpected(r) | P::UnexpectedExtra(r) | P::UnexpectedWanted(_, r, _) | P::UnexpectedDoubleBind(r) | P::DuplicatedArgs(r, _) => {
-            usize::from(r.start())
-        }
+        P::Unexpected(r)
+        | P::UnexpectedExtra(r)
+        | P::UnexpectedWanted(_, r, _)
+        | P::UnexpectedDoubleBind(r)
+        | P::DuplicatedArgs(r, _) => usize::from(r.start()),
         _ => text.len(),
     }
 }
@@ -343,14 +349,22 @@ fn from_rnix(toks: &[Tok], error: &ParseError) -> Explained {
                 }
             }
             if got.kind == TOKEN_ERROR {
-                let e = Explained::new(format!("syntax error: unexpected {}", quoted(&got)), got.range(), "this is not valid Nix syntax");
+                let e = Explained::new(
+                    format!("syntax error: unexpected {}", quoted(&got)),
+                    got.range(),
+                    "this is not valid Nix syntax",
+                );
                 return if got.text.len() > 1 && got.text.ends_with('/') {
                     e.help("a path cannot end with '/'")
                 } else {
                     e
                 };
             }
-            let e = Explained::new(format!("syntax error: unexpected {}, expected {names}", quoted(&got)), got.range(), format!("expected {names}"));
+            let e = Explained::new(
+                format!("syntax error: unexpected {}, expected {names}", quoted(&got)),
+                got.range(),
+                format!("expected {names}"),
+            );
             if got.kind == TOKEN_COLON && wanted.contains(&TOKEN_ASSIGN) {
                 e.help("use '=' to define an attribute")
             } else if wanted[..] == [TOKEN_ASSIGN] {
@@ -389,24 +403,34 @@ fn from_rnix(toks: &[Tok], error: &ParseError) -> Explained {
                 }
             }
             let names = name_list(wanted);
-            Explained::new(format!("syntax error: unexpected end of file, expected {names}"), after_last, format!("expected {names} after this"))
+            Explained::new(
+                format!("syntax error: unexpected end of file, expected {names}"),
+                after_last,
+                format!("expected {names} after this"),
+            )
         }
         P::UnexpectedDoubleBind(r) => {
             let i = token_at(toks, usize::from(r.start()));
-            Explained::new("syntax error: a pattern can be bound with '@' only once", toks[i].range(), "bound a second time here")
+            Explained::new(
+                "syntax error: a pattern can be bound with '@' only once",
+                toks[i].range(),
+                "bound a second time here",
+            )
         }
         P::DuplicatedArgs(r, name) => {
             let i = token_at(toks, usize::from(r.start()));
-            Explained::new(format!("syntax error: duplicate formal function argument '{name}'"), toks[i].range(), "declared again here")
+            Explained::new(
+                format!("syntax error: duplicate formal function argument '{name}'"),
+                toks[i].range(),
+                "declared again here",
+            )
         }
         P::RecursionLimitExceeded => Explained::new(
             "syntax error: the expression is nested too deeply to parse",
             toks[0].range(),
             "the expression starting here",
         ),
-        _ => {
-            Explained::new(format!("syntax error: {error}"), after_last, "the error is reported here")
-        }
+        _ => Explained::new(format!("syntax error: {error}"), after_last, "the error is reported here"),
     }
 }
 
@@ -496,8 +520,12 @@ fn unbalanced(text: &str, toks: &[Tok]) -> Option<(usize, Explained)> {
             TOKEN_STRING_END => Open::Str { multiline: false },
             TOKEN_IN => Open::Let,
             TOKEN_ERROR if t.text.starts_with("/*") => {
-                let e = Explained::new("syntax error: unclosed comment", (t.start, t.start + 2), "'/*' opened here is never closed")
-                    .help("a comment started with '/*' ends with '*/'");
+                let e = Explained::new(
+                    "syntax error: unclosed comment",
+                    (t.start, t.start + 2),
+                    "'/*' opened here is never closed",
+                )
+                .help("a comment started with '/*' ends with '*/'");
                 return Some((t.start, e));
             }
             _ => continue,
@@ -511,7 +539,8 @@ fn unbalanced(text: &str, toks: &[Tok]) -> Option<(usize, Explained)> {
                 // Something opened inside what this token closes is still open.
                 let top = *stack.last().expect("the stack is not empty");
                 let o = toks[top.tok];
-                let e = unclosed(top.open, &o).note(format!("expected {} before this {}", top.open.closer(), quoted(t)), t.range());
+                let e = unclosed(top.open, &o)
+                    .note(format!("expected {} before this {}", top.open.closer(), quoted(t)), t.range());
                 return Some((o.start, e));
             }
             // A closer that closes nothing, inside something still open.
@@ -522,8 +551,12 @@ fn unbalanced(text: &str, toks: &[Tok]) -> Option<(usize, Explained)> {
                     Open::Paren => "'('",
                     _ => "'['",
                 };
-                let e = Explained::new(format!("syntax error: unmatched {}", quoted(t)), t.range(), format!("this {} has no matching {opener}", quoted(t)))
-                    .note(format!("the innermost bracket still open is this {}", top.open.opener()), o.range());
+                let e = Explained::new(
+                    format!("syntax error: unmatched {}", quoted(t)),
+                    t.range(),
+                    format!("this {} has no matching {opener}", quoted(t)),
+                )
+                .note(format!("the innermost bracket still open is this {}", top.open.opener()), o.range());
                 return Some((t.start, e));
             }
             // A stray closer at the top level, or an 'in' without 'let':
@@ -555,10 +588,14 @@ fn unbalanced(text: &str, toks: &[Tok]) -> Option<(usize, Explained)> {
             });
             if let Some((f, c)) = earlier {
                 let first = toks[f.tok];
-                let e = Explained::new("syntax error: unclosed string", first.range(), format!(
-                    "this string runs on to line {}: is its closing '\"' missing?",
-                    line_number(text, toks[*c].start)
-                ))
+                let e = Explained::new(
+                    "syntax error: unclosed string",
+                    first.range(),
+                    format!(
+                        "this string runs on to line {}: is its closing '\"' missing?",
+                        line_number(text, toks[*c].start)
+                    ),
+                )
                 .note("from here on, the rest of the file is read as a string", o.range())
                 .help("a string ends with '\"'");
                 return Some((first.start, e));
@@ -579,9 +616,10 @@ fn unbalanced(text: &str, toks: &[Tok]) -> Option<(usize, Explained)> {
                     && indentation(text, toks[f.tok].start) != indentation(text, toks[*c].start)
             });
             if let Some((f, c)) = suspect {
-                e = e
-                    .note(format!("maybe this {} is the one never closed", open.opener()), toks[f.tok].range())
-                    .note(format!("it is closed by this {}, which is indented differently", open.closer()), toks[*c].range());
+                e = e.note(format!("maybe this {} is the one never closed", open.opener()), toks[f.tok].range()).note(
+                    format!("it is closed by this {}, which is indented differently", open.closer()),
+                    toks[*c].range(),
+                );
             }
         }
     }
@@ -597,7 +635,9 @@ fn unclosed(open: Open, o: &Tok) -> Explained {
             Explained::new("syntax error: unclosed string", range, "the string starting here is never closed")
                 .help(format!("a string ends with '{closer}'"))
         }
-        Open::Interpol => Explained::new("syntax error: unclosed '${'", range, "'${' opened here is never closed by '}'"),
+        Open::Interpol => {
+            Explained::new("syntax error: unclosed '${'", range, "'${' opened here is never closed by '}'")
+        }
         _ => Explained::new(
             format!("syntax error: unclosed {}", open.opener()),
             range,
@@ -621,7 +661,8 @@ mod tests {
         for raw in 0..=(rnix::SyntaxKind::NODE_WITH as u16) {
             let kind: SyntaxKind = unsafe_free_kind(raw);
             let name = kind_name(kind);
-            let readable = name.starts_with('\'') || ["a ", "an ", "the ", "more ", "blank "].iter().any(|p| name.starts_with(p));
+            let readable =
+                name.starts_with('\'') || ["a ", "an ", "the ", "more ", "blank "].iter().any(|p| name.starts_with(p));
             assert!(readable, "{kind:?} is named {name}");
         }
     }

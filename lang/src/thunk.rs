@@ -7,8 +7,8 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use crate::env::Env;
-use crate::eval::Evaluator;
 use crate::error::EvalResult;
+use crate::eval::Evaluator;
 use crate::ir::Expr;
 use crate::source::Span;
 use crate::value::Value;

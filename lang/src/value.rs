@@ -118,10 +118,7 @@ impl Attrs {
     }
 
     pub fn get(&self, name: &str) -> Option<&Thunk> {
-        self.entries
-            .binary_search_by(|(k, _)| k.as_ref().cmp(name))
-            .ok()
-            .map(|i| &self.entries[i].1)
+        self.entries.binary_search_by(|(k, _)| k.as_ref().cmp(name)).ok().map(|i| &self.entries[i].1)
     }
 
     pub fn contains(&self, name: &str) -> bool {

@@ -82,7 +82,9 @@ fn evaluate(session: &mut Session, args: &EvalArgs) -> Result<Vec<u8>, Failure> 
             }
         }
         (Some(f), None) => inputs::eval_file(session, f, args.attr.as_deref(), &inputs)?,
-        (None, None) => return Err(Failure::Usage("give a FILE to evaluate or --expr EXPR (see kdeploy eval --help)".into())),
+        (None, None) => {
+            return Err(Failure::Usage("give a FILE to evaluate or --expr EXPR (see kdeploy eval --help)".into()))
+        }
     };
     let wants_closures = args.closures || args.list_tasks || args.node_file.is_some() || args.node.is_some();
     if args.json {
@@ -91,7 +93,8 @@ fn evaluate(session: &mut Session, args: &EvalArgs) -> Result<Vec<u8>, Failure> 
     if args.value || !inputs::is_cluster(&value) {
         if wants_closures {
             return Err(Failure::Usage(
-                "--closures, --list-tasks, --node and --file need a cluster value (with schemaVersion and nodes)".into(),
+                "--closures, --list-tasks, --node and --file need a cluster value (with schemaVersion and nodes)"
+                    .into(),
             ));
         }
         return Ok(line(session.print(&value)?));

@@ -74,7 +74,9 @@ impl Inputs {
         }
         match file {
             Some(f) if f.is_dir() => vec![f.to_path_buf()],
-            Some(f) => vec![f.parent().filter(|p| !p.as_os_str().is_empty()).map_or(PathBuf::from("."), |p| p.to_path_buf())],
+            Some(f) => {
+                vec![f.parent().filter(|p| !p.as_os_str().is_empty()).map_or(PathBuf::from("."), |p| p.to_path_buf())]
+            }
             None => vec![PathBuf::from(".")],
         }
     }
@@ -92,7 +94,12 @@ impl Inputs {
 }
 
 /// Evaluate a cluster file (with `-A` selection) to its value.
-pub fn eval_file(session: &mut Session, file: &Path, attr: Option<&str>, args: &[(String, Arg)]) -> Result<Value, Failure> {
+pub fn eval_file(
+    session: &mut Session,
+    file: &Path,
+    attr: Option<&str>,
+    args: &[(String, Arg)],
+) -> Result<Value, Failure> {
     if !file.exists() {
         return Err(Failure::Usage(format!("{}: no such file or directory", file.display())));
     }

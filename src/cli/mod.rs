@@ -7,13 +7,13 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod eval;
+mod generations;
 mod inputs;
 mod options;
 mod plan;
 mod rollback;
 mod summary;
 mod switch;
-mod generations;
 mod tasks;
 
 pub use tasks::compress_names;

@@ -58,8 +58,8 @@ pub fn run(args: OptionsArgs) -> ExitCode {
     let result = (|| {
         let v = session.eval_expr("(import <kdeploy>).options", &PathBuf::from("."), &[])?;
         let json = session.to_json(&v)?;
-        let mut docs: Vec<OptionDoc> =
-            serde_json::from_str(&json).map_err(|e| Failure::Closure(format!("kd.options has an unexpected shape: {e}")))?;
+        let mut docs: Vec<OptionDoc> = serde_json::from_str(&json)
+            .map_err(|e| Failure::Closure(format!("kd.options has an unexpected shape: {e}")))?;
         if let Some(f) = &args.filter {
             let f = f.to_lowercase();
             docs.retain(|d| {

@@ -40,7 +40,10 @@ pub fn run(args: PlanArgs) -> ExitCode {
     let result = (|| {
         let value = inputs::eval_file(&mut session, &args.file, args.attr.as_deref(), &args.inputs.args())?;
         if !inputs::is_cluster(&value) {
-            return Err(Failure::Usage(format!("{}: not a cluster value (no schemaVersion and nodes)", args.file.display())));
+            return Err(Failure::Usage(format!(
+                "{}: not a cluster value (no schemaVersion and nodes)",
+                args.file.display()
+            )));
         }
         let closures = inputs::closures(&mut session, &value, &args.inputs.resolver(Some(&args.file)))?;
         if let Some(n) = &args.node {

@@ -18,7 +18,10 @@ fn size_of(c: &ContentId, s: &Source) -> String {
     }
 }
 
-fn selected<'a>(c: &'a Closures, node: Option<&'a str>) -> impl Iterator<Item = (&'a String, &'a Node, &'a NodeClosure)> {
+fn selected<'a>(
+    c: &'a Closures,
+    node: Option<&'a str>,
+) -> impl Iterator<Item = (&'a String, &'a Node, &'a NodeClosure)> {
     c.cluster
         .nodes
         .iter()
@@ -36,8 +39,18 @@ pub fn text(c: &Closures, node: Option<&str>) -> String {
     for (name, n, nc) in selected(c, node) {
         let _ = writeln!(o, "\nnode {name} {} [{}] {}", n.address, n.roles.join(", "), nc.hash.short());
         for (p, pc) in n.phases.iter().zip(&nc.phases) {
-            let empty = p.files.is_empty() && p.directories.is_empty() && p.units.is_empty() && p.hooks.is_empty() && p.checks.is_empty();
-            let note = if empty { " (empty)" } else if !p.activate { " (generated, not activated)" } else { "" };
+            let empty = p.files.is_empty()
+                && p.directories.is_empty()
+                && p.units.is_empty()
+                && p.hooks.is_empty()
+                && p.checks.is_empty();
+            let note = if empty {
+                " (empty)"
+            } else if !p.activate {
+                " (generated, not activated)"
+            } else {
+                ""
+            };
             let _ = writeln!(o, "  {} {}{note}", pc.hash.short(), p.name);
             for (f, cid) in p.files.iter().zip(&pc.files) {
                 let _ = writeln!(o, "      file  {} {} {}", f.path, f.mode, size_of(cid, &f.source));
@@ -87,7 +100,10 @@ pub fn json(c: &Closures, node: Option<&str>) -> Json {
                     })
                 })
                 .collect();
-            (name.clone(), json!({ "address": n.address, "roles": n.roles, "ssh": n.ssh, "hash": nc.hash, "phases": phases }))
+            (
+                name.clone(),
+                json!({ "address": n.address, "roles": n.roles, "ssh": n.ssh, "hash": nc.hash, "phases": phases }),
+            )
         })
         .collect();
     json!({

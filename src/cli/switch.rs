@@ -101,7 +101,10 @@ pub fn run(args: SwitchArgs) -> ExitCode {
     let closures = match (|| {
         let value = inputs::eval_file(&mut session, &args.file, args.attr.as_deref(), &args.inputs.args())?;
         if !inputs::is_cluster(&value) {
-            return Err(Failure::Usage(format!("{}: not a cluster value (no schemaVersion and nodes)", args.file.display())));
+            return Err(Failure::Usage(format!(
+                "{}: not a cluster value (no schemaVersion and nodes)",
+                args.file.display()
+            )));
         }
         inputs::closures(&mut session, &value, &resolver)
     })() {

@@ -53,10 +53,16 @@ fn steps(p: &Phase) -> Vec<String> {
     };
     out.extend(p.hooks.iter().filter(|h| h.when == When::Pre).map(hook));
     out.extend(p.directories.iter().map(|d| format!("directory {} {} {}:{}", d.path, d.mode, d.owner, d.group)));
-    out.extend(p.files.iter().map(|f| format!("file {} {} {}:{} ({})", f.path, f.mode, f.owner, f.group, f.source.kind())));
+    out.extend(
+        p.files.iter().map(|f| format!("file {} {} {}:{} ({})", f.path, f.mode, f.owner, f.group, f.source.kind())),
+    );
     out.extend(p.units.iter().map(|u| {
         let start = if u.enable { "enable + start" } else { "install" };
-        let trig = if u.restart_triggers.is_empty() { String::new() } else { format!(", triggers: {}", u.restart_triggers.join(" ")) };
+        let trig = if u.restart_triggers.is_empty() {
+            String::new()
+        } else {
+            format!(", triggers: {}", u.restart_triggers.join(" "))
+        };
         format!("unit {} ({start}; on change: {}{trig})", u.name, u.on_change.as_str())
     }));
     out.extend(p.hooks.iter().filter(|h| h.when == When::Post).map(hook));
@@ -66,7 +72,11 @@ fn steps(p: &Phase) -> Vec<String> {
 
 fn first_line(s: &str) -> String {
     let l = s.lines().next().unwrap_or("");
-    if s.lines().nth(1).is_some() { format!("{l} …") } else { l.to_string() }
+    if s.lines().nth(1).is_some() {
+        format!("{l} …")
+    } else {
+        l.to_string()
+    }
 }
 
 pub fn listing(c: &Closures, node: Option<&str>) -> String {

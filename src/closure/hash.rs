@@ -75,7 +75,13 @@ pub fn encode_phase(
             .files
             .iter()
             .zip(files)
-            .map(|(f, c)| CanonFile { content: c.canonical(), group: &f.group, mode: &f.mode, owner: &f.owner, path: &f.path })
+            .map(|(f, c)| CanonFile {
+                content: c.canonical(),
+                group: &f.group,
+                mode: &f.mode,
+                owner: &f.owner,
+                path: &f.path,
+            })
             .collect(),
         hooks: &phase.hooks,
         name: &phase.name,

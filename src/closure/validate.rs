@@ -58,7 +58,9 @@ pub fn is_clean_absolute(p: &str) -> bool {
 
 /// "0644", "755", "01777": three or four octal digits.
 pub fn is_octal_mode(m: &str) -> bool {
-    (3..=5).contains(&m.len()) && m.bytes().all(|b| (b'0'..=b'7').contains(&b)) && u32::from_str_radix(m, 8).is_ok_and(|v| v <= 0o7777)
+    (3..=5).contains(&m.len())
+        && m.bytes().all(|b| (b'0'..=b'7').contains(&b))
+        && u32::from_str_radix(m, 8).is_ok_and(|v| v <= 0o7777)
 }
 
 fn is_account(s: &str) -> bool {
@@ -117,7 +119,10 @@ fn validate_node(c: &Cluster, name: &str, node: &Node, errs: &mut Vec<String>) {
         for u in &phase.units {
             let at = at(&format!("unit {}", u.name));
             if !is_unit_name(&u.name) {
-                errs.push(format!("{at}: not a unit file name (letters, digits, :-_.\\@, ending in {})", UNIT_SUFFIXES.join("/")));
+                errs.push(format!(
+                    "{at}: not a unit file name (letters, digits, :-_.\\@, ending in {})",
+                    UNIT_SUFFIXES.join("/")
+                ));
             }
             if let Some(prev) = units.insert(&u.name, &phase.name) {
                 errs.push(format!("{at}: already a unit of phase {prev}"));
@@ -147,13 +152,19 @@ fn check_names(phase_name: &str, node: &str, phase: &Phase, errs: &mut Vec<Strin
     let mut hooks = HashSet::new();
     for h in &phase.hooks {
         if h.name.is_empty() || !hooks.insert(&h.name) {
-            errs.push(format!("node {node}, phase {phase_name}: hook name {:?} empty or not unique in the phase", h.name));
+            errs.push(format!(
+                "node {node}, phase {phase_name}: hook name {:?} empty or not unique in the phase",
+                h.name
+            ));
         }
     }
     let mut checks = HashSet::new();
     for c in &phase.checks {
         if c.name.is_empty() || !checks.insert(&c.name) {
-            errs.push(format!("node {node}, phase {phase_name}: check name {:?} empty or not unique in the phase", c.name));
+            errs.push(format!(
+                "node {node}, phase {phase_name}: check name {:?} empty or not unique in the phase",
+                c.name
+            ));
         }
     }
 }

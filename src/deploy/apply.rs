@@ -87,7 +87,12 @@ async fn run_checks(node: &Node<'_>, phase: &Phase, sink: &dyn Sink) -> Result<(
                 .await
                 .map_err(|e| Fail::msg(Some(&phase.name), e.to_string()))?;
             if out.success() {
-                sink.emit(Event::CheckPassed { node: name.into(), phase: phase.name.clone(), check: c.name.clone(), tries: t });
+                sink.emit(Event::CheckPassed {
+                    node: name.into(),
+                    phase: phase.name.clone(),
+                    check: c.name.clone(),
+                    tries: t,
+                });
                 last = None;
                 break;
             }
@@ -129,9 +134,16 @@ pub async fn unit_ops(node: &Node<'_>, phase: &str, ops: &[String]) -> Result<()
 }
 
 fn emit_units(sink: &dyn Sink, node: &str, phase: &str, plan: &UnitPlan) {
-    for (action, list) in [("stop", &plan.stop), ("reload", &plan.reload), ("restart", &plan.restart), ("start", &plan.start)] {
+    for (action, list) in
+        [("stop", &plan.stop), ("reload", &plan.reload), ("restart", &plan.restart), ("start", &plan.start)]
+    {
         for u in list {
-            sink.emit(Event::UnitAction { node: node.into(), phase: phase.into(), unit: u.clone(), action: action.into() });
+            sink.emit(Event::UnitAction {
+                node: node.into(),
+                phase: phase.into(),
+                unit: u.clone(),
+                action: action.into(),
+            });
         }
     }
 }
@@ -139,7 +151,13 @@ fn emit_units(sink: &dyn Sink, node: &str, phase: &str, plan: &UnitPlan) {
 /// Activate (or remove) one phase on one node as planned: pre hooks, stop
 /// what goes away, flip the link, daemon-reload/start/restart/reload, post
 /// hooks, checks. `phase` is `None` for a phase no longer in the closure.
-pub async fn activate(node: &Node<'_>, phase: Option<&Phase>, plan: &PhasePlan, gen: u64, sink: &dyn Sink) -> Result<(), Fail> {
+pub async fn activate(
+    node: &Node<'_>,
+    phase: Option<&Phase>,
+    plan: &PhasePlan,
+    gen: u64,
+    sink: &dyn Sink,
+) -> Result<(), Fail> {
     let name = &plan.name;
     let to = if plan.action == PhaseAction::Activate { Some(gen) } else { None };
     if let (Some(p), Some(_)) = (phase, to) {
@@ -168,11 +186,8 @@ pub async fn switch_back(
     changed: &BTreeSet<PathBuf>,
     sink: &dyn Sink,
 ) -> Result<(), Fail> {
-    let plan = plan_units(
-        from.map_or(&[][..], |m| &m.units[..]),
-        to_manifest.map_or(&[][..], |m| &m.units[..]),
-        changed,
-    );
+    let plan =
+        plan_units(from.map_or(&[][..], |m| &m.units[..]), to_manifest.map_or(&[][..], |m| &m.units[..]), changed);
     unit_ops(node, phase, &plan.before_switch()).await?;
     node.rollback_phase(phase, to).await.map_err(|e| Fail::msg(Some(phase), e.to_string()))?;
     unit_ops(node, phase, &plan.after_switch()).await?;

@@ -32,7 +32,8 @@ impl SshSettings {
             (None, None) => SshAuth::Agent,
         };
         let file = self.known_hosts.clone().unwrap_or_else(|| HostKeyPolicy::default().file().to_path_buf());
-        let host_keys = if self.accept_new_host_keys { HostKeyPolicy::AcceptNew(file) } else { HostKeyPolicy::Strict(file) };
+        let host_keys =
+            if self.accept_new_host_keys { HostKeyPolicy::AcceptNew(file) } else { HostKeyPolicy::Strict(file) };
         let mut options = SshOptions { user: user.to_string(), port, auth, host_keys, ..Default::default() };
         if let Some(t) = self.connect_timeout {
             options.connect_timeout = t;

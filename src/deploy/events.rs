@@ -12,25 +12,89 @@ use serde::Serialize;
 #[derive(Debug, Clone, Serialize)]
 #[serde(tag = "event", rename_all = "kebab-case")]
 pub enum Event {
-    Evaluated { nodes: usize, took: Duration },
-    NodeConnected { node: String },
-    NodeUnreachable { node: String, reason: String },
-    NodeUnchanged { node: String },
+    Evaluated {
+        nodes: usize,
+        took: Duration,
+    },
+    NodeConnected {
+        node: String,
+    },
+    NodeUnreachable {
+        node: String,
+        reason: String,
+    },
+    NodeUnchanged {
+        node: String,
+    },
     /// The committed hash differs; these phases will be activated / staged / removed.
-    NodeChanged { node: String, activate: Vec<String>, stage: Vec<String>, remove: Vec<String> },
-    BlobsPushed { node: String, count: usize, bytes: u64, took: Duration },
+    NodeChanged {
+        node: String,
+        activate: Vec<String>,
+        stage: Vec<String>,
+        remove: Vec<String>,
+    },
+    BlobsPushed {
+        node: String,
+        count: usize,
+        bytes: u64,
+        took: Duration,
+    },
     /// A barrier phase begins on these nodes.
-    PhaseStarted { phase: String, nodes: Vec<String> },
-    NodePhaseFinished { node: String, phase: String, took: Duration },
-    PhaseFinished { phase: String, took: Duration },
-    UnitAction { node: String, phase: String, unit: String, action: String },
-    HookRan { node: String, phase: String, hook: String, skipped: bool },
-    CheckPassed { node: String, phase: String, check: String, tries: u32 },
-    Failed { node: String, phase: Option<String>, unit: Option<String>, message: String, journal: Option<String> },
-    RolledBack { node: String, phase: String },
-    RollbackFailed { node: String, phase: String, message: String },
-    Committed { node: String, generation: u64 },
-    Warning { node: String, message: String },
+    PhaseStarted {
+        phase: String,
+        nodes: Vec<String>,
+    },
+    NodePhaseFinished {
+        node: String,
+        phase: String,
+        took: Duration,
+    },
+    PhaseFinished {
+        phase: String,
+        took: Duration,
+    },
+    UnitAction {
+        node: String,
+        phase: String,
+        unit: String,
+        action: String,
+    },
+    HookRan {
+        node: String,
+        phase: String,
+        hook: String,
+        skipped: bool,
+    },
+    CheckPassed {
+        node: String,
+        phase: String,
+        check: String,
+        tries: u32,
+    },
+    Failed {
+        node: String,
+        phase: Option<String>,
+        unit: Option<String>,
+        message: String,
+        journal: Option<String>,
+    },
+    RolledBack {
+        node: String,
+        phase: String,
+    },
+    RollbackFailed {
+        node: String,
+        phase: String,
+        message: String,
+    },
+    Committed {
+        node: String,
+        generation: u64,
+    },
+    Warning {
+        node: String,
+        message: String,
+    },
 }
 
 /// Where events go. Shared by all the node tasks of a run.

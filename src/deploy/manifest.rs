@@ -16,10 +16,21 @@ use crate::store::Digest;
 pub fn phase_manifest(phase: &Phase, closure: &PhaseClosure, file_blobs: &[Digest]) -> Manifest {
     let mut m = Manifest::default();
     for d in &phase.directories {
-        m.directories.push(DirEntry { path: d.path.clone(), mode: d.mode.clone(), owner: d.owner.clone(), group: d.group.clone() });
+        m.directories.push(DirEntry {
+            path: d.path.clone(),
+            mode: d.mode.clone(),
+            owner: d.owner.clone(),
+            group: d.group.clone(),
+        });
     }
     for (f, b) in phase.files.iter().zip(file_blobs) {
-        m.files.push(FileEntry { path: f.path.clone(), mode: f.mode.clone(), owner: f.owner.clone(), group: f.group.clone(), hash: b.hex() });
+        m.files.push(FileEntry {
+            path: f.path.clone(),
+            mode: f.mode.clone(),
+            owner: f.owner.clone(),
+            group: f.group.clone(),
+            hash: b.hex(),
+        });
     }
     for (u, text) in phase.units.iter().zip(&closure.units) {
         m.files.push(FileEntry {

@@ -144,12 +144,20 @@ pub fn plan_node(new: &[PhaseInput<'_>], deployed: &Deployed) -> NodePlan {
         let old = link.and_then(|_| deployed.manifests.get(p.name));
         let action = if p.activate {
             let same = rec.is_some_and(|r| r.hash == p.hash && r.active && link == Some(r.generation));
-            if same { PhaseAction::Unchanged } else { PhaseAction::Activate }
+            if same {
+                PhaseAction::Unchanged
+            } else {
+                PhaseAction::Activate
+            }
         } else if link.is_some() {
             PhaseAction::Remove
         } else {
             let same = rec.is_some_and(|r| r.hash == p.hash);
-            if same { PhaseAction::Unchanged } else { PhaseAction::StageOnly }
+            if same {
+                PhaseAction::Unchanged
+            } else {
+                PhaseAction::StageOnly
+            }
         };
         let (files, units) = match action {
             PhaseAction::Activate => {
@@ -164,7 +172,14 @@ pub fn plan_node(new: &[PhaseInput<'_>], deployed: &Deployed) -> NodePlan {
             }
             _ => (FileDiff::default(), UnitPlan::default()),
         };
-        phases.push(PhasePlan { name: p.name.to_string(), action, hash: Some(p.hash), old_generation: link, files, units });
+        phases.push(PhasePlan {
+            name: p.name.to_string(),
+            action,
+            hash: Some(p.hash),
+            old_generation: link,
+            files,
+            units,
+        });
     }
     let known: BTreeSet<&str> = new.iter().map(|p| p.name).collect();
     for (name, gen) in &deployed.links {
@@ -196,7 +211,13 @@ mod tests {
     }
 
     fn file(path: &str, c: char) -> FileEntry {
-        FileEntry { path: path.into(), mode: "0644".into(), owner: "root".into(), group: "root".into(), hash: c.to_string().repeat(64) }
+        FileEntry {
+            path: path.into(),
+            mode: "0644".into(),
+            owner: "root".into(),
+            group: "root".into(),
+            hash: c.to_string().repeat(64),
+        }
     }
 
     fn unit(name: &str, c: char, triggers: &[&str]) -> UnitSpec {
@@ -247,14 +268,20 @@ mod tests {
     #[test]
     fn only_the_changed_phase_and_its_units() {
         let bin = m(vec![file("/bin/x", 'a')], vec![]);
-        let svc = m(vec![file("/etc/x.conf", 'b'), file("/etc/systemd/system/x.service", 'c')], vec![unit("x.service", 'c', &["/bin/x", "/etc/x.conf"])]);
+        let svc = m(
+            vec![file("/etc/x.conf", 'b'), file("/etc/systemd/system/x.service", 'c')],
+            vec![unit("x.service", 'c', &["/bin/x", "/etc/x.conf"])],
+        );
         let gen = m(vec![file("/etc/k.yaml", 'd')], vec![]);
         let dep = deployed(&bin, &svc);
         // config changed: only svc, x.service restarted
         let svc2 = m(vec![file("/etc/x.conf", 'e'), file("/etc/systemd/system/x.service", 'c')], svc.units.clone());
         let plan = plan_node(&inputs([1, 22, 3], &bin, &svc2, &gen), &dep);
         let acts: Vec<_> = plan.phases.iter().map(|p| (p.name.as_str(), p.action)).collect();
-        assert_eq!(acts, [("bin", PhaseAction::Unchanged), ("svc", PhaseAction::Activate), ("gen", PhaseAction::Unchanged)]);
+        assert_eq!(
+            acts,
+            [("bin", PhaseAction::Unchanged), ("svc", PhaseAction::Activate), ("gen", PhaseAction::Unchanged)]
+        );
         let s = plan.phase("svc").unwrap();
         assert_eq!(s.files.changed, ["/etc/x.conf"]);
         assert_eq!(s.units.restart, ["x.service"]);

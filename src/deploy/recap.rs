@@ -123,7 +123,9 @@ impl Sink for Recap {
                     _ => {}
                 }
             }
-            Event::HookRan { node: n, hook, skipped: false, phase } => node(d, &n).hooks.push(format!("{phase}/{hook}")),
+            Event::HookRan { node: n, hook, skipped: false, phase } => {
+                node(d, &n).hooks.push(format!("{phase}/{hook}"))
+            }
             Event::Failed { node: n, phase, unit, message, .. } => {
                 let r = node(d, &n);
                 r.status = NodeStatus::Failed;

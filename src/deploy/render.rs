@@ -31,7 +31,10 @@ pub fn line(e: &Event, verbose: bool) -> Option<String> {
         Event::NodeUnreachable { node, reason } => format!("[{node}] UNREACHABLE: {reason}"),
         Event::NodeUnchanged { node } => format!("[{node}] unchanged"),
         Event::NodeChanged { node, activate, stage, remove } => {
-            let mut s = format!("[{node}] changed: activate {}", if activate.is_empty() { "-".into() } else { activate.join(", ") });
+            let mut s = format!(
+                "[{node}] changed: activate {}",
+                if activate.is_empty() { "-".into() } else { activate.join(", ") }
+            );
             if !stage.is_empty() {
                 s += &format!("; stage only {}", stage.join(", "));
             }

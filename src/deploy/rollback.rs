@@ -124,7 +124,8 @@ impl Held<'_> {
 /// plus one per target manifest).
 async fn plan_node(node: &Node<'_>, status: &NodeStatus, gen: u64) -> Result<(Vec<Step>, BTreeSet<PathBuf>), String> {
     let rec = state::read_record(node, gen).await?;
-    let want: BTreeMap<String, u64> = rec.iter().filter(|(_, r)| r.active).map(|(p, r)| (p.clone(), r.generation)).collect();
+    let want: BTreeMap<String, u64> =
+        rec.iter().filter(|(_, r)| r.active).map(|(p, r)| (p.clone(), r.generation)).collect();
     let moves = steps(&status.phases, &want);
     if moves.is_empty() {
         return Ok((Vec::new(), BTreeSet::new()));
@@ -212,7 +213,8 @@ pub async fn rollback(opts: &RollbackOptions, sink: &dyn Sink) -> Result<(Outcom
             let node = Node::install(h).await.map_err(|e| Fail::msg(None, e.to_string()))?;
             let lock = node.lock(owner).await.map_err(|e| Fail::msg(None, e.to_string()))?;
             let status = node.status().await.map_err(|e| Fail::msg(None, e.to_string()))?;
-            let (steps, changed) = if status.current.as_ref().is_some_and(|(g, hh)| *g == r.generation && *hh == r.hash) {
+            let (steps, changed) = if status.current.as_ref().is_some_and(|(g, hh)| *g == r.generation && *hh == r.hash)
+            {
                 (Vec::new(), BTreeSet::new())
             } else {
                 plan_node(&node, &status, r.generation).await.map_err(|e| Fail::msg(None, e))?
@@ -250,7 +252,12 @@ pub async fn rollback(opts: &RollbackOptions, sink: &dyn Sink) -> Result<(Outcom
             sink.emit(Event::NodeUnchanged { node: h.name.clone() });
         } else {
             let pick = |to: bool| h.steps.iter().filter(|s| s.to.is_some() == to).map(|s| s.phase.clone()).collect();
-            sink.emit(Event::NodeChanged { node: h.name.clone(), activate: pick(true), stage: Vec::new(), remove: pick(false) });
+            sink.emit(Event::NodeChanged {
+                node: h.name.clone(),
+                activate: pick(true),
+                stage: Vec::new(),
+                remove: pick(false),
+            });
         }
     }
     if opts.dry_run {
@@ -272,17 +279,32 @@ pub async fn rollback(opts: &RollbackOptions, sink: &dyn Sink) -> Result<(Outcom
         if on.is_empty() {
             continue;
         }
-        sink.emit(Event::PhaseStarted { phase: phase.clone(), nodes: on.iter().map(|&(i, _)| held[i].name.clone()).collect() });
+        sink.emit(Event::PhaseStarted {
+            phase: phase.clone(),
+            nodes: on.iter().map(|&(i, _)| held[i].name.clone()).collect(),
+        });
         let t0 = Instant::now();
         let results = join_all(on.iter().map(|&(i, k)| {
             let h = &held[i];
             let s = &h.steps[k];
             async move {
                 let t = Instant::now();
-                let r = apply::switch_back(&h.node, &s.phase, s.from_manifest.as_ref(), s.to, s.to_manifest.as_ref(), &h.changed, sink)
-                    .await;
+                let r = apply::switch_back(
+                    &h.node,
+                    &s.phase,
+                    s.from_manifest.as_ref(),
+                    s.to,
+                    s.to_manifest.as_ref(),
+                    &h.changed,
+                    sink,
+                )
+                .await;
                 if r.is_ok() {
-                    sink.emit(Event::NodePhaseFinished { node: h.name.clone(), phase: s.phase.clone(), took: t.elapsed() });
+                    sink.emit(Event::NodePhaseFinished {
+                        node: h.name.clone(),
+                        phase: s.phase.clone(),
+                        took: t.elapsed(),
+                    });
                 }
                 r
             }
@@ -307,14 +329,26 @@ pub async fn rollback(opts: &RollbackOptions, sink: &dyn Sink) -> Result<(Outcom
             async move {
                 for &k in ks.iter().rev() {
                     let s = &h.steps[k];
-                    let r = apply::switch_back(&h.node, &s.phase, s.to_manifest.as_ref(), s.from, s.from_manifest.as_ref(), &h.changed, sink)
-                        .await;
+                    let r = apply::switch_back(
+                        &h.node,
+                        &s.phase,
+                        s.to_manifest.as_ref(),
+                        s.from,
+                        s.from_manifest.as_ref(),
+                        &h.changed,
+                        sink,
+                    )
+                    .await;
                     match r {
                         Ok(()) => sink.emit(Event::RolledBack { node: h.name.clone(), phase: s.phase.clone() }),
                         Err(f) => sink.emit(Event::RollbackFailed {
                             node: h.name.clone(),
                             phase: s.phase.clone(),
-                            message: format!("{}{}", f.message, f.journal.map(|j| format!("\n{j}")).unwrap_or_default()),
+                            message: format!(
+                                "{}{}",
+                                f.message,
+                                f.journal.map(|j| format!("\n{j}")).unwrap_or_default()
+                            ),
                         }),
                     }
                 }
@@ -326,9 +360,11 @@ pub async fn rollback(opts: &RollbackOptions, sink: &dyn Sink) -> Result<(Outcom
     }
 
     // 4. commit the target generation on changed nodes, then record
-    let commits = join_all(held.iter().filter(|h| !h.unchanged()).map(|h| async move {
-        (h, h.node.commit(h.gen, &h.hash).await.map_err(|e| e.to_string()))
-    }))
+    let commits = join_all(
+        held.iter()
+            .filter(|h| !h.unchanged())
+            .map(|h| async move { (h, h.node.commit(h.gen, &h.hash).await.map_err(|e| e.to_string())) }),
+    )
     .await;
     for (h, r) in commits {
         match r {

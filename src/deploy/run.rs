@@ -112,7 +112,12 @@ fn needed_blobs(held: &Held<'_>) -> BTreeMap<Digest, Source> {
 type Bytes = Arc<(Vec<u8>, String)>;
 
 /// Bytes and sha256 of a blob, read once per run whatever the node count.
-fn blob_bytes(cache: &Mutex<HashMap<Digest, Bytes>>, resolver: &Resolver, d: &Digest, s: &Source) -> Result<Bytes, String> {
+fn blob_bytes(
+    cache: &Mutex<HashMap<Digest, Bytes>>,
+    resolver: &Resolver,
+    d: &Digest,
+    s: &Source,
+) -> Result<Bytes, String> {
     if let Some(b) = cache.lock().unwrap_or_else(|p| p.into_inner()).get(d) {
         return Ok(b.clone());
     }
@@ -283,7 +288,10 @@ pub async fn switch(
                 h.manifests = m;
                 h.sources = src;
                 for s in skipped {
-                    sink.emit(Event::Warning { node: h.name.clone(), message: format!("not staged (generate-only phase): {s}") });
+                    sink.emit(Event::Warning {
+                        node: h.name.clone(),
+                        message: format!("not staged (generate-only phase): {s}"),
+                    });
                 }
             }
             Err(e) => {
@@ -328,7 +336,10 @@ pub async fn switch(
         let same = latest.as_ref().is_some_and(|g| {
             g.cluster == closures.cluster.name
                 && held.iter().all(|h| {
-                    g.nodes.get(&h.name).zip(nodes.get(&h.name)).is_some_and(|(a, b)| a.generation == b.generation && a.hash == b.hash)
+                    g.nodes
+                        .get(&h.name)
+                        .zip(nodes.get(&h.name))
+                        .is_some_and(|(a, b)| a.generation == b.generation && a.hash == b.hash)
                 })
         });
         if !same {
@@ -379,7 +390,12 @@ pub async fn switch(
                     h.node.stage(gen, &pp.name, m).await.map_err(|e| Fail::msg(Some(&pp.name), e.to_string()))?;
                 }
             }
-            sink.emit(Event::BlobsPushed { node: h.name.clone(), count: missing.len(), bytes: bytes_sent, took: t0.elapsed() });
+            sink.emit(Event::BlobsPushed {
+                node: h.name.clone(),
+                count: missing.len(),
+                bytes: bytes_sent,
+                took: t0.elapsed(),
+            });
             Ok::<_, Fail>(())
         }
     }))
@@ -417,7 +433,10 @@ pub async fn switch(
         if on.is_empty() {
             continue;
         }
-        sink.emit(Event::PhaseStarted { phase: phase.clone(), nodes: on.iter().map(|&(i, _)| held[i].name.clone()).collect() });
+        sink.emit(Event::PhaseStarted {
+            phase: phase.clone(),
+            nodes: on.iter().map(|&(i, _)| held[i].name.clone()).collect(),
+        });
         let t0 = Instant::now();
         let results = join_all(on.iter().map(|&(i, k)| {
             let h = &held[i];
@@ -426,7 +445,11 @@ pub async fn switch(
                 let t = Instant::now();
                 let r = apply::activate(&h.node, schema, &h.plan.phases[k], gen, sink).await;
                 if r.is_ok() {
-                    sink.emit(Event::NodePhaseFinished { node: h.name.clone(), phase: phase.clone(), took: t.elapsed() });
+                    sink.emit(Event::NodePhaseFinished {
+                        node: h.name.clone(),
+                        phase: phase.clone(),
+                        took: t.elapsed(),
+                    });
                 }
                 r
             }

@@ -72,10 +72,7 @@ pub fn parse_record(lines: &[String]) -> BTreeMap<String, RecordedPhase> {
 }
 
 pub fn render_record(phases: &BTreeMap<String, RecordedPhase>) -> String {
-    phases
-        .iter()
-        .map(|(n, r)| format!("{n}\t{}\t{}\t{}\n", r.hash.hex(), r.generation, r.active as u8))
-        .collect()
+    phases.iter().map(|(n, r)| format!("{n}\t{}\t{}\t{}\n", r.hash.hex(), r.generation, r.active as u8)).collect()
 }
 
 /// Everything the plan needs from a node whose committed hash differs
@@ -124,11 +121,8 @@ pub async fn commit(
 
 /// The phase record of any generation (for `rollback`).
 pub async fn read_record(node: &Node<'_>, gen: u64) -> Result<BTreeMap<String, RecordedPhase>, String> {
-    let out = node
-        .host()
-        .exec(&format!("cat {ROOT}/generations/{gen}/{RECORD}"), None)
-        .await
-        .map_err(|e| e.to_string())?;
+    let out =
+        node.host().exec(&format!("cat {ROOT}/generations/{gen}/{RECORD}"), None).await.map_err(|e| e.to_string())?;
     if !out.success() {
         return Err(format!("generation {gen} has no phase record on {}", node.host().name()));
     }

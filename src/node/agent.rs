@@ -18,28 +18,15 @@ pub enum NodeError {
     #[error(transparent)]
     Transport(#[from] TransportError),
     #[error("{host}: {command}: {message}")]
-    Command {
-        host: String,
-        command: String,
-        status: u32,
-        message: String,
-    },
+    Command { host: String, command: String, status: u32, message: String },
     #[error("{host}: is locked by another kdeploy run: {owner}")]
     Locked { host: String, owner: String },
     #[error("{host}: unit(s) failed to {what}:\n{journal}")]
-    UnitFailed {
-        host: String,
-        what: String,
-        journal: String,
-    },
+    UnitFailed { host: String, what: String, journal: String },
     #[error("{host}: {0}", host = .1)]
     Manifest(ManifestError, String),
     #[error("{host}: unexpected answer to {command}: {answer:?}")]
-    Protocol {
-        host: String,
-        command: String,
-        answer: String,
-    },
+    Protocol { host: String, command: String, answer: String },
 }
 
 /// What `status` reports: the committed generation, the next free number,
@@ -67,14 +54,8 @@ impl<'h> Node<'h> {
     }
 
     /// As [`Node::install`], with every node path below `prefix` (tests).
-    pub async fn install_with_prefix(
-        host: &'h dyn Host,
-        prefix: &str,
-    ) -> Result<Node<'h>, NodeError> {
-        let node = Node {
-            host,
-            prefix: prefix.to_string(),
-        };
+    pub async fn install_with_prefix(host: &'h dyn Host, prefix: &str) -> Result<Node<'h>, NodeError> {
+        let node = Node { host, prefix: prefix.to_string() };
         let cmd = script::install_command(prefix);
         let out = host.exec(&cmd, Some(script::SCRIPT.as_bytes())).await?;
         node.check("install", out)?;
@@ -126,13 +107,8 @@ impl<'h> Node<'h> {
                 let out = p.wait().await;
                 let msg = String::from_utf8_lossy(&out.stderr).trim().to_string();
                 if out.status == 75 {
-                    let owner = msg
-                        .trim_start_matches("kdeploy-node: locked by another run ")
-                        .to_string();
-                    Err(NodeError::Locked {
-                        host: self.host.name().to_string(),
-                        owner,
-                    })
+                    let owner = msg.trim_start_matches("kdeploy-node: locked by another run ").to_string();
+                    Err(NodeError::Locked { host: self.host.name().to_string(), owner })
                 } else {
                     Err(NodeError::Command {
                         host: self.host.name().to_string(),
@@ -159,13 +135,10 @@ impl<'h> Node<'h> {
             let w: Vec<&str> = line.split(' ').collect();
             match w.as_slice() {
                 ["current", "none"] => {}
-                ["current", n, h] => {
-                    st.current = Some((n.parse().map_err(|_| bad())?, h.to_string()))
-                }
+                ["current", n, h] => st.current = Some((n.parse().map_err(|_| bad())?, h.to_string())),
                 ["next", n] => st.next = n.parse().map_err(|_| bad())?,
                 ["phase", p, n] => {
-                    st.phases
-                        .insert(p.to_string(), n.parse().map_err(|_| bad())?);
+                    st.phases.insert(p.to_string(), n.parse().map_err(|_| bad())?);
                 }
                 ["lock", ..] => {}
                 _ => return Err(bad()),
@@ -189,10 +162,7 @@ impl<'h> Node<'h> {
         sha256: &str,
         source: &mut (dyn AsyncRead + Send + Unpin),
     ) -> Result<(), NodeError> {
-        let out = self
-            .host
-            .upload(&self.command(&["put", hash, sha256]), source)
-            .await?;
+        let out = self.host.upload(&self.command(&["put", hash, sha256]), source).await?;
         self.check(&format!("put {hash}"), out)?;
         Ok(())
     }
@@ -205,11 +175,8 @@ impl<'h> Node<'h> {
 
     /// Materialise generation `gen` of `phase` from store blobs (idempotent).
     pub async fn stage(&self, gen: u64, phase: &str, manifest: &Manifest) -> Result<(), NodeError> {
-        let text = manifest
-            .render()
-            .map_err(|e| NodeError::Manifest(e, self.host.name().to_string()))?;
-        self.run(&["stage", &gen.to_string(), phase], Some(text.as_bytes()))
-            .await?;
+        let text = manifest.render().map_err(|e| NodeError::Manifest(e, self.host.name().to_string()))?;
+        self.run(&["stage", &gen.to_string(), phase], Some(text.as_bytes())).await?;
         Ok(())
     }
 
@@ -231,11 +198,8 @@ impl<'h> Node<'h> {
 
     /// The manifest a generation of a phase was staged with.
     pub async fn manifest(&self, gen: u64, phase: &str) -> Result<Manifest, NodeError> {
-        let out = self
-            .run(&["manifest", &gen.to_string(), phase], None)
-            .await?;
-        Manifest::parse(&out.stdout_str())
-            .map_err(|e| NodeError::Manifest(e, self.host.name().to_string()))
+        let out = self.run(&["manifest", &gen.to_string(), phase], None).await?;
+        Manifest::parse(&out.stdout_str()).map_err(|e| NodeError::Manifest(e, self.host.name().to_string()))
     }
 
     /// Record generation `gen` (node hash `hash`) as committed.
@@ -294,9 +258,7 @@ impl<'h> Node<'h> {
 
     /// `journalctl -u UNIT -n LINES --no-pager`.
     pub async fn journal(&self, unit: &str, lines: u32) -> Result<String, NodeError> {
-        let out = self
-            .run(&["journal", unit, &lines.to_string()], None)
-            .await?;
+        let out = self.run(&["journal", unit, &lines.to_string()], None).await?;
         Ok(out.stdout_str())
     }
 }

@@ -14,10 +14,7 @@ pub struct NodeLock {
 
 impl NodeLock {
     pub(super) fn new(host: &str, process: Process) -> Self {
-        NodeLock {
-            host: host.to_string(),
-            process: Some(process),
-        }
+        NodeLock { host: host.to_string(), process: Some(process) }
     }
 
     pub fn host(&self) -> &str {

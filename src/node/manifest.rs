@@ -56,11 +56,7 @@ pub enum ManifestError {
     #[error("manifest: bad path {0:?} (absolute, no tab/newline, no . or .. components)")]
     BadPath(String),
     #[error("manifest: bad {field} {value:?} for {path}")]
-    BadField {
-        path: String,
-        field: &'static str,
-        value: String,
-    },
+    BadField { path: String, field: &'static str, value: String },
     #[error("manifest: {path} appears twice")]
     Duplicate { path: String },
     #[error("manifest line {line}: {reason}")]
@@ -71,9 +67,7 @@ fn check_path(p: &str) -> Result<(), ManifestError> {
     let ok = p.starts_with('/')
         && p.len() > 1
         && !p.contains(['\t', '\n', '\r'])
-        && p[1..]
-            .split('/')
-            .all(|c| !c.is_empty() && c != "." && c != "..");
+        && p[1..].split('/').all(|c| !c.is_empty() && c != "." && c != "..");
     if ok {
         Ok(())
     } else {
@@ -86,11 +80,7 @@ fn check_word(path: &str, field: &'static str, v: &str) -> Result<(), ManifestEr
     if ok {
         Ok(())
     } else {
-        Err(ManifestError::BadField {
-            path: path.into(),
-            field,
-            value: v.into(),
-        })
+        Err(ManifestError::BadField { path: path.into(), field, value: v.into() })
     }
 }
 
@@ -99,26 +89,16 @@ fn check_mode(path: &str, v: &str) -> Result<(), ManifestError> {
     if ok {
         Ok(())
     } else {
-        Err(ManifestError::BadField {
-            path: path.into(),
-            field: "mode",
-            value: v.into(),
-        })
+        Err(ManifestError::BadField { path: path.into(), field: "mode", value: v.into() })
     }
 }
 
 fn check_hash(path: &str, v: &str) -> Result<(), ManifestError> {
-    let ok = v.len() == 64
-        && v.bytes()
-            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+    let ok = v.len() == 64 && v.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
     if ok {
         Ok(())
     } else {
-        Err(ManifestError::BadField {
-            path: path.into(),
-            field: "hash",
-            value: v.into(),
-        })
+        Err(ManifestError::BadField { path: path.into(), field: "hash", value: v.into() })
     }
 }
 
@@ -146,9 +126,7 @@ impl Manifest {
             check_word(&f.path, "group", &f.group)?;
             check_hash(&f.path, &f.hash)?;
             if !seen.insert(f.path.as_str()) {
-                return Err(ManifestError::Duplicate {
-                    path: f.path.clone(),
-                });
+                return Err(ManifestError::Duplicate { path: f.path.clone() });
             }
         }
         for d in &self.directories {
@@ -160,9 +138,7 @@ impl Manifest {
         for u in &self.units {
             let ok = !u.name.is_empty()
                 && !u.name.starts_with(['.', '-'])
-                && u.name
-                    .bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b"._@-".contains(&b));
+                && u.name.bytes().all(|b| b.is_ascii_alphanumeric() || b"._@-".contains(&b));
             if !ok {
                 return Err(ManifestError::BadField {
                     path: u.name.clone(),
@@ -186,10 +162,7 @@ impl Manifest {
             s += &format!("d\t{}\t{}\t{}\t{}\n", d.mode, d.owner, d.group, d.path);
         }
         for f in &self.files {
-            s += &format!(
-                "f\t{}\t{}\t{}\t{}\t{}\n",
-                f.mode, f.owner, f.group, f.hash, f.path
-            );
+            s += &format!("f\t{}\t{}\t{}\t{}\t{}\n", f.mode, f.owner, f.group, f.hash, f.path);
         }
         for u in &self.units {
             let on = match u.on_change {
@@ -211,20 +184,12 @@ impl Manifest {
         let mut lines = text.lines().enumerate();
         match lines.next() {
             Some((_, "kdeploy-manifest 1")) => {}
-            _ => {
-                return Err(ManifestError::Parse {
-                    line: 1,
-                    reason: "not a kdeploy manifest v1".into(),
-                })
-            }
+            _ => return Err(ManifestError::Parse { line: 1, reason: "not a kdeploy manifest v1".into() }),
         }
         let mut m = Manifest::default();
         for (i, line) in lines {
             let f: Vec<&str> = line.split('\t').collect();
-            let err = |reason: &str| ManifestError::Parse {
-                line: i + 1,
-                reason: reason.into(),
-            };
+            let err = |reason: &str| ManifestError::Parse { line: i + 1, reason: reason.into() };
             match f.as_slice() {
                 ["d", mode, owner, group, path] => m.directories.push(DirEntry {
                     path: path.to_string(),
@@ -269,10 +234,7 @@ impl Manifest {
 /// between two manifests of a phase (`None`: the phase was not there).
 pub fn changed_files(old: Option<&Manifest>, new: Option<&Manifest>) -> BTreeSet<PathBuf> {
     let empty = Manifest::default();
-    let (a, b) = (
-        old.unwrap_or(&empty).files_by_path(),
-        new.unwrap_or(&empty).files_by_path(),
-    );
+    let (a, b) = (old.unwrap_or(&empty).files_by_path(), new.unwrap_or(&empty).files_by_path());
     let mut out = BTreeSet::new();
     for (p, f) in &a {
         if b.get(p) != Some(f) {
@@ -357,13 +319,7 @@ mod tests {
             hash: h('c'),
         });
         let c = changed_files(Some(&old), Some(&new));
-        assert_eq!(
-            c,
-            ["/etc/x.conf", "/etc/y"]
-                .iter()
-                .map(PathBuf::from)
-                .collect()
-        );
+        assert_eq!(c, ["/etc/x.conf", "/etc/y"].iter().map(PathBuf::from).collect());
         let gone = changed_files(Some(&old), None);
         assert_eq!(gone.len(), 2);
     }

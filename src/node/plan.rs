@@ -51,11 +51,7 @@ pub enum Action {
 }
 
 /// The action for one unit.
-pub fn unit_action(
-    old: Option<&UnitSpec>,
-    new: Option<&UnitSpec>,
-    changed_files: &BTreeSet<PathBuf>,
-) -> Action {
+pub fn unit_action(old: Option<&UnitSpec>, new: Option<&UnitSpec>, changed_files: &BTreeSet<PathBuf>) -> Action {
     match (old, new) {
         (None, None) => Action::Unchanged,
         (None, Some(n)) => {
@@ -71,8 +67,8 @@ pub fn unit_action(
             (false, true) => Action::Start,
             (false, false) => Action::Unchanged,
             (true, true) => {
-                let changed = o.text_hash != n.text_hash
-                    || n.restart_triggers.iter().any(|t| changed_files.contains(t));
+                let changed =
+                    o.text_hash != n.text_hash || n.restart_triggers.iter().any(|t| changed_files.contains(t));
                 if !changed {
                     return Action::Unchanged;
                 }
@@ -100,11 +96,7 @@ pub struct UnitPlan {
 }
 
 /// Plan a phase's units from its old and new unit lists.
-pub fn plan_units(
-    old: &[UnitSpec],
-    new: &[UnitSpec],
-    changed_files: &BTreeSet<PathBuf>,
-) -> UnitPlan {
+pub fn plan_units(old: &[UnitSpec], new: &[UnitSpec], changed_files: &BTreeSet<PathBuf>) -> UnitPlan {
     let o: BTreeMap<&str, &UnitSpec> = old.iter().map(|u| (u.name.as_str(), u)).collect();
     let n: BTreeMap<&str, &UnitSpec> = new.iter().map(|u| (u.name.as_str(), u)).collect();
     let names: BTreeSet<&str> = o.keys().chain(n.keys()).copied().collect();
@@ -199,10 +191,7 @@ mod tests {
         assert_eq!(unit_action(Some(&off), None, &none), Action::Stop);
         assert_eq!(unit_action(Some(&u), Some(&off), &none), Action::Stop);
         assert_eq!(unit_action(Some(&off), Some(&u), &none), Action::Start);
-        assert_eq!(
-            unit_action(Some(&off), Some(&off), &files(&["/x"])),
-            Action::Unchanged
-        );
+        assert_eq!(unit_action(Some(&off), Some(&off), &files(&["/x"])), Action::Unchanged);
     }
 
     #[test]
@@ -222,37 +211,16 @@ mod tests {
 
     #[test]
     fn restart_triggers() {
-        let a = unit(
-            "a.service",
-            'a',
-            OnChange::Restart,
-            true,
-            &["/etc/a.conf", "/usr/bin/a"],
-        );
-        assert_eq!(
-            unit_action(Some(&a), Some(&a), &files(&["/etc/a.conf"])),
-            Action::Restart
-        );
-        assert_eq!(
-            unit_action(Some(&a), Some(&a), &files(&["/usr/bin/a"])),
-            Action::Restart
-        );
-        assert_eq!(
-            unit_action(Some(&a), Some(&a), &files(&["/etc/other"])),
-            Action::Unchanged
-        );
+        let a = unit("a.service", 'a', OnChange::Restart, true, &["/etc/a.conf", "/usr/bin/a"]);
+        assert_eq!(unit_action(Some(&a), Some(&a), &files(&["/etc/a.conf"])), Action::Restart);
+        assert_eq!(unit_action(Some(&a), Some(&a), &files(&["/usr/bin/a"])), Action::Restart);
+        assert_eq!(unit_action(Some(&a), Some(&a), &files(&["/etc/other"])), Action::Unchanged);
         let r = unit("a.service", 'a', OnChange::Reload, true, &["/etc/a.conf"]);
-        assert_eq!(
-            unit_action(Some(&r), Some(&r), &files(&["/etc/a.conf"])),
-            Action::Reload
-        );
+        assert_eq!(unit_action(Some(&r), Some(&r), &files(&["/etc/a.conf"])), Action::Reload);
         // the *new* unit's triggers count: a trigger just added and changed restarts
         let old = unit("a.service", 'a', OnChange::Restart, true, &[]);
         let new = unit("a.service", 'a', OnChange::Restart, true, &["/etc/new"]);
-        assert_eq!(
-            unit_action(Some(&old), Some(&new), &files(&["/etc/new"])),
-            Action::Restart
-        );
+        assert_eq!(unit_action(Some(&old), Some(&new), &files(&["/etc/new"])), Action::Restart);
     }
 
     #[test]
@@ -277,19 +245,10 @@ mod tests {
         assert_eq!(p.reload, ["rel.service"]);
         assert_eq!(p.enable, ["new.service"]);
         assert_eq!(p.disable, ["gone.service"]);
-        assert_eq!(
-            p.before_switch(),
-            ["stop:gone.service", "disable:gone.service"]
-        );
+        assert_eq!(p.before_switch(), ["stop:gone.service", "disable:gone.service"]);
         assert_eq!(
             p.after_switch(),
-            [
-                "daemon-reload",
-                "enable:new.service",
-                "reload:rel.service",
-                "restart:conf.service",
-                "start:new.service"
-            ]
+            ["daemon-reload", "enable:new.service", "reload:rel.service", "restart:conf.service", "start:new.service"]
         );
         // nothing changed: nothing to do, not even a daemon-reload
         assert!(plan_units(&new, &new, &files(&[])).is_empty());

@@ -21,7 +21,5 @@ pub fn script_path(prefix: &str) -> String {
 /// there. Safe to race with itself (temp file + rename).
 pub fn install_command(prefix: &str) -> String {
     let path = crate::transport::shell_quote(&script_path(prefix));
-    format!(
-        "test -f {path} || {{ mkdir -p \"$(dirname {path})\" && cat > {path}.$$ && mv -f {path}.$$ {path}; }}"
-    )
+    format!("test -f {path} || {{ mkdir -p \"$(dirname {path})\" && cat > {path}.$$ && mv -f {path}.$$ {path}; }}")
 }

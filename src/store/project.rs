@@ -11,17 +11,22 @@ use super::{Error, Result};
 pub fn read_project_file(root: &Path, rel: &str) -> Result<Vec<u8>> {
     let relp = Path::new(rel);
     if rel.is_empty() || relp.is_absolute() {
-        return Err(Error(format!("project file {rel:?}: must be a path relative to the project root {}", root.display())));
+        return Err(Error(format!(
+            "project file {rel:?}: must be a path relative to the project root {}",
+            root.display()
+        )));
     }
     // Refuse `..` outright even when it would land inside again: it never
     // appears in a sensible cluster and makes the check easy to trust.
     if relp.components().any(|c| matches!(c, Component::ParentDir)) {
-        return Err(Error(format!("project file {rel:?}: escapes the project root {} ('..' is not allowed)", root.display())));
+        return Err(Error(format!(
+            "project file {rel:?}: escapes the project root {} ('..' is not allowed)",
+            root.display()
+        )));
     }
     let root_real = fs::canonicalize(root).map_err(|e| Error(format!("project root {}: {e}", root.display())))?;
     let full = root.join(relp);
-    let real = fs::canonicalize(&full)
-        .map_err(|e| Error(format!("project file {rel:?} ({}): {e}", full.display())))?;
+    let real = fs::canonicalize(&full).map_err(|e| Error(format!("project file {rel:?} ({}): {e}", full.display())))?;
     if !real.starts_with(&root_real) {
         return Err(Error(format!(
             "project file {rel:?}: resolves to {}, outside the project root {}",

@@ -32,11 +32,7 @@ pub async fn connect_all(targets: &[NodeTarget], parallel: usize) -> Vec<Result<
         .collect();
     let mut out = Vec::with_capacity(tasks.len());
     for (task, t) in tasks.into_iter().zip(targets) {
-        out.push(
-            task.await.unwrap_or_else(|e| {
-                Err(Error::channel(&t.name, format!("connect task failed: {e}")))
-            }),
-        );
+        out.push(task.await.unwrap_or_else(|e| Err(Error::channel(&t.name, format!("connect task failed: {e}")))));
     }
     out
 }

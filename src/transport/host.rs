@@ -73,13 +73,7 @@ impl Process {
         stderr: mpsc::UnboundedReceiver<Vec<u8>>,
         status: oneshot::Receiver<u32>,
     ) -> Self {
-        Process {
-            stdin: Some(stdin),
-            stdout,
-            stderr,
-            status,
-            pending: Vec::new(),
-        }
+        Process { stdin: Some(stdin), stdout, stderr, status, pending: Vec::new() }
     }
 
     /// Send bytes to the command's stdin (waits while the transport's buffer
@@ -89,10 +83,7 @@ impl Process {
             return Ok(());
         }
         match &self.stdin {
-            Some(tx) => tx
-                .send(data)
-                .await
-                .map_err(|_| Error::channel("?", "stdin closed")),
+            Some(tx) => tx.send(data).await.map_err(|_| Error::channel("?", "stdin closed")),
             None => Err(Error::channel("?", "stdin already closed")),
         }
     }
@@ -136,11 +127,7 @@ impl Process {
             stderr.extend_from_slice(&c);
         }
         let status = self.status.await.unwrap_or(255);
-        Output {
-            status,
-            stdout,
-            stderr,
-        }
+        Output { status, stdout, stderr }
     }
 }
 
@@ -158,11 +145,7 @@ pub trait Host: Send + Sync {
 
     /// Run `command` to completion, feeding it `stdin` (binary-safe) if given
     /// (otherwise its stdin is empty).
-    fn exec<'a>(
-        &'a self,
-        command: &'a str,
-        stdin: Option<&'a [u8]>,
-    ) -> BoxFut<'a, Result<Output, Error>> {
+    fn exec<'a>(&'a self, command: &'a str, stdin: Option<&'a [u8]>) -> BoxFut<'a, Result<Output, Error>> {
         Box::pin(async move {
             let mut p = self.spawn(command).await?;
             if let Some(data) = stdin {
@@ -189,9 +172,9 @@ pub trait Host: Send + Sync {
             let mut p = self.spawn(command).await?;
             loop {
                 let mut buf = vec![0u8; UPLOAD_CHUNK];
-                let n = read_full(source, &mut buf).await.map_err(|e| {
-                    Error::channel(self.name(), format!("reading upload source: {e}"))
-                })?;
+                let n = read_full(source, &mut buf)
+                    .await
+                    .map_err(|e| Error::channel(self.name(), format!("reading upload source: {e}")))?;
                 if n == 0 {
                     break;
                 }
@@ -206,10 +189,7 @@ pub trait Host: Send + Sync {
 }
 
 /// Fill `buf` as far as the source allows; 0 only at end of input.
-async fn read_full(
-    src: &mut (dyn AsyncRead + Send + Unpin),
-    buf: &mut [u8],
-) -> std::io::Result<usize> {
+async fn read_full(src: &mut (dyn AsyncRead + Send + Unpin), buf: &mut [u8]) -> std::io::Result<usize> {
     let mut n = 0;
     while n < buf.len() {
         let m = src.read(&mut buf[n..]).await?;
@@ -223,11 +203,7 @@ async fn read_full(
 
 /// Quote one word for a POSIX sh command line.
 pub fn shell_quote(word: &str) -> String {
-    if !word.is_empty()
-        && word
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%".contains(&b))
-    {
+    if !word.is_empty() && word.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%".contains(&b)) {
         word.to_string()
     } else {
         format!("'{}'", word.replace('\'', "'\\''"))

@@ -34,9 +34,7 @@ impl HostKeyPolicy {
 impl Default for HostKeyPolicy {
     /// Strict, against `~/.ssh/known_hosts`.
     fn default() -> Self {
-        let home = std::env::var_os("HOME")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| "/root".into());
+        let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| "/root".into());
         HostKeyPolicy::Strict(home.join(".ssh/known_hosts"))
     }
 }
@@ -60,12 +58,8 @@ impl ExpectedKey {
     pub fn algorithms(&self) -> Vec<Algorithm> {
         match self.key.algorithm() {
             Algorithm::Rsa { .. } => vec![
-                Algorithm::Rsa {
-                    hash: Some(HashAlg::Sha512),
-                },
-                Algorithm::Rsa {
-                    hash: Some(HashAlg::Sha256),
-                },
+                Algorithm::Rsa { hash: Some(HashAlg::Sha512) },
+                Algorithm::Rsa { hash: Some(HashAlg::Sha256) },
                 Algorithm::Rsa { hash: None },
             ],
             other => vec![other],
@@ -75,29 +69,16 @@ impl ExpectedKey {
 
 /// Find the recorded key of `names` (tried in order: the address connected
 /// to, then the node's name) at `port`. `Ok(None)`: not in the file.
-pub fn lookup(
-    label: &str,
-    names: &[&str],
-    port: u16,
-    file: &Path,
-) -> Result<Option<ExpectedKey>, Error> {
+pub fn lookup(label: &str, names: &[&str], port: u16, file: &Path) -> Result<Option<ExpectedKey>, Error> {
     if !file.exists() {
         return Ok(None);
     }
     for name in names {
-        let found =
-            russh::keys::known_hosts::known_host_keys_path(name, port, file).map_err(|e| {
-                Error::KnownHosts {
-                    host: label.to_string(),
-                    file: file.to_path_buf(),
-                    reason: e.to_string(),
-                }
-            })?;
+        let found = russh::keys::known_hosts::known_host_keys_path(name, port, file).map_err(|e| {
+            Error::KnownHosts { host: label.to_string(), file: file.to_path_buf(), reason: e.to_string() }
+        })?;
         if let Some((line, key)) = found.into_iter().next() {
-            return Ok(Some(ExpectedKey {
-                key,
-                line: real_line(file, line),
-            }));
+            return Ok(Some(ExpectedKey { key, line: real_line(file, line) }));
         }
     }
     Ok(None)
@@ -125,30 +106,18 @@ fn real_line(file: &Path, russh_line: usize) -> usize {
 static LEARN: Mutex<()> = Mutex::new(());
 
 /// Record `key` for `name`:`port` in `file` (trust on first use).
-pub fn learn(
-    label: &str,
-    name: &str,
-    port: u16,
-    key: &PublicKey,
-    file: &Path,
-) -> Result<(), Error> {
+pub fn learn(label: &str, name: &str, port: u16, key: &PublicKey, file: &Path) -> Result<(), Error> {
     let _guard = LEARN.lock().unwrap_or_else(|p| p.into_inner());
-    russh::keys::known_hosts::learn_known_hosts_path(name, port, key, file).map_err(|e| {
-        Error::KnownHosts {
-            host: label.to_string(),
-            file: file.to_path_buf(),
-            reason: e.to_string(),
-        }
+    russh::keys::known_hosts::learn_known_hosts_path(name, port, key, file).map_err(|e| Error::KnownHosts {
+        host: label.to_string(),
+        file: file.to_path_buf(),
+        reason: e.to_string(),
     })
 }
 
 /// Learn the key a server presents without authenticating (a key scan):
 /// the handshake is aborted as soon as the key is seen.
-pub async fn scan(
-    label: &str,
-    addr: (&str, u16),
-    config: russh::client::Config,
-) -> Result<PublicKey, Error> {
+pub async fn scan(label: &str, addr: (&str, u16), config: russh::client::Config) -> Result<PublicKey, Error> {
     let seen = Arc::new(Mutex::new(None));
     let handler = Scanner { seen: seen.clone() };
     let result = russh::client::connect(Arc::new(config), addr, handler).await;

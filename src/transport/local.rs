@@ -18,10 +18,7 @@ pub struct LocalHost {
 
 impl LocalHost {
     pub fn new(name: &str) -> Self {
-        LocalHost {
-            name: name.to_string(),
-            env: Vec::new(),
-        }
+        LocalHost { name: name.to_string(), env: Vec::new() }
     }
 
     /// Set an environment variable for every command (e.g. `KDEPLOY_PREFIX`).
@@ -80,12 +77,7 @@ impl Host for LocalHost {
                 }
             });
             tokio::spawn(async move {
-                let status = child
-                    .wait()
-                    .await
-                    .ok()
-                    .and_then(|s| s.code())
-                    .map(|c| c as u32);
+                let status = child.wait().await.ok().and_then(|s| s.code()).map(|c| c as u32);
                 let _ = pump_out.await;
                 let _ = pump_err.await;
                 let _ = st_tx.send(status.unwrap_or(255));

@@ -19,10 +19,7 @@ use super::{BoxFut, Error, Host, Process};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SshAuth {
     /// A private key file (OpenSSH format), with its passphrase if any.
-    KeyFile {
-        path: PathBuf,
-        passphrase: Option<String>,
-    },
+    KeyFile { path: PathBuf, passphrase: Option<String> },
     /// Every identity the ssh-agent at `$SSH_AUTH_SOCK` offers.
     Agent,
 }
@@ -83,17 +80,9 @@ impl SshHost {
     /// name in every message.
     pub async fn connect(name: &str, address: &str, opts: &SshOptions) -> Result<SshHost, Error> {
         let secs = opts.connect_timeout.as_secs().max(1);
-        match tokio::time::timeout(
-            opts.connect_timeout,
-            Self::connect_inner(name, address, opts),
-        )
-        .await
-        {
+        match tokio::time::timeout(opts.connect_timeout, Self::connect_inner(name, address, opts)).await {
             Ok(r) => r,
-            Err(_) => Err(Error::ConnectTimeout {
-                host: name.to_string(),
-                secs,
-            }),
+            Err(_) => Err(Error::ConnectTimeout { host: name.to_string(), secs }),
         }
     }
 
@@ -103,14 +92,10 @@ impl SshHost {
             Some(k) => k,
             None => match &opts.host_keys {
                 HostKeyPolicy::Strict(_) => {
-                    return Err(Error::HostKeyUnknown {
-                        host: name.to_string(),
-                        file: file.to_path_buf(),
-                    })
+                    return Err(Error::HostKeyUnknown { host: name.to_string(), file: file.to_path_buf() })
                 }
                 HostKeyPolicy::AcceptNew(_) => {
-                    let key =
-                        known_hosts::scan(name, (address, opts.port), client_config()).await?;
+                    let key = known_hosts::scan(name, (address, opts.port), client_config()).await?;
                     known_hosts::learn(name, address, opts.port, &key, file)?;
                     known_hosts::ExpectedKey { key, line: 0 }
                 }
@@ -119,46 +104,27 @@ impl SshHost {
         let mut config = client_config();
         config.preferred.key = Cow::Owned(expected.algorithms());
         let auth = match &opts.auth {
-            SshAuth::KeyFile { path, passphrase } => {
-                AuthMethod::with_key_file(path, passphrase.as_deref())
-            }
+            SshAuth::KeyFile { path, passphrase } => AuthMethod::with_key_file(path, passphrase.as_deref()),
             SshAuth::Agent => AuthMethod::with_agent(),
         };
         let check = ServerCheckMethod::PublicKey(expected.base64());
-        let client =
-            Client::connect_with_config((address, opts.port), &opts.user, auth, check, config)
-                .await
-                .map_err(|e| classify(name, &opts.user, file, expected.line, e))?;
-        Ok(SshHost {
-            name: name.to_string(),
-            client,
-        })
+        let client = Client::connect_with_config((address, opts.port), &opts.user, auth, check, config)
+            .await
+            .map_err(|e| classify(name, &opts.user, file, expected.line, e))?;
+        Ok(SshHost { name: name.to_string(), client })
     }
 }
 
 /// Turn the library's error into ours: tell a changed host key, a failed
 /// login and an unreachable node apart.
-fn classify(
-    name: &str,
-    user: &str,
-    file: &std::path::Path,
-    line: usize,
-    e: async_ssh2_tokio::Error,
-) -> Error {
+fn classify(name: &str, user: &str, file: &std::path::Path, line: usize, e: async_ssh2_tokio::Error) -> Error {
     use async_ssh2_tokio::Error as E;
     let host = name.to_string();
-    let changed = || Error::HostKeyChanged {
-        host: name.to_string(),
-        file: file.to_path_buf(),
-        line,
-    };
+    let changed = || Error::HostKeyChanged { host: name.to_string(), file: file.to_path_buf(), line };
     match e {
         E::ServerCheckFailed | E::SshError(russh::Error::UnknownKey) => changed(),
         // The server has no key of the recorded type any more: also a change.
-        E::SshError(russh::Error::NoCommonAlgo {
-            kind: russh::AlgorithmKind::Key,
-            ..
-        }) => changed(),
+        E::SshError(russh::Error::NoCommonAlgo { kind: russh::AlgorithmKind::Key, .. }) => changed(),
         E::KeyAuthFailed
         | E::KeyInvalid(_)
         | E::PasswordWrong
@@ -166,15 +132,8 @@ fn classify(
         | E::AgentConnectionFailed
         | E::AgentRequestIdentitiesFailed
         | E::AgentNoIdentities
-        | E::AgentAuthenticationFailed => Error::Auth {
-            host,
-            user: user.to_string(),
-            reason: e.to_string(),
-        },
-        other => Error::Unreachable {
-            host,
-            reason: other.to_string(),
-        },
+        | E::AgentAuthenticationFailed => Error::Auth { host, user: user.to_string(), reason: e.to_string() },
+        other => Error::Unreachable { host, reason: other.to_string() },
     }
 }
 
@@ -185,15 +144,8 @@ impl Host for SshHost {
 
     fn spawn<'a>(&'a self, command: &'a str) -> BoxFut<'a, Result<Process, Error>> {
         Box::pin(async move {
-            let channel = self
-                .client
-                .get_channel()
-                .await
-                .map_err(|e| Error::channel(&self.name, e))?;
-            channel
-                .exec(true, command)
-                .await
-                .map_err(|e| Error::channel(&self.name, e))?;
+            let channel = self.client.get_channel().await.map_err(|e| Error::channel(&self.name, e))?;
+            channel.exec(true, command).await.map_err(|e| Error::channel(&self.name, e))?;
             let (mut read, write) = channel.split();
             let (in_tx, mut in_rx) = mpsc::channel::<Vec<u8>>(8);
             let (out_tx, out_rx) = mpsc::unbounded_channel();
@@ -221,8 +173,7 @@ impl Host for SshHost {
                         }
                         ChannelMsg::ExitStatus { exit_status } => status = Some(exit_status),
                         ChannelMsg::ExitSignal { signal_name, .. } => {
-                            let _ = err_tx
-                                .send(format!("killed by signal {signal_name:?}\n").into_bytes());
+                            let _ = err_tx.send(format!("killed by signal {signal_name:?}\n").into_bytes());
                         }
                         _ => {}
                     }
@@ -236,11 +187,6 @@ impl Host for SshHost {
     }
 
     fn close(&self) -> BoxFut<'_, Result<(), Error>> {
-        Box::pin(async move {
-            self.client
-                .disconnect()
-                .await
-                .map_err(|e| Error::channel(&self.name, e))
-        })
+        Box::pin(async move { self.client.disconnect().await.map_err(|e| Error::channel(&self.name, e)) })
     }
 }

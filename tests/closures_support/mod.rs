@@ -67,8 +67,11 @@ pub fn example_copy(name: &str) -> (tempfile::TempDir, PathBuf) {
     let secrets = dir.path().join("secrets");
     std::fs::create_dir_all(&secrets).unwrap();
     std::fs::write(secrets.join("kubeadm-token"), "abcdef.0123456789abcdef\n").unwrap();
-    std::fs::write(secrets.join("kubeadm-certificate-key"), "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\n")
-        .unwrap();
+    std::fs::write(
+        secrets.join("kubeadm-certificate-key"),
+        "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\n",
+    )
+    .unwrap();
     let file = dir.path().join(format!("{name}.nix"));
     std::fs::write(&file, text).unwrap();
     (dir, file)

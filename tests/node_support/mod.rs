@@ -27,13 +27,7 @@ pub fn blob(bytes: impl Into<Vec<u8>>) -> Blob {
 }
 
 pub fn file(path: &str, mode: &str, b: &Blob) -> FileEntry {
-    FileEntry {
-        path: path.into(),
-        mode: mode.into(),
-        owner: "root".into(),
-        group: "root".into(),
-        hash: b.b3.clone(),
-    }
+    FileEntry { path: path.into(), mode: mode.into(), owner: "root".into(), group: "root".into(), hash: b.b3.clone() }
 }
 
 /// Push the blobs the node lacks.
@@ -48,10 +42,7 @@ pub async fn push(node: &Node<'_>, blobs: &[&Blob]) {
 }
 
 pub fn manifest(files: Vec<FileEntry>) -> Manifest {
-    Manifest {
-        files,
-        ..Default::default()
-    }
+    Manifest { files, ..Default::default() }
 }
 
 pub fn repo() -> PathBuf {
@@ -59,9 +50,7 @@ pub fn repo() -> PathBuf {
 }
 
 pub fn lab_dir() -> PathBuf {
-    std::env::var_os("KDEPLOY_LAB_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| repo().join(".lab"))
+    std::env::var_os("KDEPLOY_LAB_DIR").map(PathBuf::from).unwrap_or_else(|| repo().join(".lab"))
 }
 
 /// Is the lab up? Checked once per test binary. Down: panics under CI,
@@ -79,9 +68,7 @@ pub fn lab_up() -> bool {
         if std::env::var_os("CI").is_some() {
             panic!("the lab is not up (CI is set): run `lab/lab.sh up 3` first");
         }
-        eprintln!(
-            "SKIPPED: the lab is not up (`lab/lab.sh up 3`); set CI=1 to make this a failure"
-        );
+        eprintln!("SKIPPED: the lab is not up (`lab/lab.sh up 3`); set CI=1 to make this a failure");
     }
     up
 }
@@ -95,17 +82,12 @@ pub fn lab_options() -> SshOptions {
     SshOptions {
         user: "root".into(),
         port: 22,
-        auth: SshAuth::KeyFile {
-            path: lab_dir().join("id_ed25519"),
-            passphrase: None,
-        },
+        auth: SshAuth::KeyFile { path: lab_dir().join("id_ed25519"), passphrase: None },
         host_keys: HostKeyPolicy::Strict(lab_dir().join("known_hosts")),
         connect_timeout: Duration::from_secs(10),
     }
 }
 
 pub async fn connect(i: u32) -> SshHost {
-    SshHost::connect(&format!("kdnode{i}"), &addr(i), &lab_options())
-        .await
-        .expect("connect to lab node")
+    SshHost::connect(&format!("kdnode{i}"), &addr(i), &lab_options()).await.expect("connect to lab node")
 }

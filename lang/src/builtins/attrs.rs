@@ -44,7 +44,8 @@ fn get_attr(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
     match a.get(&name) {
         Some(t) => ev.force(&t.clone()),
         None => {
-            let mut e = missing_attr(&name, &a, crate::source::Span { file: crate::source::FileId(0), start: 0, end: 0 });
+            let mut e =
+                missing_attr(&name, &a, crate::source::Span { file: crate::source::FileId(0), start: 0, end: 0 });
             e.span = None;
             e.label = None;
             Err(e)
@@ -83,15 +84,19 @@ fn list_to_attrs(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
     let mut entries = Vec::with_capacity(list.len());
     for t in list.iter() {
         let item = ev.attrs(t, "an element of the list passed to builtins.listToAttrs")?;
-        let name = item
-            .get("name")
-            .cloned()
-            .ok_or_else(|| EvalError::new(ErrorKind::MissingAttribute, "attribute 'name' missing in an element of builtins.listToAttrs"))?;
+        let name = item.get("name").cloned().ok_or_else(|| {
+            EvalError::new(
+                ErrorKind::MissingAttribute,
+                "attribute 'name' missing in an element of builtins.listToAttrs",
+            )
+        })?;
         let name = ev.str(&name, "the 'name' attribute of an element of builtins.listToAttrs")?;
-        let value = item
-            .get("value")
-            .cloned()
-            .ok_or_else(|| EvalError::new(ErrorKind::MissingAttribute, "attribute 'value' missing in an element of builtins.listToAttrs"))?;
+        let value = item.get("value").cloned().ok_or_else(|| {
+            EvalError::new(
+                ErrorKind::MissingAttribute,
+                "attribute 'value' missing in an element of builtins.listToAttrs",
+            )
+        })?;
         entries.push((name, value));
     }
     // The first occurrence of a name wins; `from_unsorted` keeps the last.
@@ -133,7 +138,8 @@ fn zip_attrs_with(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
     let entries = grouped
         .into_iter()
         .map(|(k, vs)| {
-            let t = Thunk::apply(f.clone(), vec![Thunk::value(Value::String(k.clone())), Thunk::value(Value::list(vs))]);
+            let t =
+                Thunk::apply(f.clone(), vec![Thunk::value(Value::String(k.clone())), Thunk::value(Value::list(vs))]);
             (k, t)
         })
         .collect();

@@ -72,7 +72,8 @@ fn add_error_context(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> 
     match ev.force(&args[1]) {
         Ok(v) => Ok(v),
         Err(e) => {
-            let ctx = ev.str(&args[0], "the context of builtins.addErrorContext").map(|s| s.to_string()).unwrap_or_default();
+            let ctx =
+                ev.str(&args[0], "the context of builtins.addErrorContext").map(|s| s.to_string()).unwrap_or_default();
             Err(e.context(ctx, None))
         }
     }

@@ -36,7 +36,10 @@ fn read_file(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
     let bytes = ev.io.read(&p)?;
     match String::from_utf8(bytes) {
         Ok(s) => Ok(Value::string(s)),
-        Err(_) => Err(EvalError::new(ErrorKind::InvalidValue, format!("'{p}' is not UTF-8 text; builtins.readFile reads text only"))),
+        Err(_) => Err(EvalError::new(
+            ErrorKind::InvalidValue,
+            format!("'{p}' is not UTF-8 text; builtins.readFile reads text only"),
+        )),
     }
 }
 

@@ -1,12 +1,12 @@
 //! Data-format builtins: toJSON, fromJSON, fromTOML.
 
+use super::pure::json::Data;
 use super::{Args, BuiltinDef};
 use crate::error::{ErrorKind, EvalError, EvalResult};
 use crate::eval::Evaluator;
 use crate::print::to_json;
 use crate::thunk::Thunk;
 use crate::value::{Attrs, Value};
-use super::pure::json::Data;
 
 pub const DEFS: &[BuiltinDef] = &[
     BuiltinDef { name: "toJSON", arity: 1, func: to_json_builtin },
@@ -21,13 +21,15 @@ fn to_json_builtin(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
 
 fn from_json(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
     let s = ev.str(&args[0], "the argument of builtins.fromJSON")?;
-    let data = super::pure::json::from_json(&s).map_err(|m| EvalError::new(ErrorKind::InvalidValue, format!("builtins.fromJSON: {m}")))?;
+    let data = super::pure::json::from_json(&s)
+        .map_err(|m| EvalError::new(ErrorKind::InvalidValue, format!("builtins.fromJSON: {m}")))?;
     Ok(from_data(data))
 }
 
 fn from_toml(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
     let s = ev.str(&args[0], "the argument of builtins.fromTOML")?;
-    let data = super::pure::toml::from_toml(&s).map_err(|m| EvalError::new(ErrorKind::InvalidValue, format!("builtins.fromTOML: {m}")))?;
+    let data = super::pure::toml::from_toml(&s)
+        .map_err(|m| EvalError::new(ErrorKind::InvalidValue, format!("builtins.fromTOML: {m}")))?;
     Ok(from_data(data))
 }
 
@@ -40,8 +42,8 @@ pub fn from_data(d: Data) -> Value {
         Data::Float(f) => Value::Float(f),
         Data::String(s) => Value::string(s),
         Data::List(items) => Value::list(items.into_iter().map(|x| Thunk::value(from_data(x))).collect()),
-        Data::Attrs(entries) => {
-            Value::attrs(Attrs::from_sorted(entries.into_iter().map(|(k, v)| (k.into(), Thunk::value(from_data(v)))).collect()))
-        }
+        Data::Attrs(entries) => Value::attrs(Attrs::from_sorted(
+            entries.into_iter().map(|(k, v)| (k.into(), Thunk::value(from_data(v)))).collect(),
+        )),
     }
 }

@@ -88,7 +88,10 @@ fn elem_at(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
     let i = ev.int(&args[1], "the second argument of builtins.elemAt")?;
     match usize::try_from(i).ok().and_then(|i| list.get(i)) {
         Some(t) => ev.force(&t.clone()),
-        None => err(ErrorKind::OutOfBounds, format!("list index {i} is out of bounds (the list has {} elements)", list.len())),
+        None => err(
+            ErrorKind::OutOfBounds,
+            format!("list index {i} is out of bounds (the list has {} elements)", list.len()),
+        ),
     }
 }
 
@@ -166,24 +169,21 @@ fn partition(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
 /// ordering, kept in a sorted vector for logarithmic membership tests.
 fn generic_closure(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
     let params = ev.attrs(&args[0], "the argument of builtins.genericClosure")?;
-    let start = params
-        .get("startSet")
-        .cloned()
-        .ok_or_else(|| EvalError::new(ErrorKind::MissingAttribute, "attribute 'startSet' required by builtins.genericClosure"))?;
-    let op = params
-        .get("operator")
-        .cloned()
-        .ok_or_else(|| EvalError::new(ErrorKind::MissingAttribute, "attribute 'operator' required by builtins.genericClosure"))?;
+    let start = params.get("startSet").cloned().ok_or_else(|| {
+        EvalError::new(ErrorKind::MissingAttribute, "attribute 'startSet' required by builtins.genericClosure")
+    })?;
+    let op = params.get("operator").cloned().ok_or_else(|| {
+        EvalError::new(ErrorKind::MissingAttribute, "attribute 'operator' required by builtins.genericClosure")
+    })?;
     let op = ev.func(&op, "the operator of builtins.genericClosure")?;
     let mut queue: std::collections::VecDeque<Thunk> = ev.list(&start, "startSet")?.iter().cloned().collect();
     let mut seen: Vec<Value> = Vec::new();
     let mut out = Vec::new();
     while let Some(t) = queue.pop_front() {
         let item = arg_context(ev.attrs(&t, "an element of the closure"), "first", "genericClosure")?;
-        let key = item
-            .get("key")
-            .cloned()
-            .ok_or_else(|| EvalError::new(ErrorKind::MissingAttribute, "attribute 'key' required by builtins.genericClosure"))?;
+        let key = item.get("key").cloned().ok_or_else(|| {
+            EvalError::new(ErrorKind::MissingAttribute, "attribute 'key' required by builtins.genericClosure")
+        })?;
         let key = ev.force(&key)?;
         let mut lo = 0;
         let mut hi = seen.len();

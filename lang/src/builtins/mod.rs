@@ -32,9 +32,23 @@ pub struct BuiltinDef {
 }
 
 static ALL: LazyLock<Vec<BuiltinDef>> = LazyLock::new(|| {
-    let groups: [&[BuiltinDef]; 10] =
-        [control::IMPURE, arith::DEFS, attrs::DEFS, control::DEFS, files::DEFS, json::DEFS, lists::DEFS, strings::DEFS, types::DEFS, sort::DEFS];
-    groups.into_iter().flat_map(|g| g.iter()).map(|d| BuiltinDef { name: d.name, arity: d.arity, func: d.func }).collect()
+    let groups: [&[BuiltinDef]; 10] = [
+        control::IMPURE,
+        arith::DEFS,
+        attrs::DEFS,
+        control::DEFS,
+        files::DEFS,
+        json::DEFS,
+        lists::DEFS,
+        strings::DEFS,
+        types::DEFS,
+        sort::DEFS,
+    ];
+    groups
+        .into_iter()
+        .flat_map(|g| g.iter())
+        .map(|d| BuiltinDef { name: d.name, arity: d.arity, func: d.func })
+        .collect()
 });
 
 /// Builtins that are also bound without the `builtins.` prefix, as in Nix.

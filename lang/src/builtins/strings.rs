@@ -86,7 +86,10 @@ fn replace_strings(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
     let from_list = ev.list(&args[0], "the first argument of builtins.replaceStrings")?;
     let to_list = ev.list(&args[1], "the second argument of builtins.replaceStrings")?;
     if from_list.len() != to_list.len() {
-        return err(ErrorKind::InvalidValue, "'from' and 'to' arguments passed to builtins.replaceStrings have different lengths");
+        return err(
+            ErrorKind::InvalidValue,
+            "'from' and 'to' arguments passed to builtins.replaceStrings have different lengths",
+        );
     }
     let s = coerce(ev, &args[2], CoerceMode::Interpolation)?;
     let mut from = Vec::new();
@@ -102,7 +105,10 @@ fn replace_strings(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
         for (i, f) in from.iter().enumerate() {
             if bytes[pos..].starts_with(f.as_bytes()) {
                 if to[i].is_none() {
-                    to[i] = Some(ev.str(&to_list[i], "an element of the second argument of builtins.replaceStrings")?.to_string());
+                    to[i] = Some(
+                        ev.str(&to_list[i], "an element of the second argument of builtins.replaceStrings")?
+                            .to_string(),
+                    );
                 }
                 out.extend_from_slice(to[i].as_deref().unwrap_or_default().as_bytes());
                 if f.is_empty() {
@@ -148,7 +154,11 @@ fn compile(ev: &mut Evaluator, t: &Thunk, name: &str) -> EvalResult<Rc<NixRegex>
         return Ok(r.clone());
     }
     let r = Rc::new(NixRegex::compile(&pattern).map_err(|m| {
-        let m = if m.starts_with("invalid regular expression") { m } else { format!("invalid regular expression '{pattern}': {m}") };
+        let m = if m.starts_with("invalid regular expression") {
+            m
+        } else {
+            format!("invalid regular expression '{pattern}': {m}")
+        };
         EvalError::new(ErrorKind::InvalidValue, m)
     })?);
     ev.regex_cache.insert(pattern, r.clone());

@@ -44,10 +44,7 @@ mod tests {
     fn hello_matches_nix() {
         // From Nix 2.8: map (a: builtins.hashString a "hello") [...]
         assert_eq!(hash_string("md5", b"hello").unwrap(), "5d41402abc4b2a76b9719d911017c592");
-        assert_eq!(
-            hash_string("sha1", b"hello").unwrap(),
-            "aaf4c61ddcc5e8a2dabede0f3b482cd9aea9434d"
-        );
+        assert_eq!(hash_string("sha1", b"hello").unwrap(), "aaf4c61ddcc5e8a2dabede0f3b482cd9aea9434d");
         assert_eq!(
             hash_string("sha256", b"hello").unwrap(),
             "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824"
@@ -81,10 +78,7 @@ mod tests {
     fn unknown_algorithm_is_an_error() {
         assert_eq!(hash_string("sha3", b"x"), Err("unknown hash algorithm 'sha3'".to_string()));
         // Nix does not normalise case.
-        assert_eq!(
-            hash_string("SHA256", b"x"),
-            Err("unknown hash algorithm 'SHA256'".to_string())
-        );
+        assert_eq!(hash_string("SHA256", b"x"), Err("unknown hash algorithm 'SHA256'".to_string()));
         assert!(hash_string("", b"x").is_err());
     }
 }

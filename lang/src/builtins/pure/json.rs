@@ -156,10 +156,15 @@ impl<'a> Parser<'a> {
     }
 
     fn hex4(&mut self) -> Result<u32, String> {
-        let h = self.s.get(self.i..self.i + 4).ok_or_else(|| self.error("invalid string: '\\u' must be followed by 4 hex digits"))?;
+        let h = self
+            .s
+            .get(self.i..self.i + 4)
+            .ok_or_else(|| self.error("invalid string: '\\u' must be followed by 4 hex digits"))?;
         let mut v = 0u32;
         for &c in h {
-            let d = (c as char).to_digit(16).ok_or_else(|| self.error("invalid string: '\\u' must be followed by 4 hex digits"))?;
+            let d = (c as char)
+                .to_digit(16)
+                .ok_or_else(|| self.error("invalid string: '\\u' must be followed by 4 hex digits"))?;
             v = v * 16 + d;
         }
         self.i += 4;
@@ -207,12 +212,14 @@ impl<'a> Parser<'a> {
                     let hi = self.hex4()?;
                     let cp = if (0xD800..0xDC00).contains(&hi) {
                         if self.s.get(self.i..self.i + 2) != Some(b"\\u") {
-                            return Err(self.error("invalid string: surrogate U+D800..U+DBFF must be followed by U+DC00..U+DFFF"));
+                            return Err(self
+                                .error("invalid string: surrogate U+D800..U+DBFF must be followed by U+DC00..U+DFFF"));
                         }
                         self.i += 2;
                         let lo = self.hex4()?;
                         if !(0xDC00..0xE000).contains(&lo) {
-                            return Err(self.error("invalid string: surrogate U+D800..U+DBFF must be followed by U+DC00..U+DFFF"));
+                            return Err(self
+                                .error("invalid string: surrogate U+D800..U+DBFF must be followed by U+DC00..U+DFFF"));
                         }
                         0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00)
                     } else if (0xDC00..0xE000).contains(&hi) {
@@ -429,12 +436,15 @@ mod tests {
             ])
         );
         assert_eq!(ok("  [1, 2]  "), Data::List(vec![Data::Int(1), Data::Int(2)]));
-        assert_eq!(ok(" { \"b\" : [ ] , \"a\" : { } } "), attrs(vec![("a", Data::Attrs(vec![])), ("b", Data::List(vec![]))]));
+        assert_eq!(
+            ok(" { \"b\" : [ ] , \"a\" : { } } "),
+            attrs(vec![("a", Data::Attrs(vec![])), ("b", Data::List(vec![]))])
+        );
         assert_eq!(ok("{\"\":1}"), attrs(vec![("", Data::Int(1))]));
-        assert_eq!(ok("[[[1]],[2]]"), Data::List(vec![
-            Data::List(vec![Data::List(vec![Data::Int(1)])]),
-            Data::List(vec![Data::Int(2)]),
-        ]));
+        assert_eq!(
+            ok("[[[1]],[2]]"),
+            Data::List(vec![Data::List(vec![Data::List(vec![Data::Int(1)])]), Data::List(vec![Data::Int(2)]),])
+        );
     }
 
     #[test]
@@ -457,10 +467,41 @@ mod tests {
     #[test]
     fn rejects_what_nix_rejects() {
         for s in [
-            "", "   ", "[1, 2] x", "01", "1.", ".5", "+1", "NaN", "Infinity", "-", "1e", "1e+",
-            "\"\\ud83d\"", "\"\\ude00\"", "\"\\ud83dx\"", "\"\\x\"", "\"\\u12\"", "[1,]", "{\"a\":1,}",
-            "// c\n1", "\"tab\there\"", "1 2", "[", "{", "{\"a\"}", "{\"a\" 1}", "{1:2}", "tru",
-            "nul", "[1 2]", "\"unterminated", "'s'", " \u{feff}1", "1\u{feff}", "\u{feff}",
+            "",
+            "   ",
+            "[1, 2] x",
+            "01",
+            "1.",
+            ".5",
+            "+1",
+            "NaN",
+            "Infinity",
+            "-",
+            "1e",
+            "1e+",
+            "\"\\ud83d\"",
+            "\"\\ude00\"",
+            "\"\\ud83dx\"",
+            "\"\\x\"",
+            "\"\\u12\"",
+            "[1,]",
+            "{\"a\":1,}",
+            "// c\n1",
+            "\"tab\there\"",
+            "1 2",
+            "[",
+            "{",
+            "{\"a\"}",
+            "{\"a\" 1}",
+            "{1:2}",
+            "tru",
+            "nul",
+            "[1 2]",
+            "\"unterminated",
+            "'s'",
+            " \u{feff}1",
+            "1\u{feff}",
+            "\u{feff}",
         ] {
             assert!(from_json(s).is_err(), "{s:?} should be rejected");
         }

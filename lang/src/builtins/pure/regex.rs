@@ -92,7 +92,12 @@ enum Node {
     Group(Box<Node>, usize),
     Concat(Vec<Node>),
     Alt(Vec<Node>),
-    Repeat { node: Box<Node>, min: u64, max: Option<u64>, kind: Quant },
+    Repeat {
+        node: Box<Node>,
+        min: u64,
+        max: Option<u64>,
+        kind: Quant,
+    },
 }
 
 /// How a repetition was written; libstdc++ builds a different number of
@@ -470,12 +475,7 @@ fn char_class(name: &[u8]) -> Result<ByteSet, String> {
         b"upper" => |c| c.is_ascii_uppercase(),
         b"xdigit" => |c| c.is_ascii_hexdigit(),
         b"w" => |c| c.is_ascii_alphanumeric() || c == b'_',
-        _ => {
-            return Err(format!(
-                "unknown character class '[:{}:]'",
-                String::from_utf8_lossy(name)
-            ))
-        }
+        _ => return Err(format!("unknown character class '[:{}:]'", String::from_utf8_lossy(name))),
     };
     let mut set = [false; 256];
     for (b, slot) in set.iter_mut().enumerate() {
@@ -488,19 +488,134 @@ fn char_class(name: &[u8]) -> Result<ByteSet, String> {
 /// accepts exactly these inside `[. .]` and `[= =]` (so `[[.a.]]` works
 /// because "a" is the name of `a`, but `[[.-.]]` must be `[[.hyphen.]]`).
 const COLLATING_NAMES: [&str; 128] = [
-    "NUL", "SOH", "STX", "ETX", "EOT", "ENQ", "ACK", "alert", "backspace", "tab", "newline",
-    "vertical-tab", "form-feed", "carriage-return", "SO", "SI", "DLE", "DC1", "DC2", "DC3",
-    "DC4", "NAK", "SYN", "ETB", "CAN", "EM", "SUB", "ESC", "IS4", "IS3", "IS2", "IS1", "space",
-    "exclamation-mark", "quotation-mark", "number-sign", "dollar-sign", "percent-sign",
-    "ampersand", "apostrophe", "left-parenthesis", "right-parenthesis", "asterisk", "plus-sign",
-    "comma", "hyphen", "period", "slash", "zero", "one", "two", "three", "four", "five", "six",
-    "seven", "eight", "nine", "colon", "semicolon", "less-than-sign", "equals-sign",
-    "greater-than-sign", "question-mark", "commercial-at", "A", "B", "C", "D", "E", "F", "G", "H",
-    "I", "J", "K", "L", "M", "N", "O", "P", "Q", "R", "S", "T", "U", "V", "W", "X", "Y", "Z",
-    "left-square-bracket", "backslash", "right-square-bracket", "circumflex", "underscore",
-    "grave-accent", "a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m", "n", "o", "p",
-    "q", "r", "s", "t", "u", "v", "w", "x", "y", "z", "left-curly-bracket", "vertical-line",
-    "right-curly-bracket", "tilde", "DEL",
+    "NUL",
+    "SOH",
+    "STX",
+    "ETX",
+    "EOT",
+    "ENQ",
+    "ACK",
+    "alert",
+    "backspace",
+    "tab",
+    "newline",
+    "vertical-tab",
+    "form-feed",
+    "carriage-return",
+    "SO",
+    "SI",
+    "DLE",
+    "DC1",
+    "DC2",
+    "DC3",
+    "DC4",
+    "NAK",
+    "SYN",
+    "ETB",
+    "CAN",
+    "EM",
+    "SUB",
+    "ESC",
+    "IS4",
+    "IS3",
+    "IS2",
+    "IS1",
+    "space",
+    "exclamation-mark",
+    "quotation-mark",
+    "number-sign",
+    "dollar-sign",
+    "percent-sign",
+    "ampersand",
+    "apostrophe",
+    "left-parenthesis",
+    "right-parenthesis",
+    "asterisk",
+    "plus-sign",
+    "comma",
+    "hyphen",
+    "period",
+    "slash",
+    "zero",
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "colon",
+    "semicolon",
+    "less-than-sign",
+    "equals-sign",
+    "greater-than-sign",
+    "question-mark",
+    "commercial-at",
+    "A",
+    "B",
+    "C",
+    "D",
+    "E",
+    "F",
+    "G",
+    "H",
+    "I",
+    "J",
+    "K",
+    "L",
+    "M",
+    "N",
+    "O",
+    "P",
+    "Q",
+    "R",
+    "S",
+    "T",
+    "U",
+    "V",
+    "W",
+    "X",
+    "Y",
+    "Z",
+    "left-square-bracket",
+    "backslash",
+    "right-square-bracket",
+    "circumflex",
+    "underscore",
+    "grave-accent",
+    "a",
+    "b",
+    "c",
+    "d",
+    "e",
+    "f",
+    "g",
+    "h",
+    "i",
+    "j",
+    "k",
+    "l",
+    "m",
+    "n",
+    "o",
+    "p",
+    "q",
+    "r",
+    "s",
+    "t",
+    "u",
+    "v",
+    "w",
+    "x",
+    "y",
+    "z",
+    "left-curly-bracket",
+    "vertical-line",
+    "right-curly-bracket",
+    "tilde",
+    "DEL",
 ];
 
 fn collating_element(name: &[u8]) -> Result<u8, String> {
@@ -533,9 +648,9 @@ fn libstdcxx_states(node: &Node) -> (u64, u64) {
             (a.saturating_add(2), r.saturating_add(2))
         }
         // Every alternative ends in a dummy state.
-        Node::Concat(items) => items.iter().map(libstdcxx_states).fold((1, 1), |(a, r), (x, y)| {
-            (a.saturating_add(x), r.saturating_add(y))
-        }),
+        Node::Concat(items) => {
+            items.iter().map(libstdcxx_states).fold((1, 1), |(a, r), (x, y)| (a.saturating_add(x), r.saturating_add(y)))
+        }
         Node::Alt(alts) => {
             let extra = 2 * (alts.len() as u64).saturating_sub(1);
             alts.iter()
@@ -883,7 +998,13 @@ impl<'a> Exec<'a> {
     /// or only `from` when `continuous`. `^` matches only at the first
     /// position tried, and there only without `prev_avail`. Each call gets
     /// a fresh step budget.
-    fn search(&mut self, from: usize, continuous: bool, not_null: bool, prev_avail: bool) -> Result<Option<Found>, OutOfSteps> {
+    fn search(
+        &mut self,
+        from: usize,
+        continuous: bool,
+        not_null: bool,
+        prev_avail: bool,
+    ) -> Result<Option<Found>, OutOfSteps> {
         self.exact = false;
         self.not_null = not_null;
         self.steps = STEP_BUDGET;
@@ -1319,11 +1440,7 @@ impl NixRegex {
         from: usize,
         continuous: bool,
     ) -> Option<Found> {
-        let start = if continuous {
-            from
-        } else {
-            self.search.search(&Input::new(hay).range(from..))?.start()
-        };
+        let start = if continuous { from } else { self.search.search(&Input::new(hay).range(from..))?.start() };
         let end = self.automata_longest_from(cache, hay, start)?;
         if continuous && end == start {
             return None;
@@ -1354,9 +1471,7 @@ mod tests {
             .map(|p| match p {
                 SplitPart::Text(t) => serde_json::Value::String(t),
                 SplitPart::Groups(gs) => serde_json::Value::Array(
-                    gs.into_iter()
-                        .map(|g| g.map_or(serde_json::Value::Null, serde_json::Value::String))
-                        .collect(),
+                    gs.into_iter().map(|g| g.map_or(serde_json::Value::Null, serde_json::Value::String)).collect(),
                 ),
             })
             .collect();
@@ -1425,10 +1540,39 @@ mod tests {
     #[test]
     fn syntax_errors() {
         for re in [
-            "*a", "(*)", "a|*b", "^*", "a$+", "x{2,1}", "x{,2}", "x{ 2}", "x{2 }", "a{1", "a{", "{",
-            "(", ")", "a)", "[", "[]", "[^]", "[a", "[[:alpha:]", "[[:alpha]", "[[:foo:]]",
-            "[a-z-0]", "[[:alpha:]-z]", "[a--]", "[z-a]", "[[.-.]]", "[[.0.]]", "[[=ab=]]",
-            "[[=a=]-c]", "[a-[.c.]]", "[[.reverse-solidus.]]", "x{99999999999999999999}",
+            "*a",
+            "(*)",
+            "a|*b",
+            "^*",
+            "a$+",
+            "x{2,1}",
+            "x{,2}",
+            "x{ 2}",
+            "x{2 }",
+            "a{1",
+            "a{",
+            "{",
+            "(",
+            ")",
+            "a)",
+            "[",
+            "[]",
+            "[^]",
+            "[a",
+            "[[:alpha:]",
+            "[[:alpha]",
+            "[[:foo:]]",
+            "[a-z-0]",
+            "[[:alpha:]-z]",
+            "[a--]",
+            "[z-a]",
+            "[[.-.]]",
+            "[[.0.]]",
+            "[[=ab=]]",
+            "[[=a=]-c]",
+            "[a-[.c.]]",
+            "[[.reverse-solidus.]]",
+            "x{99999999999999999999}",
         ] {
             invalid(re);
         }
@@ -1647,7 +1791,10 @@ mod tests {
     fn libstdcxx_quirks() {
         // A greedy `a?` is not retried once anything matched.
         assert_eq!(sp("a?(ab)?", "ab"), r#"["",[null],"",[null],"b",[null],""]"#);
-        assert_eq!(sp("b+([^a]{2})?||", "bbcaca"), r#"["",[null],"",[null],"c",[null],"a",[null],"c",[null],"a",[null],""]"#);
+        assert_eq!(
+            sp("b+([^a]{2})?||", "bbcaca"),
+            r#"["",[null],"",[null],"c",[null],"a",[null],"c",[null],"a",[null],""]"#
+        );
         // The extra empty iteration.
         assert_eq!(m("(a*)*", "aa"), g(&[Some("")]));
         assert_eq!(m("(a*)+b", "aab"), g(&[Some("")]));
@@ -1661,7 +1808,10 @@ mod tests {
         assert_eq!(m("a(a{0,1}b{0,1})*|", "aaaa"), g(&[Some("")]));
         assert_eq!(sp("(a*)*", "aa"), r#"["",[""],"",[""],""]"#);
         assert_eq!(sp("(x*)", "xaxx"), r#"["",["x"],"",[""],"a",["xx"],"",[""],""]"#);
-        assert_eq!(sp("|(c|[^a](|([ab]).+a?)*)", "acbacc"), r#"["",[null,null,null],"a",["cbacc","","b"],"",[null,null,null],""]"#);
+        assert_eq!(
+            sp("|(c|[^a](|([ab]).+a?)*)", "acbacc"),
+            r#"["",[null,null,null],"a",["cbacc","","b"],"",[null,null,null],""]"#
+        );
     }
 
     /// Past the step budget the automata answer, without the quirks. Nix
@@ -1669,9 +1819,6 @@ mod tests {
     #[test]
     fn budget_fallback() {
         let re = NixRegex::compile("((|)+|((^é*[^a]){0,}a)+|[^ab.]?(().a*?)){2,}").unwrap();
-        assert_eq!(
-            re.full_match("ébéccaac"),
-            g(&[Some("c"), Some(""), None, None, Some("c"), Some("")])
-        );
+        assert_eq!(re.full_match("ébéccaac"), g(&[Some("c"), Some(""), None, None, Some("c"), Some("")]));
     }
 }

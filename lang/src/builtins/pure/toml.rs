@@ -226,7 +226,10 @@ mod tests {
 
     #[test]
     fn structure() {
-        assert_eq!(one("a = [1, \"x\", 2.5]"), Data::List(vec![Data::Int(1), Data::String("x".into()), Data::Float(2.5)]));
+        assert_eq!(
+            one("a = [1, \"x\", 2.5]"),
+            Data::List(vec![Data::Int(1), Data::String("x".into()), Data::Float(2.5)])
+        );
         assert_eq!(
             one("a = [[1,2],[\"a\"]]"),
             Data::List(vec![Data::List(vec![Data::Int(1), Data::Int(2)]), Data::List(vec![Data::String("a".into())])])
@@ -264,7 +267,10 @@ mod tests {
             ])
         );
         assert_eq!(one("a = \"\\u00e9\\U0001F600\""), Data::String("é😀".into()));
-        assert_eq!(ok("\"quoted key\" = 1\n'lit key' = 2"), attrs(vec![("lit key", Data::Int(2)), ("quoted key", Data::Int(1))]));
+        assert_eq!(
+            ok("\"quoted key\" = 1\n'lit key' = 2"),
+            attrs(vec![("lit key", Data::Int(2)), ("quoted key", Data::Int(1))])
+        );
         assert_eq!(one("a = \"x\\u0000y\""), Data::String("x".into()));
         assert_eq!(ok("\"k\\u0000x\" = 1"), attrs(vec![("k", Data::Int(1))]));
     }
@@ -280,9 +286,25 @@ mod tests {
             "a = [1979-05-27]",
             "[t]\nx = { d = 1979-05-27 }",
         ] {
-            assert_eq!(from_toml(src), Err("while parsing a TOML string: Dates and times are not supported".into()), "{src}");
+            assert_eq!(
+                from_toml(src),
+                Err("while parsing a TOML string: Dates and times are not supported".into()),
+                "{src}"
+            );
         }
-        for src in ["a = 1\na = 2", "[a]\nb=1\n[a]\nc=2", "a = 1\n[[a]]", "a = ", "a = 01", "a = 1__0", "a = .5", "a = 5.", "= 1", "a = 0x", "a = 1e"] {
+        for src in [
+            "a = 1\na = 2",
+            "[a]\nb=1\n[a]\nc=2",
+            "a = 1\n[[a]]",
+            "a = ",
+            "a = 01",
+            "a = 1__0",
+            "a = .5",
+            "a = 5.",
+            "= 1",
+            "a = 0x",
+            "a = 1e",
+        ] {
             let e = from_toml(src).expect_err(src);
             assert!(e.starts_with(PREFIX), "{e}");
         }
