@@ -13,13 +13,13 @@ use std::time::Instant;
 use clap::Args;
 
 use super::generations::state_dir;
-use super::switch::{runtime, OutputFormat, SshArgs};
-use super::{EXIT_DEPLOY_FAILED, EXIT_ERROR, EXIT_UNREACHABLE};
+use super::switch::{finish, runtime, OutputFormat, SshArgs};
+use super::EXIT_ERROR;
 use crate::deploy::events::{Sink, Tee};
 use crate::deploy::recap::Recap;
+use crate::deploy::record;
 use crate::deploy::render::Lines;
 use crate::deploy::rollback::{rollback, target, RollbackOptions};
-use crate::deploy::{record, Outcome};
 
 #[derive(Args)]
 #[command(after_help = "\
@@ -91,18 +91,7 @@ pub fn run(args: RollbackArgs) -> ExitCode {
     match result {
         Ok((outcome, number, plan)) => {
             data.generation = number;
-            if args.dry_run && args.output == OutputFormat::Text {
-                print!("{plan}");
-            }
-            match args.output {
-                OutputFormat::Text => print!("{}", data.text()),
-                OutputFormat::Json => println!("{}", data.json()),
-            }
-            match outcome {
-                Outcome::Ok => ExitCode::SUCCESS,
-                Outcome::Failed => ExitCode::from(EXIT_DEPLOY_FAILED),
-                Outcome::Unreachable => ExitCode::from(EXIT_UNREACHABLE),
-            }
+            finish(&data, &plan, args.dry_run, args.output, outcome)
         }
         Err(e) => {
             eprintln!("error: {e}");

@@ -15,7 +15,7 @@ use super::eval::report;
 use super::inputs::{self, Failure, Inputs};
 use super::{EXIT_DEPLOY_FAILED, EXIT_ERROR, EXIT_UNREACHABLE, EXIT_USAGE};
 use crate::deploy::events::{Event, Sink, Tee};
-use crate::deploy::recap::Recap;
+use crate::deploy::recap::{Recap, RecapData};
 use crate::deploy::render::Lines;
 use crate::deploy::{Outcome, SshSettings, SwitchOptions};
 
@@ -134,23 +134,27 @@ pub fn run(args: SwitchArgs) -> ExitCode {
     data.took = t0.elapsed().as_secs_f64();
     data.dry_run = args.dry_run;
     match result {
-        Ok((outcome, plan)) => {
-            if args.dry_run && args.output == OutputFormat::Text {
-                print!("{plan}");
-            }
-            match args.output {
-                OutputFormat::Text => print!("{}", data.text()),
-                OutputFormat::Json => println!("{}", data.json()),
-            }
-            match outcome {
-                Outcome::Ok => ExitCode::SUCCESS,
-                Outcome::Failed => ExitCode::from(EXIT_DEPLOY_FAILED),
-                Outcome::Unreachable => ExitCode::from(EXIT_UNREACHABLE),
-            }
-        }
+        Ok((outcome, plan)) => finish(&data, &plan, args.dry_run, args.output, outcome),
         Err(e) => {
             eprintln!("error: {e}");
             ExitCode::from(EXIT_ERROR)
         }
+    }
+}
+
+/// Prints the plan (for `--dry-run`) and the recap, and maps the outcome to
+/// the exit code; shared by `switch` and `rollback`.
+pub(super) fn finish(data: &RecapData, plan: &str, dry_run: bool, output: OutputFormat, outcome: Outcome) -> ExitCode {
+    if dry_run && output == OutputFormat::Text {
+        print!("{plan}");
+    }
+    match output {
+        OutputFormat::Text => print!("{}", data.text()),
+        OutputFormat::Json => println!("{}", data.json()),
+    }
+    match outcome {
+        Outcome::Ok => ExitCode::SUCCESS,
+        Outcome::Failed => ExitCode::from(EXIT_DEPLOY_FAILED),
+        Outcome::Unreachable => ExitCode::from(EXIT_UNREACHABLE),
     }
 }

@@ -6,7 +6,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::transport::{HostKeyPolicy, NodeTarget, SshAuth, SshOptions};
+use super::events::{Event, Sink};
+use crate::transport::{connect_all, HostKeyPolicy, NodeTarget, SshAuth, SshHost, SshOptions};
 
 #[derive(Debug, Clone, Default)]
 pub struct SshSettings {
@@ -46,4 +47,26 @@ impl SshSettings {
 pub fn lock_owner(what: &str) -> String {
     let host = std::fs::read_to_string("/etc/hostname").unwrap_or_default();
     format!("kdeploy-{what}@{}:{}", host.trim(), std::process::id())
+}
+
+/// Connects to every target (at most `parallel` at once; 0 means 32),
+/// reporting each node as connected or unreachable. Returns the hosts that
+/// answered and whether any did not.
+pub async fn connect_reporting(targets: &[NodeTarget], parallel: usize, sink: &dyn Sink) -> (Vec<SshHost>, bool) {
+    let parallel = if parallel == 0 { 32 } else { parallel };
+    let mut hosts = Vec::new();
+    let mut unreachable = false;
+    for (t, r) in targets.iter().zip(connect_all(targets, parallel).await) {
+        match r {
+            Ok(h) => {
+                sink.emit(Event::NodeConnected { node: t.name.clone() });
+                hosts.push(h);
+            }
+            Err(e) => {
+                unreachable = true;
+                sink.emit(Event::NodeUnreachable { node: t.name.clone(), reason: e.to_string() });
+            }
+        }
+    }
+    (hosts, unreachable)
 }

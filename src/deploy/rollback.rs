@@ -28,13 +28,13 @@ use std::time::Instant;
 use futures::future::join_all;
 
 use super::apply::{self, Fail};
-use super::connect::{lock_owner, SshSettings};
+use super::connect::{connect_reporting, lock_owner, SshSettings};
 use super::events::{Event, Sink};
 use super::record::{self, Generation};
 use super::run::Outcome;
 use super::state;
 use crate::node::{changed_files, Manifest, Node, NodeLock, NodeStatus};
-use crate::transport::{connect_all, Host, SshHost};
+use crate::transport::{Host, SshHost};
 
 #[derive(Debug, Clone, Default)]
 pub struct RollbackOptions {
@@ -185,23 +185,9 @@ pub async fn rollback(opts: &RollbackOptions, sink: &dyn Sink) -> Result<(Outcom
             opts.ssh.target(n, &r.address, &r.user, r.port, r.key.as_deref())
         })
         .collect();
-    let parallel = if opts.parallel == 0 { 32 } else { opts.parallel };
 
     // 1. connect
-    let mut hosts: Vec<SshHost> = Vec::new();
-    let mut unreachable = false;
-    for (t, r) in targets.iter().zip(connect_all(&targets, parallel).await) {
-        match r {
-            Ok(h) => {
-                sink.emit(Event::NodeConnected { node: t.name.clone() });
-                hosts.push(h);
-            }
-            Err(e) => {
-                unreachable = true;
-                sink.emit(Event::NodeUnreachable { node: t.name.clone(), reason: e.to_string() });
-            }
-        }
-    }
+    let (hosts, unreachable) = connect_reporting(&targets, opts.parallel, sink).await;
 
     // 2. install, lock, status, plan
     let owner = lock_owner("rollback");

@@ -18,7 +18,7 @@ use futures::future::join_all;
 use sha2::Digest as _;
 
 use super::apply::{self, Fail};
-use super::connect::{lock_owner, SshSettings};
+use super::connect::{connect_reporting, lock_owner, SshSettings};
 use super::events::{Event, Sink};
 use super::manifest::phase_manifest;
 use super::plan::{self, Deployed, NodePlan, PhaseAction, PhaseInput, RecordedPhase};
@@ -27,7 +27,7 @@ use super::state;
 use crate::closure::{Closures, Source};
 use crate::node::{changed_files, Manifest, Node, NodeLock, NodeStatus};
 use crate::store::{ContentId, Digest, Resolver};
-use crate::transport::{connect_all, Host, SshHost};
+use crate::transport::{Host, SshHost};
 
 #[derive(Debug, Clone, Default)]
 pub struct SwitchOptions {
@@ -209,23 +209,9 @@ pub async fn switch(
             opts.ssh.target(n, &node.address, &node.ssh.user, node.ssh.port, node.ssh.key.as_deref())
         })
         .collect();
-    let parallel = if opts.parallel == 0 { 32 } else { opts.parallel };
 
     // 1. connect
-    let mut hosts: Vec<SshHost> = Vec::new();
-    let mut unreachable = false;
-    for (t, r) in targets.iter().zip(connect_all(&targets, parallel).await) {
-        match r {
-            Ok(h) => {
-                sink.emit(Event::NodeConnected { node: t.name.clone() });
-                hosts.push(h);
-            }
-            Err(e) => {
-                unreachable = true;
-                sink.emit(Event::NodeUnreachable { node: t.name.clone(), reason: e.to_string() });
-            }
-        }
-    }
+    let (hosts, unreachable) = connect_reporting(&targets, opts.parallel, sink).await;
 
     // 2. install, lock, status — one node task each, concurrently
     let owner = lock_owner("switch");
