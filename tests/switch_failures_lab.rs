@@ -274,6 +274,36 @@ fn unreachable_node_changes_nothing() {
 }
 
 #[test]
+fn switch_through_a_jump_host() {
+    let _g = LAB.lock().unwrap_or_else(|p| p.into_inner());
+    if !lab_up() {
+        return;
+    }
+    let p = Project::new();
+    p.restore();
+    // the cluster's ssh.jumpHost is used: a bastion that does not answer leaves every node unreachable
+    let dead =
+        p.variant("dead", "containerd.maxContainerLogLineSize = 32768; ssh.jumpHost = \"root@10.77.0.11:2222\";");
+    let (out, j) = switch(&dead);
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out));
+    assert!(statuses(&j).iter().all(|(_, s)| s == "unreachable"), "{j}");
+    assert!(!config(1).contains("32768"));
+    // through kdeploy's node 1 as the bastion, the change lands everywhere
+    let via = p.variant("via", "containerd.maxContainerLogLineSize = 32768; ssh.jumpHost = \"root@10.77.0.11:22\";");
+    let (out, j) = switch(&via);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(statuses(&j).iter().all(|(_, s)| s == "changed"), "{j}");
+    for i in 1..=3 {
+        assert!(config(i).contains("32768"), "node {i}");
+    }
+    // and rollback finds the nodes the same way (recorded with the generation)
+    let (out, _) = run(kdeploy_cmd("rollback", &p.base(), None, &[]));
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(!config(2).contains("32768"));
+    p.restore();
+}
+
+#[test]
 fn changed_host_key_is_refused() {
     let _g = LAB.lock().unwrap_or_else(|p| p.into_inner());
     if !lab_up() {

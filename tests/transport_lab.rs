@@ -155,6 +155,54 @@ async fn connect_all_reports_each_node() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn jump_host_carries_the_connection() {
+    if !lab_up() {
+        return;
+    }
+    // kdnode1 is the bastion for kdnode2 and kdnode3
+    let mut opts = lab_options();
+    opts.jump = Some(format!("root@{}:22", addr(1)).parse().unwrap());
+    let target =
+        |i: u32, o: &SshOptions| NodeTarget { name: format!("kdnode{i}"), address: addr(i), options: o.clone() };
+    let res = connect_all(&[target(2, &opts), target(3, &opts)], 2).await;
+    for (r, i) in res.into_iter().zip(2..) {
+        let h = r.unwrap_or_else(|e| panic!("kdnode{i} through kdnode1: {e}"));
+        // the node's sshd sees the connection come from the bastion, not from the deployer
+        let conn = h.exec("echo $SSH_CONNECTION", None).await.unwrap().stdout_str();
+        assert_eq!(conn.split(' ').next(), Some(addr(1).as_str()), "kdnode{i}: {conn}");
+        assert_eq!(h.exec("hostname", None).await.unwrap().stdout_str(), format!("kdnode{i}\n"));
+        h.close().await.unwrap();
+    }
+
+    // a node first seen through the bastion: its key is learned (accept-new) and is its real key
+    let dir = tempfile::tempdir().unwrap();
+    let kh = dir.path().join("known_hosts");
+    let lab = std::fs::read_to_string(lab_dir().join("known_hosts")).unwrap();
+    let only = |n: &str| lab.lines().filter(|l| l.starts_with(&format!("{n},"))).collect::<Vec<_>>().join("\n") + "\n";
+    std::fs::write(&kh, only("kdnode1")).unwrap();
+    let mut strict = opts.clone();
+    strict.host_keys = HostKeyPolicy::Strict(kh.clone());
+    let e = connect_all(&[target(2, &strict)], 1).await.remove(0).err().expect("unknown node behind the bastion");
+    assert!(matches!(e, Error::HostKeyUnknown { .. }), "{e}");
+    let mut accept = opts.clone();
+    accept.host_keys = HostKeyPolicy::AcceptNew(kh.clone());
+    let h = connect_all(&[target(2, &accept)], 1).await.remove(0).unwrap();
+    h.close().await.unwrap();
+    let key2 = only("kdnode2");
+    let key2 = key2.split(' ').nth(2).unwrap();
+    assert!(std::fs::read_to_string(&kh).unwrap().contains(key2), "learned key must be kdnode2's");
+
+    // a bastion that does not answer: every node behind it is unreachable, and says why
+    let mut dead = opts.clone();
+    dead.jump = Some(format!("root@{}:2222", addr(1)).parse().unwrap());
+    for r in connect_all(&[target(2, &dead), target(3, &dead)], 2).await {
+        let e = r.err().expect("no bastion, no node");
+        assert!(matches!(e, Error::Unreachable { .. }), "{e}");
+        assert!(e.to_string().contains("jump host root@10.77.0.11:2222"), "{e}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn measurements() {
     if !lab_up() {
         return;

@@ -5,7 +5,6 @@
 //! Exit codes as for switch: 0 done, 1 error (nothing to roll back to),
 //! 2 usage, 3 failed (moved forward again) or locked, 4 unreachable.
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
@@ -16,9 +15,9 @@ use super::generations::state_dir;
 use super::switch::{finish, runtime, OutputFormat, SshArgs};
 use super::EXIT_ERROR;
 use crate::deploy::events::{Sink, Tee};
+use crate::deploy::live::Progress;
 use crate::deploy::recap::Recap;
 use crate::deploy::record;
-use crate::deploy::render::Lines;
 use crate::deploy::rollback::{rollback, target, RollbackOptions};
 
 #[derive(Args)]
@@ -82,9 +81,10 @@ pub fn run(args: RollbackArgs) -> ExitCode {
         nodes.retain(|n| want.contains(&n.as_str()));
     }
     let recap = Recap::new(&tgt.cluster, nodes);
-    let lines = Lines::new(std::io::stderr(), args.verbose || !std::io::stderr().is_terminal());
-    let sink = Tee(vec![&recap as &dyn Sink, &lines]);
+    let progress = Progress::for_stderr(args.verbose);
+    let sink = Tee(vec![&recap as &dyn Sink, &progress]);
     let result = runtime().block_on(rollback(&opts, &sink));
+    progress.finish();
     let mut data = recap.data();
     data.took = t0.elapsed().as_secs_f64();
     data.dry_run = args.dry_run;

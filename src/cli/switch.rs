@@ -4,7 +4,6 @@
 //! error, 2 usage, 3 deploy failed (rolled back) or a node locked by
 //! another run, 4 a node unreachable (nothing changed).
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -15,8 +14,8 @@ use super::eval::report;
 use super::inputs::{self, Failure, Inputs};
 use super::{EXIT_DEPLOY_FAILED, EXIT_ERROR, EXIT_UNREACHABLE, EXIT_USAGE};
 use crate::deploy::events::{Event, Sink, Tee};
+use crate::deploy::live::Progress;
 use crate::deploy::recap::{Recap, RecapData};
-use crate::deploy::render::Lines;
 use crate::deploy::{Outcome, SshSettings, SwitchOptions};
 
 #[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
@@ -37,6 +36,9 @@ pub struct SshArgs {
     /// Record the key of a node not yet in known_hosts (a changed key is always refused).
     #[arg(long)]
     pub accept_new_host_keys: bool,
+    /// Reach every node through this bastion, USER@HOST:PORT (overrides the cluster's ssh.jumpHost).
+    #[arg(long, value_name = "USER@HOST:PORT")]
+    pub jump_host: Option<crate::transport::JumpHost>,
     /// Seconds to wait for a node to answer.
     #[arg(long, value_name = "SECS", default_value_t = 10)]
     pub connect_timeout: u64,
@@ -49,6 +51,7 @@ impl SshArgs {
             known_hosts: self.known_hosts.clone(),
             accept_new_host_keys: self.accept_new_host_keys,
             connect_timeout: Some(Duration::from_secs(self.connect_timeout.max(1))),
+            jump_host: self.jump_host.clone(),
         }
     }
 }
@@ -126,10 +129,11 @@ pub fn run(args: SwitchArgs) -> ExitCode {
         }
     };
     let recap = Recap::new(&closures.cluster.name, selected);
-    let lines = Lines::new(std::io::stderr(), args.verbose || !std::io::stderr().is_terminal());
-    let sink = Tee(vec![&recap as &dyn Sink, &lines]);
+    let progress = Progress::for_stderr(args.verbose);
+    let sink = Tee(vec![&recap as &dyn Sink, &progress]);
     sink.emit(Event::Evaluated { nodes: closures.cluster.nodes.len(), took: t0.elapsed() });
     let result = runtime().block_on(crate::deploy::switch(&closures, &resolver, &opts, &sink));
+    progress.finish();
     let mut data = recap.data();
     data.took = t0.elapsed().as_secs_f64();
     data.dry_run = args.dry_run;

@@ -1,13 +1,13 @@
 //! How the deployer reaches nodes: SSH settings from the closure (user,
-//! port, key) overridden by the command line (`--ssh-key`,
-//! `--known-hosts`, `--accept-new-host-keys`), then connect in parallel,
+//! port, key, jump host) overridden by the command line (`--ssh-key`,
+//! `--known-hosts`, `--accept-new-host-keys`, `--jump-host`), then connect in parallel,
 //! install the node program and take every node's lock.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use super::events::{Event, Sink};
-use crate::transport::{connect_all, HostKeyPolicy, NodeTarget, SshAuth, SshHost, SshOptions};
+use crate::transport::{connect_all, HostKeyPolicy, JumpHost, NodeTarget, SshAuth, SshHost, SshOptions};
 
 #[derive(Debug, Clone, Default)]
 pub struct SshSettings {
@@ -15,6 +15,7 @@ pub struct SshSettings {
     pub known_hosts: Option<PathBuf>,
     pub accept_new_host_keys: bool,
     pub connect_timeout: Option<Duration>,
+    pub jump_host: Option<JumpHost>,
 }
 
 fn expand(p: &str) -> PathBuf {
@@ -25,8 +26,22 @@ fn expand(p: &str) -> PathBuf {
 }
 
 impl SshSettings {
-    /// A target for one node; `key` is the closure's `ssh.key`.
-    pub fn target(&self, name: &str, address: &str, user: &str, port: u16, key: Option<&str>) -> NodeTarget {
+    /// A target for one node; `key` and `jump` are the closure's `ssh.key`
+    /// and `ssh.jumpHost`.
+    pub fn target(
+        &self,
+        name: &str,
+        address: &str,
+        user: &str,
+        port: u16,
+        key: Option<&str>,
+        jump: Option<&str>,
+    ) -> Result<NodeTarget, String> {
+        let jump = match (&self.jump_host, jump) {
+            (Some(j), _) => Some(j.clone()),
+            (None, Some(j)) => Some(j.parse().map_err(|e| format!("node {name}: {e}"))?),
+            (None, None) => None,
+        };
         let auth = match (&self.key, key) {
             (Some(k), _) => SshAuth::KeyFile { path: k.clone(), passphrase: None },
             (None, Some(k)) => SshAuth::KeyFile { path: expand(k), passphrase: None },
@@ -35,11 +50,11 @@ impl SshSettings {
         let file = self.known_hosts.clone().unwrap_or_else(|| HostKeyPolicy::default().file().to_path_buf());
         let host_keys =
             if self.accept_new_host_keys { HostKeyPolicy::AcceptNew(file) } else { HostKeyPolicy::Strict(file) };
-        let mut options = SshOptions { user: user.to_string(), port, auth, host_keys, ..Default::default() };
+        let mut options = SshOptions { user: user.to_string(), port, auth, host_keys, jump, ..Default::default() };
         if let Some(t) = self.connect_timeout {
             options.connect_timeout = t;
         }
-        NodeTarget { name: name.to_string(), address: address.to_string(), options }
+        Ok(NodeTarget { name: name.to_string(), address: address.to_string(), options })
     }
 }
 

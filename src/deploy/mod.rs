@@ -4,11 +4,12 @@
 //! barriers, roll back on failure, commit; `apply` does one phase on one
 //! node; `state` reads and records what a node runs), the deployer's
 //! generation history (`record`), and output driven by events (`events`,
-//! `render` for progress lines, `recap` for the final summary).
+//! `render` for progress lines, `live` for terminal progress bars, `recap` for the final summary).
 
 pub mod apply;
 pub mod connect;
 pub mod events;
+pub mod live;
 pub mod manifest;
 pub mod plan;
 pub mod recap;

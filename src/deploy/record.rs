@@ -15,6 +15,9 @@ pub struct NodeRecord {
     pub user: String,
     pub port: u16,
     pub key: Option<String>,
+    /// `user@host:port` of the bastion, if the node was reached through one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jump_host: Option<String>,
     /// The generation the node was committed at.
     pub generation: u64,
     /// Node hash (blake3 hex).

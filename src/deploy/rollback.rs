@@ -182,9 +182,9 @@ pub async fn rollback(opts: &RollbackOptions, sink: &dyn Sink) -> Result<(Outcom
         .iter()
         .map(|n| {
             let r = &tgt.nodes[n];
-            opts.ssh.target(n, &r.address, &r.user, r.port, r.key.as_deref())
+            opts.ssh.target(n, &r.address, &r.user, r.port, r.key.as_deref(), r.jump_host.as_deref())
         })
-        .collect();
+        .collect::<Result<_, _>>()?;
 
     // 1. connect
     let (hosts, unreachable) = connect_reporting(&targets, opts.parallel, sink).await;

@@ -15,7 +15,6 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use futures::future::join_all;
-use sha2::Digest as _;
 
 use super::apply::{self, Fail};
 use super::connect::{connect_reporting, lock_owner, SshSettings};
@@ -26,7 +25,7 @@ use super::record::{self, Generation, NodeRecord};
 use super::state;
 use crate::closure::{Closures, Source};
 use crate::node::{changed_files, Manifest, Node, NodeLock, NodeStatus};
-use crate::store::{ContentId, Digest, Resolver};
+use crate::store::{ContentId, Digest, Readable, Resolver};
 use crate::transport::{Host, SshHost};
 
 #[derive(Debug, Clone, Default)]
@@ -109,23 +108,42 @@ fn needed_blobs(held: &Held<'_>) -> BTreeMap<Digest, Source> {
     out
 }
 
-type Bytes = Arc<(Vec<u8>, String)>;
+/// A blob ready to send: where its bytes are and their sha256 (which the
+/// node checks on arrival). Shared by every node that lacks the blob.
+type Blob = Arc<(Readable, String)>;
 
-/// Bytes and sha256 of a blob, read once per run whatever the node count.
-fn blob_bytes(
-    cache: &Mutex<HashMap<Digest, Bytes>>,
+fn blob_source(
+    cache: &Mutex<HashMap<Digest, Blob>>,
     resolver: &Resolver,
     d: &Digest,
     s: &Source,
-) -> Result<Bytes, String> {
+) -> Result<Blob, String> {
     if let Some(b) = cache.lock().unwrap_or_else(|p| p.into_inner()).get(d) {
         return Ok(b.clone());
     }
-    let bytes = resolver.bytes(s).map_err(|e| e.0)?;
-    let sha = hex::encode(sha2::Sha256::digest(&bytes));
-    let b = Arc::new((bytes, sha));
+    let readable = resolver.readable(s).map_err(|e| e.0)?;
+    let sha = readable.sha256().map_err(|e| e.0)?;
+    let b = Arc::new((readable, sha));
     cache.lock().unwrap_or_else(|p| p.into_inner()).insert(*d, b.clone());
     Ok(b)
+}
+
+/// Streams one blob to a node: a file is read in chunks as the connection
+/// takes them, so memory stays flat however large the binaries are.
+async fn send_blob(node: &Node<'_>, hash: &str, blob: &Blob) -> Result<u64, String> {
+    let (readable, sha) = &**blob;
+    match readable {
+        Readable::Bytes(b) => {
+            node.put_bytes(hash, sha, b).await.map_err(|e| e.to_string())?;
+            Ok(b.len() as u64)
+        }
+        Readable::Path(p) => {
+            let mut f = tokio::fs::File::open(p).await.map_err(|e| format!("{}: {e}", p.display()))?;
+            let len = f.metadata().await.map_err(|e| format!("{}: {e}", p.display()))?.len();
+            node.put(hash, sha, &mut f).await.map_err(|e| e.to_string())?;
+            Ok(len)
+        }
+    }
 }
 
 /// New manifests for every phase of a node, the source of every blob, and
@@ -206,9 +224,10 @@ pub async fn switch(
         .iter()
         .map(|n| {
             let node = &closures.cluster.nodes[n];
-            opts.ssh.target(n, &node.address, &node.ssh.user, node.ssh.port, node.ssh.key.as_deref())
+            let s = &node.ssh;
+            opts.ssh.target(n, &node.address, &s.user, s.port, s.key.as_deref(), s.jump_host.as_deref())
         })
-        .collect();
+        .collect::<Result<_, _>>()?;
 
     // 1. connect
     let (hosts, unreachable) = connect_reporting(&targets, opts.parallel, sink).await;
@@ -366,10 +385,8 @@ pub async fn switch(
             let mut bytes_sent = 0u64;
             for m in &missing {
                 let d = Digest::parse(m).ok_or_else(|| Fail::msg(None, format!("node answered a bad hash {m:?}")))?;
-                let src = &blobs[&d];
-                let b = blob_bytes(cache, resolver, &d, src).map_err(|e| Fail::msg(None, e))?;
-                h.node.put_bytes(m, &b.1, &b.0).await.map_err(|e| Fail::msg(None, e.to_string()))?;
-                bytes_sent += b.0.len() as u64;
+                let b = blob_source(cache, resolver, &d, &blobs[&d]).map_err(|e| Fail::msg(None, e))?;
+                bytes_sent += send_blob(&h.node, m, &b).await.map_err(|e| Fail::msg(None, e))?;
             }
             for (pp, m) in h.plan.phases.iter().zip(&h.manifests) {
                 if matches!(pp.action, PhaseAction::Activate | PhaseAction::StageOnly) {
@@ -532,6 +549,7 @@ fn record_nodes(
                 user: n.ssh.user.clone(),
                 port: n.ssh.port,
                 key: opts.ssh.key.as_ref().map(|k| k.display().to_string()).or_else(|| n.ssh.key.clone()),
+                jump_host: opts.ssh.jump_host.as_ref().map(|j| j.to_string()).or_else(|| n.ssh.jump_host.clone()),
                 generation: committed_gen,
                 hash: closures.nodes[&h.name].hash.hex(),
             },

@@ -6,10 +6,11 @@
 //! source into bytes or a stored blob when they are really needed (printing
 //! a file, pushing to nodes).
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use super::artifact::{self, Fetcher};
-use super::{read_project_file, Digest, Error, Result, Store};
+use super::{project_file_path, read_project_file, Digest, Error, Result, Store};
 use crate::closure::Source;
 
 /// The identity of a file's content.
@@ -84,7 +85,30 @@ impl Resolver {
                 sha256: a.sha256.to_ascii_lowercase(),
                 member: a.member.as_deref().map(|m| normalize_member(m).to_string()),
             }),
-            _ => Ok(ContentId::of_bytes(&self.bytes(source)?)),
+            Source::File(_) | Source::Local(_) => match self.readable(source)? {
+                Readable::Path(p) => hash_file(&p),
+                Readable::Bytes(b) => Ok(ContentId::of_bytes(&b)),
+            },
+        }
+    }
+
+    /// Where a source's bytes can be read from: a file on this machine
+    /// (streamed, never held whole in memory — binaries are tens of MB) or,
+    /// for inline text and archive members, the bytes themselves.
+    pub fn readable(&self, source: &Source) -> Result<Readable> {
+        match source {
+            Source::File(rel) => Ok(Readable::Path(project_file_path(&self.project_root, rel)?)),
+            Source::Local(p) => {
+                if !Path::new(p).is_absolute() {
+                    return Err(Error(format!("deployer file {p:?}: must be an absolute path")));
+                }
+                Ok(Readable::Path(PathBuf::from(p)))
+            }
+            Source::Artifact(a) if a.member.is_none() => {
+                let blob = artifact::download_blob(&self.store, &*self.fetcher, &self.downloads_dir(), a)?;
+                Ok(Readable::Path(self.store.blob_path(&blob)))
+            }
+            Source::Text(_) | Source::Artifact(_) => Ok(Readable::Bytes(self.bytes(source)?)),
         }
     }
 
@@ -111,6 +135,47 @@ impl Resolver {
     pub fn store_source(&self, source: &Source) -> Result<Digest> {
         self.store.put(&self.bytes(source)?)
     }
+}
+
+/// A source's bytes, as [`Resolver::readable`] finds them.
+pub enum Readable {
+    Path(PathBuf),
+    Bytes(Vec<u8>),
+}
+
+impl Readable {
+    /// The hex sha256 of the content, read in chunks.
+    pub fn sha256(&self) -> Result<String> {
+        use sha2::Digest as _;
+        let mut h = sha2::Sha256::new();
+        match self {
+            Readable::Bytes(b) => h.update(b),
+            Readable::Path(p) => {
+                let mut f = open(p)?;
+                let mut buf = vec![0u8; 256 * 1024];
+                loop {
+                    let n = f.read(&mut buf).map_err(|e| Error(format!("{}: {e}", p.display())))?;
+                    if n == 0 {
+                        break;
+                    }
+                    h.update(&buf[..n]);
+                }
+            }
+        }
+        Ok(hex::encode(h.finalize()))
+    }
+}
+
+fn open(p: &Path) -> Result<std::fs::File> {
+    std::fs::File::open(p).map_err(|e| Error(format!("deployer file {}: {e}", p.display())))
+}
+
+/// blake3 and size of a file, streamed.
+fn hash_file(p: &Path) -> Result<ContentId> {
+    let mut h = blake3::Hasher::new();
+    h.update_reader(open(p)?).map_err(|e| Error(format!("deployer file {}: {e}", p.display())))?;
+    let size = h.count();
+    Ok(ContentId::Blob { digest: Digest(*h.finalize().as_bytes()), size })
 }
 
 fn read_local(p: &str) -> Result<Vec<u8>> {

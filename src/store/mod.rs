@@ -14,8 +14,8 @@ use std::fmt;
 
 pub use artifact::{Fetcher, FileFetcher};
 pub use blobs::{Digest, Store};
-pub use content::{ContentId, Resolver};
-pub use project::read_project_file;
+pub use content::{ContentId, Readable, Resolver};
+pub use project::{project_file_path, read_project_file};
 
 /// A store or source-resolution failure, already worded for the user.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -4,11 +4,17 @@
 //! `../../secrets` of another project into a closure.
 
 use std::fs;
-use std::path::{Component, Path};
+use std::path::{Component, Path, PathBuf};
 
 use super::{Error, Result};
 
 pub fn read_project_file(root: &Path, rel: &str) -> Result<Vec<u8>> {
+    let real = project_file_path(root, rel)?;
+    fs::read(&real).map_err(|e| Error(format!("project file {rel:?} ({}): {e}", real.display())))
+}
+
+/// The real path of a project file, once it is known to stay below the root.
+pub fn project_file_path(root: &Path, rel: &str) -> Result<PathBuf> {
     let relp = Path::new(rel);
     if rel.is_empty() || relp.is_absolute() {
         return Err(Error(format!(
@@ -37,5 +43,5 @@ pub fn read_project_file(root: &Path, rel: &str) -> Result<Vec<u8>> {
     if !real.is_file() {
         return Err(Error(format!("project file {rel:?} ({}): not a regular file", full.display())));
     }
-    fs::read(&real).map_err(|e| Error(format!("project file {rel:?} ({}): {e}", full.display())))
+    Ok(real)
 }

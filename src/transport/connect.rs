@@ -1,12 +1,14 @@
 //! [`connect_all`]: open SSH connections to many nodes at once, at most
 //! `parallel` handshakes in flight, one result per node in input order — an
-//! unreachable node is reported, it does not fail the others.
+//! unreachable node is reported, it does not fail the others. Nodes behind
+//! a bastion share one connection to it, opened first.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use tokio::sync::Semaphore;
 
-use super::{Error, SshHost, SshOptions};
+use super::{Error, JumpHost, SshHost, SshOptions};
 
 /// One node to connect to.
 #[derive(Debug, Clone)]
@@ -18,15 +20,23 @@ pub struct NodeTarget {
 
 /// Connect to every target, `parallel` at a time (at least 1).
 pub async fn connect_all(targets: &[NodeTarget], parallel: usize) -> Vec<Result<SshHost, Error>> {
+    let bastions = Arc::new(connect_bastions(targets).await);
     let sem = Arc::new(Semaphore::new(parallel.max(1)));
     let tasks: Vec<_> = targets
         .iter()
         .cloned()
         .map(|t| {
             let sem = sem.clone();
+            let bastions = bastions.clone();
             tokio::spawn(async move {
                 let _permit = sem.acquire_owned().await.expect("semaphore never closed");
-                SshHost::connect(&t.name, &t.address, &t.options).await
+                match &t.options.jump {
+                    None => SshHost::connect(&t.name, &t.address, &t.options).await,
+                    Some(j) => match &bastions[j] {
+                        Ok(b) => SshHost::connect_via(&t.name, &t.address, &t.options, b).await,
+                        Err(e) => Err(Error::Unreachable { host: t.name.clone(), reason: format!("through {e}") }),
+                    },
+                }
             })
         })
         .collect();
@@ -35,4 +45,26 @@ pub async fn connect_all(targets: &[NodeTarget], parallel: usize) -> Vec<Result<
         out.push(task.await.unwrap_or_else(|e| Err(Error::channel(&t.name, format!("connect task failed: {e}")))));
     }
     out
+}
+
+/// One connection per distinct bastion, authenticated and host-key checked
+/// like the first node that names it.
+async fn connect_bastions(targets: &[NodeTarget]) -> HashMap<JumpHost, Result<SshHost, String>> {
+    let mut wanted: HashMap<JumpHost, SshOptions> = HashMap::new();
+    for t in targets {
+        if let Some(j) = &t.options.jump {
+            wanted.entry(j.clone()).or_insert_with(|| SshOptions {
+                user: j.user.clone(),
+                port: j.port,
+                jump: None,
+                ..t.options.clone()
+            });
+        }
+    }
+    let conns = futures::future::join_all(wanted.iter().map(|(j, o)| async move {
+        let label = format!("jump host {j}");
+        (j.clone(), SshHost::connect(&label, &j.host, o).await.map_err(|e| e.to_string()))
+    }))
+    .await;
+    conns.into_iter().collect()
 }

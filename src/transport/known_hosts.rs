@@ -118,9 +118,20 @@ pub fn learn(label: &str, name: &str, port: u16, key: &PublicKey, file: &Path) -
 /// Learn the key a server presents without authenticating (a key scan):
 /// the handshake is aborted as soon as the key is seen.
 pub async fn scan(label: &str, addr: (&str, u16), config: russh::client::Config) -> Result<PublicKey, Error> {
+    let tcp = tokio::net::TcpStream::connect(addr)
+        .await
+        .map_err(|e| Error::Unreachable { host: label.to_string(), reason: e.to_string() })?;
+    scan_stream(label, tcp, config).await
+}
+
+/// [`scan`] over an already open stream (a bastion's forwarding channel).
+pub async fn scan_stream<S>(label: &str, stream: S, config: russh::client::Config) -> Result<PublicKey, Error>
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
     let seen = Arc::new(Mutex::new(None));
     let handler = Scanner { seen: seen.clone() };
-    let result = russh::client::connect(Arc::new(config), addr, handler).await;
+    let result = russh::client::connect_stream(Arc::new(config), stream, handler).await;
     let key = seen.lock().unwrap_or_else(|p| p.into_inner()).take();
     key.ok_or_else(|| Error::Unreachable {
         host: label.to_string(),

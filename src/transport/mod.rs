@@ -18,4 +18,4 @@ pub use error::Error;
 pub use host::{shell_quote, BoxFut, Host, Output, Process};
 pub use known_hosts::HostKeyPolicy;
 pub use local::LocalHost;
-pub use ssh::{SshAuth, SshHost, SshOptions};
+pub use ssh::{JumpHost, SshAuth, SshHost, SshOptions};

@@ -2,7 +2,10 @@
 //! opened once and reused for every command of the run; each command is its
 //! own session channel, so commands run concurrently on one connection.
 //! TCP_NODELAY is on (without it every round trip costs ~50 ms of Nagle +
-//! delayed ACK instead of ~8 ms). Host keys: see `known_hosts.rs`.
+//! delayed ACK instead of ~8 ms). Host keys: see `known_hosts.rs`. A node
+//! behind a bastion is reached through a `direct-tcpip` channel of the
+//! bastion's connection ([`SshHost::connect_via`]); its host key is checked
+//! exactly like a direct node's.
 
 use std::borrow::Cow;
 use std::path::PathBuf;
@@ -33,6 +36,37 @@ pub struct SshOptions {
     pub host_keys: HostKeyPolicy,
     /// Bounds TCP connect + key exchange + authentication.
     pub connect_timeout: Duration,
+    /// Reach the node through this bastion (Kubespray's bastion host).
+    pub jump: Option<JumpHost>,
+}
+
+/// A bastion, written `user@host:port` (the cluster's `ssh.jumpHost`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct JumpHost {
+    pub user: String,
+    pub host: String,
+    pub port: u16,
+}
+
+impl std::str::FromStr for JumpHost {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<JumpHost, String> {
+        let bad = || format!("jump host {s:?}: expected user@host:port");
+        let (user, rest) = s.split_once('@').ok_or_else(bad)?;
+        let (host, port) = rest.rsplit_once(':').ok_or_else(bad)?;
+        let port = port.parse().map_err(|_| bad())?;
+        if user.is_empty() || host.is_empty() {
+            return Err(bad());
+        }
+        Ok(JumpHost { user: user.to_string(), host: host.to_string(), port })
+    }
+}
+
+impl std::fmt::Display for JumpHost {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}@{}:{}", self.user, self.host, self.port)
+    }
 }
 
 impl Default for SshOptions {
@@ -43,6 +77,7 @@ impl Default for SshOptions {
             auth: SshAuth::Agent,
             host_keys: HostKeyPolicy::default(),
             connect_timeout: Duration::from_secs(10),
+            jump: None,
         }
     }
 }
@@ -51,6 +86,9 @@ impl Default for SshOptions {
 pub struct SshHost {
     name: String,
     client: Client,
+    /// The bastion's connection this one runs inside; kept open as long as
+    /// this host is.
+    _bastion: Option<Client>,
 }
 
 /// AES-GCM first: with AES-NI it moves bulk data faster than ChaCha20
@@ -79,14 +117,34 @@ impl SshHost {
     /// up in known_hosts, then `name`) and authenticate. `name` is the node's
     /// name in every message.
     pub async fn connect(name: &str, address: &str, opts: &SshOptions) -> Result<SshHost, Error> {
+        Self::with_timeout(name, opts, Self::connect_inner(name, address, opts, None)).await
+    }
+
+    /// Like [`SshHost::connect`], but through the open connection `via` (a
+    /// bastion): TCP to `address` starts on the bastion.
+    pub async fn connect_via(name: &str, address: &str, opts: &SshOptions, via: &SshHost) -> Result<SshHost, Error> {
+        let r = Self::with_timeout(name, opts, Self::connect_inner(name, address, opts, Some(&via.client))).await;
+        r.map(|h| SshHost { _bastion: Some(via.client.clone()), ..h })
+    }
+
+    async fn with_timeout(
+        name: &str,
+        opts: &SshOptions,
+        f: impl std::future::Future<Output = Result<SshHost, Error>>,
+    ) -> Result<SshHost, Error> {
         let secs = opts.connect_timeout.as_secs().max(1);
-        match tokio::time::timeout(opts.connect_timeout, Self::connect_inner(name, address, opts)).await {
+        match tokio::time::timeout(opts.connect_timeout, f).await {
             Ok(r) => r,
             Err(_) => Err(Error::ConnectTimeout { host: name.to_string(), secs }),
         }
     }
 
-    async fn connect_inner(name: &str, address: &str, opts: &SshOptions) -> Result<SshHost, Error> {
+    async fn connect_inner(
+        name: &str,
+        address: &str,
+        opts: &SshOptions,
+        via: Option<&Client>,
+    ) -> Result<SshHost, Error> {
         let file = opts.host_keys.file();
         let expected = match known_hosts::lookup(name, &[address, name], opts.port, file)? {
             Some(k) => k,
@@ -95,7 +153,16 @@ impl SshHost {
                     return Err(Error::HostKeyUnknown { host: name.to_string(), file: file.to_path_buf() })
                 }
                 HostKeyPolicy::AcceptNew(_) => {
-                    let key = known_hosts::scan(name, (address, opts.port), client_config()).await?;
+                    let key = match via {
+                        None => known_hosts::scan(name, (address, opts.port), client_config()).await?,
+                        Some(v) => {
+                            let ch = v
+                                .open_direct_tcpip_channel((address, opts.port), None)
+                                .await
+                                .map_err(|e| classify(name, &opts.user, file, 0, e))?;
+                            known_hosts::scan_stream(name, ch.into_stream(), client_config()).await?
+                        }
+                    };
                     known_hosts::learn(name, address, opts.port, &key, file)?;
                     known_hosts::ExpectedKey { key, line: 0 }
                 }
@@ -108,10 +175,13 @@ impl SshHost {
             SshAuth::Agent => AuthMethod::with_agent(),
         };
         let check = ServerCheckMethod::PublicKey(expected.base64());
-        let client = Client::connect_with_config((address, opts.port), &opts.user, auth, check, config)
-            .await
-            .map_err(|e| classify(name, &opts.user, file, expected.line, e))?;
-        Ok(SshHost { name: name.to_string(), client })
+        let addr = (address, opts.port);
+        let client = match via {
+            None => Client::connect_with_config(addr, &opts.user, auth, check, config).await,
+            Some(v) => Client::connect_via_with_config(v, addr, &opts.user, auth, check, config).await,
+        }
+        .map_err(|e| classify(name, &opts.user, file, expected.line, e))?;
+        Ok(SshHost { name: name.to_string(), client, _bastion: None })
     }
 }
 

@@ -85,6 +85,7 @@ pub fn lab_options() -> SshOptions {
         auth: SshAuth::KeyFile { path: lab_dir().join("id_ed25519"), passphrase: None },
         host_keys: HostKeyPolicy::Strict(lab_dir().join("known_hosts")),
         connect_timeout: Duration::from_secs(10),
+        jump: None,
     }
 }
 
