@@ -13,7 +13,8 @@
 #   3. Ansible half: boots a fresh lab again and does the same with ansible-playbook
 #      (the change: the same setting in a temporary copy of the inventory's group_vars);
 #   4. prints a markdown table and writes it to bench/results/switch.md (raw per-run
-#      numbers: bench/results/switch-kdeploy.tsv, switch-ansible.tsv).
+#      numbers: bench/results/switch-kdeploy.tsv, switch-ansible.tsv; the output of the
+#      last run of each workload: bench/results/switch-logs/).
 #
 # Every converge is checked, and the run fails (exit 1) on any mismatch: the recap
 # (first: no failure; no-op: kdeploy "unchanged" on every node / Ansible changed=0;
@@ -26,12 +27,15 @@
 # down before releasing it.
 #
 # Usage: bench/switch.sh [all|kdeploy|ansible|report]     (default: all)
-# Env:   RUNS=5 (no-op repetitions), LOCK_WAIT=1800 (seconds to wait for the lab lock)
+# Env:   RUNS=5 (kdeploy no-op repetitions), ANSIBLE_RUNS=3 (Ansible no-op repetitions: each
+#        costs ~1 min on this loaded 2-core machine, and a half must hold the lab lock
+#        for at most ~15 min), LOCK_WAIT=1800 (seconds to wait for the lab lock)
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 RUNS=${RUNS:-5}
+ANSIBLE_RUNS=${ANSIBLE_RUNS:-3}
 LOCK=/tmp/kdeploy-lab.lock
 LOCK_WAIT=${LOCK_WAIT:-1800}
 RESULTS=$ROOT/bench/results
@@ -96,15 +100,16 @@ verify() { # verify TOOL CLUSTER_JSON
 # ActiveEnterTimestampMonotonic of a unit on node 2 (to tell restarted from untouched).
 since() { "$ROOT"/lab/lab.sh ssh 2 "systemctl show -p ActiveEnterTimestampMonotonic --value $1"; }
 
-# timed OUT_PREFIX CMD...: runs CMD with GNU time; sets T_MS (wall, ms) and T_KB (peak RSS).
+# timed OUT_PREFIX CMD...: runs CMD with GNU time; sets T_MS (wall, ms), T_KB (peak RSS of
+# the largest process) and T_CPU (user+sys ms of CMD and the children it waited for).
 timed() {
 	local out=$1 rc=0 t0 t1
 	shift
 	t0=$(now_ns)
-	/usr/bin/time -f %M -o "$out.rss" "$@" >"$out.stdout" 2>"$out.stderr" || rc=$?
+	/usr/bin/time -f '%M %U %S' -o "$out.rss" "$@" >"$out.stdout" 2>"$out.stderr" || rc=$?
 	t1=$(now_ns)
 	T_MS=$(((t1 - t0) / 1000000))
-	T_KB=$(tail -n 1 "$out.rss")
+	read -r T_KB T_CPU < <(tail -n 1 "$out.rss" | awk '{ printf "%d %d\n", $1, ($2 + $3) * 1000 }')
 	return $rc
 }
 
@@ -120,14 +125,14 @@ lab_up() {
 	done
 }
 
-record() { # record TSV WORKLOAD RUN MS KB
-	printf '%s\t%s\t%s\t%s\n' "$2" "$3" "$4" "$5" >>"$1"
+record() { # record TSV WORKLOAD RUN
+	printf '%s\t%s\t%s\t%s\t%s\n' "$2" "$3" "$T_MS" "$T_KB" "$T_CPU" >>"$1"
 }
 
 # ---------------------------------------------------------------------------------------
 kdeploy_half() {
 	local tsv=$RESULTS/switch-kdeploy.tsv st i e1 c1 e2 c2
-	printf 'workload\trun\tms\tpeak_kb\n' >"$tsv"
+	printf 'workload\trun\tms\tpeak_kb\tcpu_ms\n' >"$tsv"
 	echo "load_start $(loadavg)" >"$RESULTS/switch-kdeploy.load"
 	lab_up
 	local args=(--ssh-key "$ROOT/.lab/id_ed25519" --known-hosts "$ROOT/.lab/known_hosts"
@@ -138,7 +143,7 @@ kdeploy_half() {
 	timed "$WORK/k-first" "$KD" switch "$LAB_NIX" "${args[@]}" || { cat "$WORK/k-first.stderr" >&2; die "kdeploy first converge failed"; }
 	st=$(statuses "$WORK/k-first.stdout")
 	[[ $st == "changed changed changed" ]] || die "kdeploy first converge: statuses $st"
-	record "$tsv" first 1 "$T_MS" "$T_KB"
+	record "$tsv" first 1
 	log "kdeploy: first converge ${T_MS} ms, peak $((T_KB / 1024)) MB"
 	verify kdeploy "$WORK/lab.json"
 
@@ -146,7 +151,7 @@ kdeploy_half() {
 		timed "$WORK/k-noop" "$KD" switch "$LAB_NIX" "${args[@]}" || { cat "$WORK/k-noop.stderr" >&2; die "kdeploy no-op failed"; }
 		st=$(statuses "$WORK/k-noop.stdout")
 		[[ $st == "unchanged unchanged unchanged" ]] || die "kdeploy no-op $i: statuses $st"
-		record "$tsv" noop "$i" "$T_MS" "$T_KB"
+		record "$tsv" noop "$i"
 		log "kdeploy: no-op $i: ${T_MS} ms, peak $((T_KB / 1024)) MB"
 	done
 	verify kdeploy "$WORK/lab.json"
@@ -163,7 +168,7 @@ for name, n in j["nodes"].items():
     assert n["phases"] == ["container-runtime"], (name, n["phases"])
     assert n["units"]["restarted"] == ["containerd.service"], (name, n["units"])
 EOF
-	record "$tsv" change 1 "$T_MS" "$T_KB"
+	record "$tsv" change 1
 	log "kdeploy: change ${T_MS} ms, peak $((T_KB / 1024)) MB"
 	verify kdeploy "$WORK/changed.json"
 	e2=$(since etcd.service)
@@ -171,6 +176,7 @@ EOF
 	[[ $e1 == "$e2" ]] || die "kdeploy change restarted etcd"
 	[[ $c1 != "$c2" ]] || die "kdeploy change did not restart containerd"
 	echo "load_end $(loadavg)" >>"$RESULTS/switch-kdeploy.load"
+	keep_logs k
 }
 
 # ---------------------------------------------------------------------------------------
@@ -193,7 +199,7 @@ EOF
 
 ansible_half() {
 	local tsv=$RESULTS/switch-ansible.tsv i e1 c1 e2 c2 inv
-	printf 'workload\trun\tms\tpeak_kb\n' >"$tsv"
+	printf 'workload\trun\tms\tpeak_kb\tcpu_ms\n' >"$tsv"
 	echo "load_start $(loadavg)" >"$RESULTS/switch-ansible.load"
 	lab_up
 	# ControlPersist masters live in this run's own directory (closed at the end).
@@ -205,16 +211,16 @@ ansible_half() {
 	log "ansible: first converge"
 	timed "$WORK/a-first" "${ap[@]}" site.yml || { tail -n 40 "$WORK/a-first.stdout" >&2; die "ansible first converge failed"; }
 	ansible_recap_ok "$WORK/a-first.stdout" first >&2 || die "ansible first converge: bad recap"
-	record "$tsv" first 1 "$T_MS" "$T_KB"
+	record "$tsv" first 1
 	log "ansible: first converge ${T_MS} ms, peak $((T_KB / 1024)) MB"
 	cd "$ROOT"
 	verify ansible "$WORK/lab.json"
 	cd "$ANS"
 
-	for ((i = 1; i <= RUNS; i++)); do
+	for ((i = 1; i <= ANSIBLE_RUNS; i++)); do
 		timed "$WORK/a-noop" "${ap[@]}" site.yml || { tail -n 40 "$WORK/a-noop.stdout" >&2; die "ansible no-op failed"; }
 		ansible_recap_ok "$WORK/a-noop.stdout" noop >&2 || die "ansible no-op $i: bad recap"
-		record "$tsv" noop "$i" "$T_MS" "$T_KB"
+		record "$tsv" noop "$i"
 		log "ansible: no-op $i: ${T_MS} ms, peak $((T_KB / 1024)) MB"
 	done
 	cd "$ROOT"
@@ -232,7 +238,7 @@ ansible_half() {
 	log "ansible: one containerd setting changed"
 	timed "$WORK/a-change" "${ap[@]}" -i "$inv/hosts.yaml" site.yml || { tail -n 40 "$WORK/a-change.stdout" >&2; die "ansible change failed"; }
 	ansible_recap_ok "$WORK/a-change.stdout" change >&2 || die "ansible change: bad recap"
-	record "$tsv" change 1 "$T_MS" "$T_KB"
+	record "$tsv" change 1
 	log "ansible: change ${T_MS} ms, peak $((T_KB / 1024)) MB"
 	cd "$ROOT"
 	verify ansible "$WORK/changed.json"
@@ -241,7 +247,18 @@ ansible_half() {
 	[[ $e1 == "$e2" ]] || die "ansible change restarted etcd"
 	[[ $c1 != "$c2" ]] || die "ansible change did not restart containerd"
 	echo "load_end $(loadavg)" >>"$RESULTS/switch-ansible.load"
+	keep_logs a
 	close_masters
+}
+
+# The output of the last run of each workload, next to the results.
+keep_logs() { # k|a
+	local tool=kdeploy w
+	[[ $1 == a ]] && tool=ansible
+	mkdir -p "$RESULTS/switch-logs"
+	for w in first noop change; do
+		cat "$WORK/$1-$w.stdout" "$WORK/$1-$w.stderr" >"$RESULTS/switch-logs/$tool-$w.log" 2>/dev/null || true
+	done
 }
 
 close_masters() {
@@ -275,14 +292,14 @@ locked() { # locked kdeploy|ansible
 
 # ---------------------------------------------------------------------------------------
 report() {
-	python3 - "$RESULTS" "$RUNS" "$(git rev-parse --short HEAD)" "$("$VENV/bin/ansible" --version | head -n 1)" <<'EOF'
+	python3 - "$RESULTS" "$RUNS" "$(git rev-parse --short HEAD)" "$("$VENV/bin/ansible" --version 2>/dev/null | awk 'NR == 1')" <<'EOF'
 import os, statistics, subprocess, sys, platform
 res, runs, commit, ansv = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
 def load(tool):
     rows = [l.rstrip("\n").split("\t") for l in open(f"{res}/switch-{tool}.tsv")][1:]
     d = {}
-    for w, r, ms, kb in rows:
-        d.setdefault(w, []).append((int(ms), int(kb)))
+    for w, r, ms, kb, cpu in rows:
+        d.setdefault(w, []).append((int(ms), int(kb), int(cpu)))
     la = dict(l.split(" ", 1) for l in open(f"{res}/switch-{tool}.load").read().splitlines())
     return d, la
 k, kl = load("kdeploy")
@@ -290,15 +307,17 @@ a, al = load("ansible")
 def fmt(ms):
     return f"{ms/1000:.2f} s" if ms >= 1000 else f"{ms} ms"
 def cell(d, w):
-    v = [ms for ms, _ in d[w]]
+    v = [x[0] for x in d[w]]
     med = statistics.median(v)
     s = fmt(med)
     if len(v) > 1:
         s += f" ({fmt(min(v))}–{fmt(max(v))})"
     return med, s
 def peak(d, w):
-    return max(kb for _, kb in d[w]) / 1024
-names = {"first": "first converge (fresh nodes)", "noop": f"no-op re-run (median of {len(k['noop'])})",
+    return max(x[1] for x in d[w]) / 1024
+def cpu(d, w):
+    return statistics.median(x[2] for x in d[w])
+names = {"first": "first converge (fresh nodes)", "noop": f"no-op re-run (median of {len(k['noop'])} / {len(a['noop'])})",
          "change": "one containerd setting changed"}
 out = []
 cpu = subprocess.run(["sh", "-c", "grep -m1 'model name' /proc/cpuinfo | cut -d: -f2"], capture_output=True, text=True).stdout.strip()
@@ -308,18 +327,22 @@ out.append(f"- machine: {os.cpu_count()} CPUs ({cpu}), {mem:.1f} GiB RAM, Linux 
 out.append(f"- kdeploy: commit {commit} (release); {ansv}, controller Python {platform.python_version()}")
 out.append(f"- load average (1/5/15 min): kdeploy half {kl['load_start']} → {kl['load_end']}; "
            f"Ansible half {al['load_start']} → {al['load_end']}")
-out.append(f"- wall time: median (min–max); peak = GNU time %M (largest process), max over the runs")
+out.append(f"- wall time: median (min–max) over the runs; CPU = user+sys of the tool and the children "
+           "it waited for (median; Ansible's ControlPersist ssh masters are not included); "
+           "peak = GNU time %M (the largest single process), max over the runs")
 out.append("")
-out.append("| workload | kdeploy time | ansible time | ratio (ansible/kdeploy) | kdeploy peak MB | ansible peak MB |")
-out.append("|---|---:|---:|---:|---:|---:|")
+out.append("| workload | kdeploy time | ansible time | ratio (ansible/kdeploy) | kdeploy CPU | ansible CPU | CPU ratio | kdeploy peak MB | ansible peak MB |")
+out.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
 targets = []
 for w in ("first", "noop", "change"):
     km, ks = cell(k, w)
     am, as_ = cell(a, w)
-    out.append(f"| {names[w]} | {ks} | {as_} | {am/km:.1f}× | {peak(k, w):.0f} | {peak(a, w):.0f} |")
-kn, an = statistics.median(ms for ms, _ in k["noop"]), statistics.median(ms for ms, _ in a["noop"])
+    kc, ac = cpu(k, w), cpu(a, w)
+    out.append(f"| {names[w]} | {ks} | {as_} | {am/km:.1f}× | {fmt(kc)} | {fmt(ac)} | {ac/max(kc, 1):.1f}× "
+               f"| {peak(k, w):.0f} | {peak(a, w):.0f} |")
+kn, an = statistics.median(x[0] for x in k["noop"]), statistics.median(x[0] for x in a["noop"])
 kf, af = k["first"][0][0], a["first"][0][0]
-kp = max(kb for w in k for _, kb in k[w]) / 1024
+kp = max(x[1] for w in k for x in k[w]) / 1024
 out.append("")
 out.append("Targets (3 nodes):")
 def t(ok, text):
