@@ -262,10 +262,13 @@ keep_logs() { # k|a
 }
 
 close_masters() {
-	local s
+	local s n=0
 	for s in "${WORK:-/nonexistent}"/cp/*; do
-		[[ -S $s ]] && ssh -o ControlPath="$s" -O exit dummy >/dev/null 2>&1 || true
+		[[ -S $s ]] || continue
+		n=$((n + 1))
+		ssh -o ControlPath="$s" -O exit dummy >/dev/null 2>&1 || true
 	done
+	((n == 0)) || log "closed $n ssh ControlPersist master(s)"
 }
 
 # One half under the lab lock; the lab goes down before the lock is released.
