@@ -323,9 +323,9 @@ def cpu(d, w):
 names = {"first": "first converge (fresh nodes)", "noop": f"no-op re-run (median of {len(k['noop'])} / {len(a['noop'])})",
          "change": "one containerd setting changed"}
 out = []
-cpu = subprocess.run(["sh", "-c", "grep -m1 'model name' /proc/cpuinfo | cut -d: -f2"], capture_output=True, text=True).stdout.strip()
+cpu_model = subprocess.run(["sh", "-c", "grep -m1 'model name' /proc/cpuinfo | cut -d: -f2"], capture_output=True, text=True).stdout.strip()
 mem = int(open("/proc/meminfo").readline().split()[1]) / 1024 / 1024
-out.append(f"- machine: {os.cpu_count()} CPUs ({cpu}), {mem:.1f} GiB RAM, Linux {platform.release()}; "
+out.append(f"- machine: {os.cpu_count()} CPUs ({cpu_model}), {mem:.1f} GiB RAM, Linux {platform.release()}; "
            "the lab's 3 nodes are nspawn containers on the same machine")
 out.append(f"- kdeploy: commit {commit} (release); {ansv}, controller Python {platform.python_version()}")
 out.append(f"- load average (1/5/15 min): kdeploy half {kl['load_start']} → {kl['load_end']}; "
