@@ -82,6 +82,7 @@ prepare() {
 # The binary and the reference closures of this run (what verify.py checks against).
 setup_work() {
 	WORK=$(mktemp -d /tmp/kdeploy-switch-bench.XXXXXX)
+	trap 'rm -rf "$WORK"' EXIT
 	cp target/release/kdeploy "$WORK/kdeploy"
 	KD=$WORK/kdeploy
 	mkdir -p "$WORK/changed"
@@ -384,4 +385,3 @@ report) report ;;
 	exit 2
 	;;
 esac
-[[ -z ${WORK:-} ]] || rm -rf "$WORK"
