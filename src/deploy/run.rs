@@ -138,8 +138,8 @@ async fn send_blob(node: &Node<'_>, hash: &str, blob: &Blob) -> Result<u64, Stri
             Ok(b.len() as u64)
         }
         Readable::Path(p) => {
-            let mut f = tokio::fs::File::open(p).await.map_err(|e| format!("{}: {e}", p.display()))?;
-            let len = f.metadata().await.map_err(|e| format!("{}: {e}", p.display()))?.len();
+            let mut f = std::fs::File::open(p).map_err(|e| format!("{}: {e}", p.display()))?;
+            let len = f.metadata().map_err(|e| format!("{}: {e}", p.display()))?.len();
             node.put(hash, sha, &mut f).await.map_err(|e| e.to_string())?;
             Ok(len)
         }

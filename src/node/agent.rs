@@ -5,8 +5,6 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
-use tokio::io::AsyncRead;
-
 use super::lock::NodeLock;
 use super::manifest::{Manifest, ManifestError};
 use super::plan::{plan_units, UnitPlan};
@@ -160,7 +158,7 @@ impl<'h> Node<'h> {
         &self,
         hash: &str,
         sha256: &str,
-        source: &mut (dyn AsyncRead + Send + Unpin),
+        source: &mut (dyn std::io::Read + Send),
     ) -> Result<(), NodeError> {
         let out = self.host.upload(&self.command(&["put", hash, sha256]), source).await?;
         self.check(&format!("put {hash}"), out)?;

@@ -7,7 +7,6 @@
 use std::future::Future;
 use std::pin::Pin;
 
-use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::sync::{mpsc, oneshot};
 
 use super::Error;
@@ -163,17 +162,19 @@ pub trait Host: Send + Sync {
 
     /// Stream everything `source` yields into `command`'s stdin, then EOF,
     /// and wait for the command. Memory stays bounded whatever the size.
+    /// The source is read synchronously, one chunk at a time: blobs come
+    /// from files in the page cache, and a blocking-pool reader would add
+    /// threads and a 2 MiB buffer per read for nothing.
     fn upload<'a>(
         &'a self,
         command: &'a str,
-        source: &'a mut (dyn AsyncRead + Send + Unpin),
+        source: &'a mut (dyn std::io::Read + Send),
     ) -> BoxFut<'a, Result<Output, Error>> {
         Box::pin(async move {
             let mut p = self.spawn(command).await?;
             loop {
                 let mut buf = vec![0u8; UPLOAD_CHUNK];
                 let n = read_full(source, &mut buf)
-                    .await
                     .map_err(|e| Error::channel(self.name(), format!("reading upload source: {e}")))?;
                 if n == 0 {
                     break;
@@ -189,14 +190,15 @@ pub trait Host: Send + Sync {
 }
 
 /// Fill `buf` as far as the source allows; 0 only at end of input.
-async fn read_full(src: &mut (dyn AsyncRead + Send + Unpin), buf: &mut [u8]) -> std::io::Result<usize> {
+fn read_full(src: &mut (dyn std::io::Read + Send), buf: &mut [u8]) -> std::io::Result<usize> {
     let mut n = 0;
     while n < buf.len() {
-        let m = src.read(&mut buf[n..]).await?;
-        if m == 0 {
-            break;
+        match src.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(m) => n += m,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
         }
-        n += m;
     }
     Ok(n)
 }
