@@ -8,6 +8,7 @@ use std::rc::Rc;
 use smallvec::SmallVec;
 
 use crate::thunk::Thunk;
+use crate::value::Value;
 
 /// Most frames (lambda calls, `with`) hold one or two slots: inline.
 type Slots = SmallVec<[Thunk; 2]>;
@@ -34,6 +35,16 @@ impl Env {
 
     pub fn push(&self, t: Thunk) {
         self.slots.borrow_mut().push(t);
+    }
+
+    /// The value in a slot if it is already known; `None` also for a slot
+    /// of a frame still being filled.
+    pub fn peek(self: &Rc<Env>, depth: u32, index: u32) -> Option<Value> {
+        let mut env = self;
+        for _ in 0..depth {
+            env = env.parent.as_ref()?;
+        }
+        env.slots.borrow().get(index as usize)?.peek()
     }
 
     pub fn lookup(self: &Rc<Env>, depth: u32, index: u32) -> Thunk {

@@ -23,6 +23,9 @@ use crate::value::*;
 /// stops with an error instead of consuming memory without bound.
 pub const MAX_DEPTH: usize = 1_000_000;
 
+/// How deeply [`Evaluator::cheap`] looks into an expression.
+const CHEAP_BUDGET: u32 = 4;
+
 pub struct Evaluator {
     pub sources: Sources,
     pub io: Io,
@@ -60,7 +63,68 @@ impl Evaluator {
             Expr::Const(v) => Thunk::value(v.clone()),
             Expr::Local { depth, index, .. } => env.lookup(*depth, *index),
             Expr::Lambda(l) => Thunk::value(Value::Lambda(Rc::new(Closure { lambda: l.clone(), env: env.clone() }))),
-            _ => Thunk::pending(expr.clone(), env.clone()),
+            _ => match self.cheap(expr, env, None, CHEAP_BUDGET) {
+                Some(v) => Thunk::value(v),
+                None => Thunk::pending(expr.clone(), env.clone()),
+            },
+        }
+    }
+
+    /// The value of `expr` if it can be had without forcing a thunk, calling
+    /// a function or failing (`n - 1` with `n` known, `x.name` with the
+    /// attribute already evaluated). Computing such a value now instead of
+    /// allocating a thunk for it cannot be observed: nothing runs that could
+    /// fail, loop or trace. `arg` stands for the slot of a call frame not
+    /// allocated yet (a single-parameter lambda's argument), so the frame's
+    /// other depths are one less in `env`.
+    pub(crate) fn cheap(&self, expr: &Expr, env: &Rc<Env>, arg: Option<&Thunk>, budget: u32) -> Option<Value> {
+        match expr {
+            Expr::Const(v) => Some(v.clone()),
+            Expr::Local { depth, index, .. } => match arg {
+                Some(a) if *depth == 0 => a.peek(),
+                Some(_) => env.peek(depth - 1, *index),
+                None => env.peek(*depth, *index),
+            },
+            Expr::Binary { op, lhs, rhs, .. } if budget > 0 => {
+                let a = self.cheap(lhs, env, arg, budget - 1)?;
+                let b = self.cheap(rhs, env, arg, budget - 1)?;
+                let (Value::Int(x), Value::Int(y)) = (a, b) else { return None };
+                Some(match op {
+                    BinOp::Add => Value::Int(x.checked_add(y)?),
+                    BinOp::Sub => Value::Int(x.checked_sub(y)?),
+                    BinOp::Mul => Value::Int(x.checked_mul(y)?),
+                    BinOp::Div if y != 0 => Value::Int(x.checked_div(y)?),
+                    BinOp::Eq => Value::Bool(x == y),
+                    BinOp::NotEq => Value::Bool(x != y),
+                    BinOp::Less => Value::Bool(x < y),
+                    BinOp::LessEq => Value::Bool(x <= y),
+                    BinOp::Greater => Value::Bool(x > y),
+                    BinOp::GreaterEq => Value::Bool(x >= y),
+                    _ => return None,
+                })
+            }
+            Expr::Select { expr, path, default: None, .. } if budget > 0 => {
+                let mut v = self.cheap(expr, env, arg, budget - 1)?;
+                for key in path {
+                    let AttrKey::Static(name) = key else { return None };
+                    let Value::Attrs(a) = &v else { return None };
+                    let next = a.get(name)?.peek()?;
+                    v = next;
+                }
+                Some(v)
+            }
+            _ => None,
+        }
+    }
+
+    /// `f x` computed now if that is [`Self::cheap`]: `f` a single-parameter
+    /// lambda whose body needs nothing but known values.
+    pub(crate) fn cheap_apply(&self, f: &Value, arg: &Thunk) -> Option<Value> {
+        match f {
+            Value::Lambda(c) if matches!(c.lambda.param, Param::Ident) => {
+                self.cheap(&c.lambda.body, &c.env, Some(arg), CHEAP_BUDGET)
+            }
+            _ => None,
         }
     }
 
@@ -128,7 +192,10 @@ impl Evaluator {
                 r
             }
             State::Apply(f, args) => {
-                let r = self.apply_all(f.clone(), &args, None);
+                let r = match &args[..] {
+                    [a, b] => self.apply2(&f, a.clone(), b.clone()),
+                    _ => self.apply_all(f.clone(), &args, None),
+                };
                 if r.is_err() {
                     *cell.borrow_mut() = State::Apply(f, args);
                 }
@@ -521,6 +588,21 @@ impl Evaluator {
             )
             .at_if_unset(span)),
         }
+    }
+
+    /// `f a b`; when `f` is `a: b: body`, without building the closure
+    /// `f a` in between.
+    pub fn apply2(&mut self, f: &Value, a: Thunk, b: Thunk) -> EvalResult<Value> {
+        if let Value::Lambda(c) = f {
+            if let (Param::Ident, Expr::Lambda(inner)) = (&c.lambda.param, &*c.lambda.body) {
+                if let Param::Ident = inner.param {
+                    let env = Env::with_one(&Env::with_one(&c.env, a), b);
+                    return self.eval(&inner.body, &env).map_err(|e| call_context(e, inner, None));
+                }
+            }
+        }
+        let g = self.apply(f.clone(), a, None)?;
+        self.apply(g, b, None)
     }
 
     pub fn apply_all(&mut self, f: Value, args: &[Thunk], span: Option<Span>) -> EvalResult<Value> {
