@@ -47,6 +47,19 @@ impl Env {
         env.slots.borrow().get(index as usize)?.peek()
     }
 
+    /// A slot's value if it is known, else its thunk to force: one clone
+    /// either way, not a thunk clone and then a value clone.
+    #[inline]
+    pub fn get(self: &Rc<Env>, depth: u32, index: u32) -> Result<Value, Thunk> {
+        let mut env = self;
+        for _ in 0..depth {
+            env = env.parent.as_ref().expect("lowering resolved a frame that exists");
+        }
+        let slots = env.slots.borrow();
+        let t = &slots[index as usize];
+        t.peek().ok_or_else(|| t.clone())
+    }
+
     pub fn lookup(self: &Rc<Env>, depth: u32, index: u32) -> Thunk {
         let mut env = self;
         for _ in 0..depth {

@@ -269,13 +269,15 @@ impl Evaluator {
         };
         self.depth -= tails;
         if self.calls.len() > mark {
-            let calls = self.calls.split_off(mark);
-            return result.map_err(|mut e| {
-                for (lambda, span) in calls.iter().rev() {
-                    e = call_context(e, lambda, *span);
+            match result {
+                Ok(_) => self.calls.truncate(mark),
+                Err(mut e) => {
+                    for (lambda, span) in self.calls.drain(mark..).rev() {
+                        e = call_context(e, &lambda, span);
+                    }
+                    return Err(e);
                 }
-                e
-            });
+            }
         }
         result
     }
@@ -284,10 +286,10 @@ impl Evaluator {
     fn step(&mut self, expr: &ExprRef, env: &Rc<Env>) -> EvalResult<Step> {
         let v = match &**expr {
             Expr::Const(v) => Ok(v.clone()),
-            Expr::Local { depth, index, .. } => {
-                let t = env.lookup(*depth, *index);
-                self.force(&t)
-            }
+            Expr::Local { depth, index, .. } => match env.get(*depth, *index) {
+                Ok(v) => Ok(v),
+                Err(t) => self.force(&t),
+            },
             Expr::WithVar { name, withs, span } => self.with_var(name, withs, *span, env),
             Expr::Str(parts, _) => Ok(Value::String(self.interpolate(parts, env)?.into())),
             Expr::Path(parts, span) => {
@@ -311,7 +313,7 @@ impl Evaluator {
             }
             Expr::Lambda(l) => Ok(Value::Lambda(Rc::new(Closure { lambda: l.clone(), env: env.clone() }))),
             Expr::Apply { func, arg, span } => {
-                let f = self.eval(func, env)?;
+                let f = self.operand(func, env)?;
                 let a = self.thunk(arg, env);
                 match f {
                     Value::Lambda(c) => {
@@ -354,6 +356,20 @@ impl Evaluator {
         v.map(Step::Value)
     }
 
+    /// Evaluates an operand; constants and variables skip the general
+    /// machinery of [`Self::eval`].
+    #[inline]
+    fn operand(&mut self, e: &ExprRef, env: &Rc<Env>) -> EvalResult<Value> {
+        match &**e {
+            Expr::Const(v) => Ok(v.clone()),
+            Expr::Local { depth, index, .. } => match env.get(*depth, *index) {
+                Ok(v) => Ok(v),
+                Err(t) => self.force(&t),
+            },
+            _ => self.eval(e, env),
+        }
+    }
+
     #[inline(never)]
     fn fill_frame(&self, frame: &[ExprRef], parent: &Rc<Env>) -> Rc<Env> {
         let env = Env::child(parent, frame.len());
@@ -365,7 +381,7 @@ impl Evaluator {
 
     #[inline(never)]
     fn eval_bool(&mut self, e: &ExprRef, env: &Rc<Env>, span: Span, what: &str) -> EvalResult<bool> {
-        match self.eval(e, env)? {
+        match self.operand(e, env)? {
             Value::Bool(b) => Ok(b),
             v => Err(not_bool(what, &v, expr_span(e).unwrap_or(span))),
         }
@@ -504,7 +520,7 @@ impl Evaluator {
         span: Span,
         env: &Rc<Env>,
     ) -> EvalResult<Value> {
-        let mut v = self.eval(expr, env)?;
+        let mut v = self.operand(expr, env)?;
         for key in path {
             let name = self.attr_name(key, env)?;
             let found = match &v {
@@ -715,8 +731,25 @@ impl Evaluator {
                 self.apply(f, x, Some(span))
             }
             _ => {
-                let a = self.eval(lhs, env)?;
-                let b = self.eval(rhs, env)?;
+                let a = self.operand(lhs, env)?;
+                let b = self.operand(rhs, env)?;
+                if let (Value::Int(x), Value::Int(y)) = (&a, &b) {
+                    let (x, y) = (*x, *y);
+                    let r = match op {
+                        BinOp::Add => x.checked_add(y).map(Value::Int),
+                        BinOp::Sub => x.checked_sub(y).map(Value::Int),
+                        BinOp::Eq => Some(Value::Bool(x == y)),
+                        BinOp::NotEq => Some(Value::Bool(x != y)),
+                        BinOp::Less => Some(Value::Bool(x < y)),
+                        BinOp::LessEq => Some(Value::Bool(x <= y)),
+                        BinOp::Greater => Some(Value::Bool(x > y)),
+                        BinOp::GreaterEq => Some(Value::Bool(x >= y)),
+                        _ => None,
+                    };
+                    if let Some(r) = r {
+                        return Ok(r);
+                    }
+                }
                 self.binary_values(op, a, b).map_err(|e| e.at_if_unset(Some(span)))
             }
         }
@@ -762,17 +795,25 @@ impl Evaluator {
                     b.type_article()
                 )),
             },
-            BinOp::Update => match (&a, &b) {
-                (Value::Attrs(x), Value::Attrs(y)) => {
+            BinOp::Update => match (a, b) {
+                (Value::Attrs(mut x), Value::Attrs(y)) => {
                     if y.is_empty() {
-                        return Ok(a.clone());
+                        return Ok(Value::Attrs(x));
                     }
                     if x.is_empty() {
-                        return Ok(b.clone());
+                        return Ok(Value::Attrs(y));
                     }
-                    Ok(Value::attrs(x.update(y)))
+                    // A set only this value holds (a fresh literal, a call's
+                    // result) can take a few names in place, copying nothing.
+                    if y.len() <= 8 {
+                        if let Some(m) = Rc::get_mut(&mut x) {
+                            m.update_in_place(&y);
+                            return Ok(Value::Attrs(x));
+                        }
+                    }
+                    Ok(Value::attrs(x.update(&y)))
                 }
-                _ => type_err(format!(
+                (a, b) => type_err(format!(
                     "cannot update {} with {}: '//' needs two sets",
                     a.type_article(),
                     b.type_article()
