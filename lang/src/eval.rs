@@ -63,10 +63,11 @@ impl Evaluator {
             Expr::Const(v) => Thunk::value(v.clone()),
             Expr::Local { depth, index, .. } => env.lookup(*depth, *index),
             Expr::Lambda(l) => Thunk::value(Value::Lambda(Rc::new(Closure { lambda: l.clone(), env: env.clone() }))),
-            _ => match self.cheap(expr, env, None, CHEAP_BUDGET) {
+            Expr::Binary { .. } | Expr::Select { .. } => match self.cheap(expr, env, None, CHEAP_BUDGET) {
                 Some(v) => Thunk::value(v),
                 None => Thunk::pending(expr.clone(), env.clone()),
             },
+            _ => Thunk::pending(expr.clone(), env.clone()),
         }
     }
 
@@ -313,7 +314,15 @@ impl Evaluator {
             }
             Expr::Lambda(l) => Ok(Value::Lambda(Rc::new(Closure { lambda: l.clone(), env: env.clone() }))),
             Expr::Apply { func, arg, span } => {
-                let f = self.operand(func, env)?;
+                let f = match &**func {
+                    Expr::Apply { func: inner, arg: first, span: inner_span } => {
+                        match self.apply_spine(inner, first, *inner_span, arg, *span, env)? {
+                            Spine::Done(v) => return Ok(Step::Value(v)),
+                            Spine::Func(f) => f,
+                        }
+                    }
+                    _ => self.operand(func, env)?,
+                };
                 let a = self.thunk(arg, env);
                 match f {
                     Value::Lambda(c) => {
@@ -354,6 +363,45 @@ impl Evaluator {
             }
         };
         v.map(Step::Value)
+    }
+
+    /// The function of `inner first last`, evaluated up to the last
+    /// argument; or the whole call when the head is a builtin taking exactly
+    /// these two or three arguments, which then gets them at once instead
+    /// of through partial applications (a vector and a set of arguments
+    /// allocated per argument).
+    #[inline(never)]
+    fn apply_spine(
+        &mut self,
+        inner: &ExprRef,
+        first: &ExprRef,
+        inner_span: Span,
+        last: &ExprRef,
+        span: Span,
+        env: &Rc<Env>,
+    ) -> EvalResult<Spine> {
+        if let Expr::Apply { func: head, arg: zeroth, span: head_span } = &**inner {
+            let h = self.operand(head, env)?;
+            if let Value::Builtin(pb) = &h {
+                if pb.args.is_empty() && builtins::arity(pb.id) == 3 {
+                    let args = vec![self.thunk(zeroth, env), self.thunk(first, env), self.thunk(last, env)];
+                    return self.call_builtin(pb.id, args, Some(span)).map(Spine::Done);
+                }
+            }
+            let t = self.thunk(zeroth, env);
+            let g = self.apply(h, t, Some(*head_span))?;
+            let t = self.thunk(first, env);
+            return self.apply(g, t, Some(inner_span)).map(Spine::Func);
+        }
+        let g = self.operand(inner, env)?;
+        if let Value::Builtin(pb) = &g {
+            if pb.args.is_empty() && builtins::arity(pb.id) == 2 {
+                let args = vec![self.thunk(first, env), self.thunk(last, env)];
+                return self.call_builtin(pb.id, args, Some(span)).map(Spine::Done);
+            }
+        }
+        let t = self.thunk(first, env);
+        self.apply(g, t, Some(inner_span)).map(Spine::Func)
     }
 
     /// Evaluates an operand; constants and variables skip the general
@@ -937,6 +985,12 @@ impl Evaluator {
     pub fn trace_message(&mut self, msg: &str) {
         (self.trace)(msg)
     }
+}
+
+/// What [`Evaluator::apply_spine`] got to.
+enum Spine {
+    Done(Value),
+    Func(Value),
 }
 
 /// What one evaluation step produced: a value, or an expression in tail
