@@ -12,7 +12,11 @@ use crate::thunk::Thunk;
 
 pub type NixString = Rc<str>;
 
+/// A whole-word tag puts every payload at offset 8: values are then moved
+/// and copied as whole words, not as the odd-sized pieces around a one-byte
+/// tag that stall store forwarding on the evaluator's hot paths.
 #[derive(Clone)]
+#[repr(u64)]
 pub enum Value {
     Null,
     Bool(bool),
@@ -335,6 +339,15 @@ mod tests {
 
     fn set(pairs: &[(String, i64)]) -> Attrs {
         Attrs::from_unsorted(pairs.iter().map(|(k, v)| (k.as_str().into(), Thunk::value(Value::Int(*v)))).collect())
+    }
+
+    /// The tag must not cost a word of its own in thunks and results.
+    #[test]
+    fn values_stay_three_words() {
+        use std::mem::size_of;
+        assert_eq!(size_of::<Value>(), 24);
+        assert_eq!(size_of::<Thunk>(), 24);
+        assert_eq!(size_of::<crate::error::EvalResult<Value>>(), 24);
     }
 
     /// Repeated small updates of a large set (overlays, then flattening)
