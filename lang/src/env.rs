@@ -49,7 +49,7 @@ impl Env {
 
     /// A slot's value if it is known, else its thunk to force: one clone
     /// either way, not a thunk clone and then a value clone.
-    #[inline]
+    #[inline(always)]
     pub fn get(self: &Rc<Env>, depth: u32, index: u32) -> Result<Value, Thunk> {
         let mut env = self;
         for _ in 0..depth {

@@ -63,7 +63,8 @@ impl Evaluator {
             Expr::Const(v) => Thunk::value(v.clone()),
             Expr::Local { depth, index, .. } => env.lookup(*depth, *index),
             Expr::Lambda(l) => Thunk::value(Value::Lambda(Rc::new(Closure { lambda: l.clone(), env: env.clone() }))),
-            Expr::Binary { .. } | Expr::Select { .. } => match self.cheap(expr, env, None, CHEAP_BUDGET) {
+            Expr::Binary { .. } | Expr::Select { default: None, .. } => match self.cheap(expr, env, None, CHEAP_BUDGET)
+            {
                 Some(v) => Thunk::value(v),
                 None => Thunk::pending(expr.clone(), env.clone()),
             },
@@ -87,8 +88,8 @@ impl Evaluator {
                 None => env.peek(*depth, *index),
             },
             Expr::Binary { op, lhs, rhs, .. } if budget > 0 => {
-                let a = self.cheap(lhs, env, arg, budget - 1)?;
-                let b = self.cheap(rhs, env, arg, budget - 1)?;
+                let a = self.cheap_leaf(lhs, env, arg, budget)?;
+                let b = self.cheap_leaf(rhs, env, arg, budget)?;
                 let (Value::Int(x), Value::Int(y)) = (a, b) else { return None };
                 Some(match op {
                     BinOp::Add => Value::Int(x.checked_add(y)?),
@@ -115,6 +116,16 @@ impl Evaluator {
                 Some(v)
             }
             _ => None,
+        }
+    }
+
+    /// [`Self::cheap`] of an operand, the common leaves without a call.
+    #[inline(always)]
+    fn cheap_leaf(&self, expr: &Expr, env: &Rc<Env>, arg: Option<&Thunk>, budget: u32) -> Option<Value> {
+        match (expr, arg) {
+            (Expr::Const(v), _) => Some(v.clone()),
+            (Expr::Local { depth, index, .. }, None) => env.peek(*depth, *index),
+            _ => self.cheap(expr, env, arg, budget - 1),
         }
     }
 

@@ -135,9 +135,9 @@ impl Attrs {
     }
 
     pub fn get(&self, name: &str) -> Option<&Thunk> {
-        match self.entries.binary_search_by(|(k, _)| k.as_ref().cmp(name)) {
-            Ok(i) => Some(&self.entries[i].1),
-            Err(_) => self.base.as_ref()?.get(name),
+        match find(&self.entries, name) {
+            Some(t) => Some(t),
+            None => self.base.as_ref()?.get(name),
         }
     }
 
@@ -232,6 +232,18 @@ impl Attrs {
     pub fn position(&self, name: &str) -> Option<Span> {
         self.origin.as_ref()?.statics.iter().find(|s| &*s.name == name).map(|s| s.span)
     }
+}
+
+/// The value of `name` in sorted entries. Small sets (most sets built by
+/// code) are scanned: a length is in the fat pointer, so most names are
+/// rejected without touching their bytes, where a binary search calls
+/// `memcmp` at every probe.
+#[inline]
+fn find<'a>(entries: &'a [(NixString, Thunk)], name: &str) -> Option<&'a Thunk> {
+    if entries.len() <= 8 {
+        return entries.iter().find(|(k, _)| k.len() == name.len() && k.as_bytes() == name.as_bytes()).map(|(_, v)| v);
+    }
+    entries.binary_search_by(|(k, _)| k.as_ref().cmp(name)).ok().map(|i| &entries[i].1)
 }
 
 /// A linear merge of two sorted entry sequences, the right one winning.
