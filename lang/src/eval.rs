@@ -63,8 +63,23 @@ impl Evaluator {
             Expr::Const(v) => Thunk::value(v.clone()),
             Expr::Local { depth, index, .. } => env.lookup(*depth, *index),
             Expr::Lambda(l) => Thunk::value(Value::Lambda(Rc::new(Closure { lambda: l.clone(), env: env.clone() }))),
-            Expr::Binary { .. } | Expr::Select { default: None, .. } => match self.cheap(expr, env, None, CHEAP_BUDGET)
-            {
+            // Only integer arithmetic and comparisons can be cheap; trying
+            // `++`, `//` or `&&` would be wasted work on every thunk.
+            Expr::Binary {
+                op:
+                    BinOp::Add
+                    | BinOp::Sub
+                    | BinOp::Mul
+                    | BinOp::Div
+                    | BinOp::Eq
+                    | BinOp::NotEq
+                    | BinOp::Less
+                    | BinOp::LessEq
+                    | BinOp::Greater
+                    | BinOp::GreaterEq,
+                ..
+            }
+            | Expr::Select { default: None, .. } => match self.cheap(expr, env, None, CHEAP_BUDGET) {
                 Some(v) => Thunk::value(v),
                 None => Thunk::pending(expr.clone(), env.clone()),
             },
