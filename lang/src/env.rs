@@ -8,6 +8,7 @@ use std::rc::Rc;
 use smallvec::SmallVec;
 
 use crate::thunk::Thunk;
+use crate::value::Value;
 
 /// Most frames (lambda calls, `with`) hold one or two slots: inline.
 type Slots = SmallVec<[Thunk; 2]>;
@@ -34,6 +35,29 @@ impl Env {
 
     pub fn push(&self, t: Thunk) {
         self.slots.borrow_mut().push(t);
+    }
+
+    /// The value in a slot if it is already known; `None` also for a slot
+    /// of a frame still being filled.
+    pub fn peek(self: &Rc<Env>, depth: u32, index: u32) -> Option<Value> {
+        let mut env = self;
+        for _ in 0..depth {
+            env = env.parent.as_ref()?;
+        }
+        env.slots.borrow().get(index as usize)?.peek()
+    }
+
+    /// A slot's value if it is known, else its thunk to force: one clone
+    /// either way, not a thunk clone and then a value clone.
+    #[inline(always)]
+    pub fn get(self: &Rc<Env>, depth: u32, index: u32) -> Result<Value, Thunk> {
+        let mut env = self;
+        for _ in 0..depth {
+            env = env.parent.as_ref().expect("lowering resolved a frame that exists");
+        }
+        let slots = env.slots.borrow();
+        let t = &slots[index as usize];
+        t.peek().ok_or_else(|| t.clone())
     }
 
     pub fn lookup(self: &Rc<Env>, depth: u32, index: u32) -> Thunk {

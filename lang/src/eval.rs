@@ -23,6 +23,9 @@ use crate::value::*;
 /// stops with an error instead of consuming memory without bound.
 pub const MAX_DEPTH: usize = 1_000_000;
 
+/// How deeply [`Evaluator::cheap`] looks into an expression.
+const CHEAP_BUDGET: u32 = 4;
+
 pub struct Evaluator {
     pub sources: Sources,
     pub io: Io,
@@ -60,7 +63,95 @@ impl Evaluator {
             Expr::Const(v) => Thunk::value(v.clone()),
             Expr::Local { depth, index, .. } => env.lookup(*depth, *index),
             Expr::Lambda(l) => Thunk::value(Value::Lambda(Rc::new(Closure { lambda: l.clone(), env: env.clone() }))),
+            // Only integer arithmetic and comparisons can be cheap; trying
+            // `++`, `//` or `&&` would be wasted work on every thunk.
+            Expr::Binary {
+                op:
+                    BinOp::Add
+                    | BinOp::Sub
+                    | BinOp::Mul
+                    | BinOp::Div
+                    | BinOp::Eq
+                    | BinOp::NotEq
+                    | BinOp::Less
+                    | BinOp::LessEq
+                    | BinOp::Greater
+                    | BinOp::GreaterEq,
+                ..
+            }
+            | Expr::Select { default: None, .. } => match self.cheap(expr, env, None, CHEAP_BUDGET) {
+                Some(v) => Thunk::value(v),
+                None => Thunk::pending(expr.clone(), env.clone()),
+            },
             _ => Thunk::pending(expr.clone(), env.clone()),
+        }
+    }
+
+    /// The value of `expr` if it can be had without forcing a thunk, calling
+    /// a function or failing (`n - 1` with `n` known, `x.name` with the
+    /// attribute already evaluated). Computing such a value now instead of
+    /// allocating a thunk for it cannot be observed: nothing runs that could
+    /// fail, loop or trace. `arg` stands for the slot of a call frame not
+    /// allocated yet (a single-parameter lambda's argument), so the frame's
+    /// other depths are one less in `env`.
+    pub(crate) fn cheap(&self, expr: &Expr, env: &Rc<Env>, arg: Option<&Thunk>, budget: u32) -> Option<Value> {
+        match expr {
+            Expr::Const(v) => Some(v.clone()),
+            Expr::Local { depth, index, .. } => match arg {
+                Some(a) if *depth == 0 => a.peek(),
+                Some(_) => env.peek(depth - 1, *index),
+                None => env.peek(*depth, *index),
+            },
+            Expr::Binary { op, lhs, rhs, .. } if budget > 0 => {
+                let a = self.cheap_leaf(lhs, env, arg, budget)?;
+                let b = self.cheap_leaf(rhs, env, arg, budget)?;
+                let (Value::Int(x), Value::Int(y)) = (a, b) else { return None };
+                Some(match op {
+                    BinOp::Add => Value::Int(x.checked_add(y)?),
+                    BinOp::Sub => Value::Int(x.checked_sub(y)?),
+                    BinOp::Mul => Value::Int(x.checked_mul(y)?),
+                    BinOp::Div if y != 0 => Value::Int(x.checked_div(y)?),
+                    BinOp::Eq => Value::Bool(x == y),
+                    BinOp::NotEq => Value::Bool(x != y),
+                    BinOp::Less => Value::Bool(x < y),
+                    BinOp::LessEq => Value::Bool(x <= y),
+                    BinOp::Greater => Value::Bool(x > y),
+                    BinOp::GreaterEq => Value::Bool(x >= y),
+                    _ => return None,
+                })
+            }
+            Expr::Select { expr, path, default: None, .. } if budget > 0 => {
+                let mut v = self.cheap(expr, env, arg, budget - 1)?;
+                for key in path {
+                    let AttrKey::Static(name) = key else { return None };
+                    let Value::Attrs(a) = &v else { return None };
+                    let next = a.get(name)?.peek()?;
+                    v = next;
+                }
+                Some(v)
+            }
+            _ => None,
+        }
+    }
+
+    /// [`Self::cheap`] of an operand, the common leaves without a call.
+    #[inline(always)]
+    fn cheap_leaf(&self, expr: &Expr, env: &Rc<Env>, arg: Option<&Thunk>, budget: u32) -> Option<Value> {
+        match (expr, arg) {
+            (Expr::Const(v), _) => Some(v.clone()),
+            (Expr::Local { depth, index, .. }, None) => env.peek(*depth, *index),
+            _ => self.cheap(expr, env, arg, budget - 1),
+        }
+    }
+
+    /// `f x` computed now if that is [`Self::cheap`]: `f` a single-parameter
+    /// lambda whose body needs nothing but known values.
+    pub(crate) fn cheap_apply(&self, f: &Value, arg: &Thunk) -> Option<Value> {
+        match f {
+            Value::Lambda(c) if matches!(c.lambda.param, Param::Ident) => {
+                self.cheap(&c.lambda.body, &c.env, Some(arg), CHEAP_BUDGET)
+            }
+            _ => None,
         }
     }
 
@@ -128,7 +219,10 @@ impl Evaluator {
                 r
             }
             State::Apply(f, args) => {
-                let r = self.apply_all(f.clone(), &args, None);
+                let r = match &args[..] {
+                    [a, b] => self.apply2(&f, a.clone(), b.clone()),
+                    _ => self.apply_all(f.clone(), &args, None),
+                };
                 if r.is_err() {
                     *cell.borrow_mut() = State::Apply(f, args);
                 }
@@ -202,13 +296,15 @@ impl Evaluator {
         };
         self.depth -= tails;
         if self.calls.len() > mark {
-            let calls = self.calls.split_off(mark);
-            return result.map_err(|mut e| {
-                for (lambda, span) in calls.iter().rev() {
-                    e = call_context(e, lambda, *span);
+            match result {
+                Ok(_) => self.calls.truncate(mark),
+                Err(mut e) => {
+                    for (lambda, span) in self.calls.drain(mark..).rev() {
+                        e = call_context(e, &lambda, span);
+                    }
+                    return Err(e);
                 }
-                e
-            });
+            }
         }
         result
     }
@@ -217,10 +313,10 @@ impl Evaluator {
     fn step(&mut self, expr: &ExprRef, env: &Rc<Env>) -> EvalResult<Step> {
         let v = match &**expr {
             Expr::Const(v) => Ok(v.clone()),
-            Expr::Local { depth, index, .. } => {
-                let t = env.lookup(*depth, *index);
-                self.force(&t)
-            }
+            Expr::Local { depth, index, .. } => match env.get(*depth, *index) {
+                Ok(v) => Ok(v),
+                Err(t) => self.force(&t),
+            },
             Expr::WithVar { name, withs, span } => self.with_var(name, withs, *span, env),
             Expr::Str(parts, _) => Ok(Value::String(self.interpolate(parts, env)?.into())),
             Expr::Path(parts, span) => {
@@ -244,7 +340,15 @@ impl Evaluator {
             }
             Expr::Lambda(l) => Ok(Value::Lambda(Rc::new(Closure { lambda: l.clone(), env: env.clone() }))),
             Expr::Apply { func, arg, span } => {
-                let f = self.eval(func, env)?;
+                let f = match &**func {
+                    Expr::Apply { func: inner, arg: first, span: inner_span } => {
+                        match self.apply_spine(inner, first, *inner_span, arg, *span, env)? {
+                            Spine::Done(v) => return Ok(Step::Value(v)),
+                            Spine::Func(f) => f,
+                        }
+                    }
+                    _ => self.operand(func, env)?,
+                };
                 let a = self.thunk(arg, env);
                 match f {
                     Value::Lambda(c) => {
@@ -287,6 +391,59 @@ impl Evaluator {
         v.map(Step::Value)
     }
 
+    /// The function of `inner first last`, evaluated up to the last
+    /// argument; or the whole call when the head is a builtin taking exactly
+    /// these two or three arguments, which then gets them at once instead
+    /// of through partial applications (a vector and a set of arguments
+    /// allocated per argument).
+    #[inline(never)]
+    fn apply_spine(
+        &mut self,
+        inner: &ExprRef,
+        first: &ExprRef,
+        inner_span: Span,
+        last: &ExprRef,
+        span: Span,
+        env: &Rc<Env>,
+    ) -> EvalResult<Spine> {
+        if let Expr::Apply { func: head, arg: zeroth, span: head_span } = &**inner {
+            let h = self.operand(head, env)?;
+            if let Value::Builtin(pb) = &h {
+                if pb.args.is_empty() && builtins::arity(pb.id) == 3 {
+                    let args = vec![self.thunk(zeroth, env), self.thunk(first, env), self.thunk(last, env)];
+                    return self.call_builtin(pb.id, args, Some(span)).map(Spine::Done);
+                }
+            }
+            let t = self.thunk(zeroth, env);
+            let g = self.apply(h, t, Some(*head_span))?;
+            let t = self.thunk(first, env);
+            return self.apply(g, t, Some(inner_span)).map(Spine::Func);
+        }
+        let g = self.operand(inner, env)?;
+        if let Value::Builtin(pb) = &g {
+            if pb.args.is_empty() && builtins::arity(pb.id) == 2 {
+                let args = vec![self.thunk(first, env), self.thunk(last, env)];
+                return self.call_builtin(pb.id, args, Some(span)).map(Spine::Done);
+            }
+        }
+        let t = self.thunk(first, env);
+        self.apply(g, t, Some(inner_span)).map(Spine::Func)
+    }
+
+    /// Evaluates an operand; constants and variables skip the general
+    /// machinery of [`Self::eval`].
+    #[inline]
+    fn operand(&mut self, e: &ExprRef, env: &Rc<Env>) -> EvalResult<Value> {
+        match &**e {
+            Expr::Const(v) => Ok(v.clone()),
+            Expr::Local { depth, index, .. } => match env.get(*depth, *index) {
+                Ok(v) => Ok(v),
+                Err(t) => self.force(&t),
+            },
+            _ => self.eval(e, env),
+        }
+    }
+
     #[inline(never)]
     fn fill_frame(&self, frame: &[ExprRef], parent: &Rc<Env>) -> Rc<Env> {
         let env = Env::child(parent, frame.len());
@@ -298,7 +455,7 @@ impl Evaluator {
 
     #[inline(never)]
     fn eval_bool(&mut self, e: &ExprRef, env: &Rc<Env>, span: Span, what: &str) -> EvalResult<bool> {
-        match self.eval(e, env)? {
+        match self.operand(e, env)? {
             Value::Bool(b) => Ok(b),
             v => Err(not_bool(what, &v, expr_span(e).unwrap_or(span))),
         }
@@ -437,7 +594,7 @@ impl Evaluator {
         span: Span,
         env: &Rc<Env>,
     ) -> EvalResult<Value> {
-        let mut v = self.eval(expr, env)?;
+        let mut v = self.operand(expr, env)?;
         for key in path {
             let name = self.attr_name(key, env)?;
             let found = match &v {
@@ -521,6 +678,21 @@ impl Evaluator {
             )
             .at_if_unset(span)),
         }
+    }
+
+    /// `f a b`; when `f` is `a: b: body`, without building the closure
+    /// `f a` in between.
+    pub fn apply2(&mut self, f: &Value, a: Thunk, b: Thunk) -> EvalResult<Value> {
+        if let Value::Lambda(c) = f {
+            if let (Param::Ident, Expr::Lambda(inner)) = (&c.lambda.param, &*c.lambda.body) {
+                if let Param::Ident = inner.param {
+                    let env = Env::with_one(&Env::with_one(&c.env, a), b);
+                    return self.eval(&inner.body, &env).map_err(|e| call_context(e, inner, None));
+                }
+            }
+        }
+        let g = self.apply(f.clone(), a, None)?;
+        self.apply(g, b, None)
     }
 
     pub fn apply_all(&mut self, f: Value, args: &[Thunk], span: Option<Span>) -> EvalResult<Value> {
@@ -633,8 +805,25 @@ impl Evaluator {
                 self.apply(f, x, Some(span))
             }
             _ => {
-                let a = self.eval(lhs, env)?;
-                let b = self.eval(rhs, env)?;
+                let a = self.operand(lhs, env)?;
+                let b = self.operand(rhs, env)?;
+                if let (Value::Int(x), Value::Int(y)) = (&a, &b) {
+                    let (x, y) = (*x, *y);
+                    let r = match op {
+                        BinOp::Add => x.checked_add(y).map(Value::Int),
+                        BinOp::Sub => x.checked_sub(y).map(Value::Int),
+                        BinOp::Eq => Some(Value::Bool(x == y)),
+                        BinOp::NotEq => Some(Value::Bool(x != y)),
+                        BinOp::Less => Some(Value::Bool(x < y)),
+                        BinOp::LessEq => Some(Value::Bool(x <= y)),
+                        BinOp::Greater => Some(Value::Bool(x > y)),
+                        BinOp::GreaterEq => Some(Value::Bool(x >= y)),
+                        _ => None,
+                    };
+                    if let Some(r) = r {
+                        return Ok(r);
+                    }
+                }
                 self.binary_values(op, a, b).map_err(|e| e.at_if_unset(Some(span)))
             }
         }
@@ -680,17 +869,25 @@ impl Evaluator {
                     b.type_article()
                 )),
             },
-            BinOp::Update => match (&a, &b) {
-                (Value::Attrs(x), Value::Attrs(y)) => {
+            BinOp::Update => match (a, b) {
+                (Value::Attrs(mut x), Value::Attrs(y)) => {
                     if y.is_empty() {
-                        return Ok(a.clone());
+                        return Ok(Value::Attrs(x));
                     }
                     if x.is_empty() {
-                        return Ok(b.clone());
+                        return Ok(Value::Attrs(y));
                     }
-                    Ok(Value::attrs(x.update(y)))
+                    // A set only this value holds (a fresh literal, a call's
+                    // result) can take a few names in place, copying nothing.
+                    if y.len() <= 8 {
+                        if let Some(m) = Rc::get_mut(&mut x) {
+                            m.update_in_place(&y);
+                            return Ok(Value::Attrs(x));
+                        }
+                    }
+                    Ok(Value::attrs(x.update(&y)))
                 }
-                _ => type_err(format!(
+                (a, b) => type_err(format!(
                     "cannot update {} with {}: '//' needs two sets",
                     a.type_article(),
                     b.type_article()
@@ -814,6 +1011,12 @@ impl Evaluator {
     pub fn trace_message(&mut self, msg: &str) {
         (self.trace)(msg)
     }
+}
+
+/// What [`Evaluator::apply_spine`] got to.
+enum Spine {
+    Done(Value),
+    Func(Value),
 }
 
 /// What one evaluation step produced: a value, or an expression in tail

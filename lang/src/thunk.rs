@@ -37,6 +37,7 @@ pub enum State {
 }
 
 impl Thunk {
+    #[inline(always)]
     pub fn value(v: Value) -> Thunk {
         Thunk(Repr::Ready(v))
     }
@@ -58,6 +59,7 @@ impl Thunk {
     }
 
     /// The value if it is already known, without evaluating anything.
+    #[inline(always)]
     pub fn peek(&self) -> Option<Value> {
         match &self.0 {
             Repr::Ready(v) => Some(v.clone()),
@@ -68,6 +70,7 @@ impl Thunk {
         }
     }
 
+    #[inline(always)]
     pub(crate) fn cell(&self) -> Option<&Rc<RefCell<State>>> {
         match &self.0 {
             Repr::Ready(_) => None,

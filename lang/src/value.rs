@@ -12,7 +12,11 @@ use crate::thunk::Thunk;
 
 pub type NixString = Rc<str>;
 
+/// A whole-word tag puts every payload at offset 8: values are then moved
+/// and copied as whole words, not as the odd-sized pieces around a one-byte
+/// tag that stall store forwarding on the evaluator's hot paths.
 #[derive(Clone)]
+#[repr(u64)]
 pub enum Value {
     Null,
     Bool(bool),
@@ -89,16 +93,29 @@ impl Value {
 }
 
 /// An attribute set: entries sorted by name, no duplicates.
+///
+/// A set made by `big // small` may keep `big` as a shared `base` and hold
+/// only the overlay in `entries` (names in `entries` hide the same names in
+/// `base`): a loop that adds a few names at a time to a large set then copies
+/// the overlay, not the whole set, and flattens only once the overlay has
+/// grown to about twice the square root of the base.
 #[derive(Clone, Default)]
 pub struct Attrs {
     entries: Vec<(NixString, Thunk)>,
+    /// Always a flat set (no base of its own).
+    base: Option<Rc<Attrs>>,
+    /// Number of distinct names, base included.
+    len: usize,
     /// The literal that built this set, for `unsafeGetAttrPos`.
     origin: Option<Rc<AttrsDef>>,
 }
 
+/// Smallest set kept as the base of an overlay; smaller ones are copied.
+const MIN_BASE: usize = 64;
+
 impl Attrs {
     pub fn new() -> Attrs {
-        Attrs { entries: Vec::new(), origin: None }
+        Attrs::default()
     }
 
     /// Builds from entries in any order; on duplicate names the last wins.
@@ -108,17 +125,20 @@ impl Attrs {
         entries.reverse();
         entries.dedup_by(|a, b| a.0 == b.0);
         entries.reverse();
-        Attrs { entries, origin: None }
+        Attrs::from_sorted(entries)
     }
 
     /// Builds from entries already sorted by name without duplicates.
     pub fn from_sorted(entries: Vec<(NixString, Thunk)>) -> Attrs {
         debug_assert!(entries.windows(2).all(|w| w[0].0 < w[1].0));
-        Attrs { entries, origin: None }
+        Attrs { len: entries.len(), entries, base: None, origin: None }
     }
 
     pub fn get(&self, name: &str) -> Option<&Thunk> {
-        self.entries.binary_search_by(|(k, _)| k.as_ref().cmp(name)).ok().map(|i| &self.entries[i].1)
+        match find(&self.entries, name) {
+            Some(t) => Some(t),
+            None => self.base.as_ref()?.get(name),
+        }
     }
 
     pub fn contains(&self, name: &str) -> bool {
@@ -126,51 +146,81 @@ impl Attrs {
     }
 
     pub fn len(&self) -> usize {
-        self.entries.len()
+        self.len
     }
 
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.len == 0
     }
 
-    pub fn iter(&self) -> impl ExactSizeIterator<Item = (&NixString, &Thunk)> {
-        self.entries.iter().map(|(k, v)| (k, v))
+    pub fn iter(&self) -> Iter<'_> {
+        let base: &[(NixString, Thunk)] = match &self.base {
+            Some(b) => &b.entries,
+            None => &[],
+        };
+        Iter { base, overlay: &self.entries, remaining: self.len }
     }
 
     pub fn keys(&self) -> impl ExactSizeIterator<Item = &NixString> {
-        self.entries.iter().map(|(k, _)| k)
+        self.iter().map(|(k, _)| k)
     }
 
     pub fn into_entries(self) -> Vec<(NixString, Thunk)> {
-        self.entries
+        match self.base {
+            None => self.entries,
+            Some(_) => self.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+        }
     }
 
-    /// `self // other`: a linear merge of two sorted sets, right side winning.
-    pub fn update(&self, other: &Attrs) -> Attrs {
-        let (a, b) = (&self.entries, &other.entries);
-        let mut out = Vec::with_capacity(a.len() + b.len());
-        let (mut i, mut j) = (0, 0);
-        while i < a.len() && j < b.len() {
-            match a[i].0.cmp(&b[j].0) {
-                std::cmp::Ordering::Less => {
-                    out.push(a[i].clone());
-                    i += 1;
+    /// `self // other` into `self` itself, for a set nobody else holds:
+    /// no entry is copied. Meant for a small `other` (each insertion shifts).
+    pub fn update_in_place(&mut self, other: &Attrs) {
+        if self.base.is_some() || other.base.is_some() {
+            *self = Rc::new(std::mem::take(self)).update(other);
+            return;
+        }
+        let mut from = 0;
+        for e in &other.entries {
+            match self.entries[from..].binary_search_by(|(k, _)| k.as_ref().cmp(&*e.0)) {
+                Ok(p) => {
+                    self.entries[from + p].1 = e.1.clone();
+                    from += p + 1;
                 }
-                std::cmp::Ordering::Greater => {
-                    out.push(b[j].clone());
-                    j += 1;
-                }
-                std::cmp::Ordering::Equal => {
-                    out.push(b[j].clone());
-                    i += 1;
-                    j += 1;
+                Err(p) => {
+                    self.entries.insert(from + p, e.clone());
+                    from += p + 1;
                 }
             }
         }
-        out.extend_from_slice(&a[i..]);
-        out.extend_from_slice(&b[j..]);
+        self.len = self.entries.len();
+        if other.origin.is_some() {
+            self.origin = other.origin.clone();
+        }
+    }
+
+    /// `self // other`: right side winning.
+    pub fn update(self: &Rc<Attrs>, other: &Attrs) -> Attrs {
         let origin = if other.origin.is_some() { other.origin.clone() } else { self.origin.clone() };
-        Attrs { entries: out, origin }
+        let small = other.base.is_none() && other.entries.len() * 8 < self.len;
+        if small {
+            let (base, overlay) = match &self.base {
+                Some(b) => (b, &self.entries[..]),
+                None => (self, &[][..]),
+            };
+            if base.len >= MIN_BASE {
+                let added = other.entries.iter().filter(|(k, _)| !self.contains(k)).count();
+                let entries = merge(overlay.iter().map(|(k, v)| (k, v)), other.iter(), overlay.len() + other.len);
+                let len = self.len + added;
+                if entries.len() * entries.len() <= 4 * base.len {
+                    return Attrs { entries, base: Some(base.clone()), len, origin };
+                }
+                let base_iter = base.entries.iter().map(|(k, v)| (k, v));
+                let entries = merge(base_iter, entries.iter().map(|(k, v)| (k, v)), len);
+                return Attrs { len: entries.len(), entries, base: None, origin };
+            }
+        }
+        let entries = merge(self.iter(), other.iter(), self.len + other.len);
+        Attrs { len: entries.len(), entries, base: None, origin }
     }
 
     pub fn with_origin(mut self, def: Rc<AttrsDef>) -> Attrs {
@@ -181,5 +231,161 @@ impl Attrs {
     /// Where attribute `name` was defined, if this set came from a literal.
     pub fn position(&self, name: &str) -> Option<Span> {
         self.origin.as_ref()?.statics.iter().find(|s| &*s.name == name).map(|s| s.span)
+    }
+}
+
+/// The value of `name` in sorted entries. Small sets (most sets built by
+/// code) are scanned: a length is in the fat pointer, so most names are
+/// rejected without touching their bytes, where a binary search calls
+/// `memcmp` at every probe.
+#[inline]
+fn find<'a>(entries: &'a [(NixString, Thunk)], name: &str) -> Option<&'a Thunk> {
+    if entries.len() <= 8 {
+        return entries.iter().find(|(k, _)| k.len() == name.len() && k.as_bytes() == name.as_bytes()).map(|(_, v)| v);
+    }
+    entries.binary_search_by(|(k, _)| k.as_ref().cmp(name)).ok().map(|i| &entries[i].1)
+}
+
+/// A linear merge of two sorted entry sequences, the right one winning.
+fn merge<'a>(
+    mut a: impl Iterator<Item = (&'a NixString, &'a Thunk)>,
+    mut b: impl Iterator<Item = (&'a NixString, &'a Thunk)>,
+    capacity: usize,
+) -> Vec<(NixString, Thunk)> {
+    let mut out = Vec::with_capacity(capacity);
+    let (mut x, mut y) = (a.next(), b.next());
+    loop {
+        match (x, y) {
+            (Some(p), Some(q)) => match p.0.cmp(q.0) {
+                std::cmp::Ordering::Less => {
+                    out.push((p.0.clone(), p.1.clone()));
+                    x = a.next();
+                }
+                std::cmp::Ordering::Greater => {
+                    out.push((q.0.clone(), q.1.clone()));
+                    y = b.next();
+                }
+                std::cmp::Ordering::Equal => {
+                    out.push((q.0.clone(), q.1.clone()));
+                    x = a.next();
+                    y = b.next();
+                }
+            },
+            (Some(p), None) => {
+                out.push((p.0.clone(), p.1.clone()));
+                out.extend(a.map(|(k, v)| (k.clone(), v.clone())));
+                break;
+            }
+            (None, Some(q)) => {
+                out.push((q.0.clone(), q.1.clone()));
+                out.extend(b.map(|(k, v)| (k.clone(), v.clone())));
+                break;
+            }
+            (None, None) => break,
+        }
+    }
+    out
+}
+
+/// The entries of a set in name order: its base and overlay merged, the
+/// overlay hiding equal names.
+pub struct Iter<'a> {
+    base: &'a [(NixString, Thunk)],
+    overlay: &'a [(NixString, Thunk)],
+    remaining: usize,
+}
+
+impl<'a> Iterator for Iter<'a> {
+    type Item = (&'a NixString, &'a Thunk);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let item = match (self.base.first(), self.overlay.first()) {
+            (Some(p), Some(q)) => match p.0.cmp(&q.0) {
+                std::cmp::Ordering::Less => {
+                    self.base = &self.base[1..];
+                    p
+                }
+                std::cmp::Ordering::Greater => {
+                    self.overlay = &self.overlay[1..];
+                    q
+                }
+                std::cmp::Ordering::Equal => {
+                    self.base = &self.base[1..];
+                    self.overlay = &self.overlay[1..];
+                    q
+                }
+            },
+            (Some(p), None) => {
+                self.base = &self.base[1..];
+                p
+            }
+            (None, Some(q)) => {
+                self.overlay = &self.overlay[1..];
+                q
+            }
+            (None, None) => return None,
+        };
+        self.remaining -= 1;
+        Some((&item.0, &item.1))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.remaining, Some(self.remaining))
+    }
+}
+
+impl ExactSizeIterator for Iter<'_> {}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+
+    fn int(t: &Thunk) -> i64 {
+        match t.peek() {
+            Some(Value::Int(i)) => i,
+            _ => panic!("not an int"),
+        }
+    }
+
+    fn set(pairs: &[(String, i64)]) -> Attrs {
+        Attrs::from_unsorted(pairs.iter().map(|(k, v)| (k.as_str().into(), Thunk::value(Value::Int(*v)))).collect())
+    }
+
+    /// The tag must not cost a word of its own in thunks and results.
+    #[test]
+    fn values_stay_three_words() {
+        use std::mem::size_of;
+        assert_eq!(size_of::<Value>(), 24);
+        assert_eq!(size_of::<Thunk>(), 24);
+        assert_eq!(size_of::<crate::error::EvalResult<Value>>(), 24);
+    }
+
+    /// Repeated small updates of a large set (overlays, then flattening)
+    /// agree with a plain map, in contents, order, length and lookups.
+    #[test]
+    fn overlay_updates_match_a_map() {
+        let mut reference: BTreeMap<String, i64> = (0..200).map(|i| (format!("a{i}"), i)).collect();
+        let pairs: Vec<_> = reference.iter().map(|(k, v)| (k.clone(), *v)).collect();
+        let mut acc = Rc::new(set(&pairs));
+        for step in 0..300i64 {
+            let small: Vec<_> =
+                (0..3).map(|j| (format!("{}{}", ["a", "b", "z"][j], (step * 7 + j as i64) % 250), -step)).collect();
+            for (k, v) in &small {
+                reference.insert(k.clone(), *v);
+            }
+            acc = Rc::new(acc.update(&set(&small)));
+            assert_eq!(acc.len(), reference.len());
+            let got: Vec<_> = acc.iter().map(|(k, v)| (k.to_string(), int(v))).collect();
+            let want: Vec<_> = reference.iter().map(|(k, v)| (k.clone(), *v)).collect();
+            assert_eq!(got, want, "after step {step}");
+            for (k, v) in &reference {
+                assert_eq!(acc.get(k).map(int), Some(*v));
+            }
+            assert!(acc.get("a-missing").is_none());
+        }
+        let flat = Attrs::from_sorted(Rc::try_unwrap(acc).ok().expect("unique").into_entries());
+        assert_eq!(flat.len(), reference.len());
     }
 }

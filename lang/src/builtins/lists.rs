@@ -30,7 +30,7 @@ pub const DEFS: &[BuiltinDef] = &[
 fn map(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
     let f = ev.force(&args[0])?;
     let list = ev.list(&args[1], "the second argument of map")?;
-    Ok(Value::list(list.iter().map(|x| Thunk::apply1(f.clone(), x.clone())).collect()))
+    Ok(Value::List(list.iter().map(|x| lazy_apply(ev, &f, x.clone())).collect()))
 }
 
 fn predicate(ev: &mut Evaluator, f: &Value, x: &Thunk, name: &str) -> EvalResult<bool> {
@@ -57,7 +57,7 @@ fn foldl(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
     let list = ev.list(&args[2], "the third argument of builtins.foldl'")?;
     let mut acc = ev.force(&args[1])?;
     for x in list.iter() {
-        acc = ev.call2(&f, Thunk::value(acc), x.clone())?;
+        acc = ev.apply2(&f, Thunk::value(acc), x.clone())?;
     }
     Ok(acc)
 }
@@ -68,7 +68,16 @@ fn gen_list(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
     if n < 0 {
         return err(ErrorKind::InvalidValue, format!("cannot create a list of size {n}"));
     }
-    Ok(Value::list((0..n).map(|i| Thunk::apply1(f.clone(), Thunk::value(Value::Int(i)))).collect()))
+    Ok(Value::List((0..n).map(|i| lazy_apply(ev, &f, Thunk::value(Value::Int(i)))).collect()))
+}
+
+/// `f x` as a list element: its value when that is cheap to know now, else
+/// a thunk.
+fn lazy_apply(ev: &Evaluator, f: &Value, x: Thunk) -> Thunk {
+    match ev.cheap_apply(f, &x) {
+        Some(v) => Thunk::value(v),
+        None => Thunk::apply1(f.clone(), x),
+    }
 }
 
 fn elem(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {

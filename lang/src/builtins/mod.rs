@@ -162,8 +162,7 @@ impl Args for Evaluator {
         self.apply(f.clone(), a, None)
     }
     fn call2(&mut self, f: &Value, a: Thunk, b: Thunk) -> EvalResult<Value> {
-        let g = self.apply(f.clone(), a, None)?;
-        self.apply(g, b, None)
+        self.apply2(f, a, b)
     }
 }
 
