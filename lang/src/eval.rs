@@ -317,26 +317,10 @@ impl Evaluator {
                 Ok(v) => Ok(v),
                 Err(t) => self.force(&t),
             },
-            Expr::WithVar { name, withs, span } => self.with_var(name, withs, *span, env),
-            Expr::Str(parts, _) => Ok(Value::String(self.interpolate(parts, env)?.into())),
-            Expr::Path(parts, span) => {
-                let s = self.interpolate(parts, env)?;
-                if !path::is_absolute(&s) {
-                    return err(ErrorKind::InvalidValue, format!("path '{s}' is not absolute"))
-                        .map_err(|e| e.at(*span));
-                }
-                Ok(Value::Path(path::normalize(&s).into()))
-            }
-            Expr::List(items) => Ok(Value::list(items.iter().map(|i| self.thunk(i, env)).collect())),
             Expr::Attrs(def) => self.build_attrs(def, env),
             Expr::Let { frame, body } => {
                 let frame_env = self.fill_frame(frame, env);
                 return Ok(Step::Tail(body.clone(), frame_env));
-            }
-            Expr::With { namespace, body, .. } => {
-                let ns = self.thunk(namespace, env);
-                let with_env = Env::with_one(env, ns);
-                return Ok(Step::Tail(body.clone(), with_env));
             }
             Expr::Lambda(l) => Ok(Value::Lambda(Rc::new(Closure { lambda: l.clone(), env: env.clone() }))),
             Expr::Apply { func, arg, span } => {
@@ -363,6 +347,34 @@ impl Evaluator {
                 let next = if self.eval_bool(cond, env, *span, "the condition of 'if'")? { then } else { else_ };
                 return Ok(Step::Tail(next.clone(), env.clone()));
             }
+            Expr::Select { expr, path, default, span } => self.select(expr, path, default.as_ref(), *span, env),
+            Expr::Binary { op, lhs, rhs, span } => self.binary(*op, lhs, rhs, *span, env),
+            _ => return self.step_other(expr, env),
+        };
+        v.map(Step::Value)
+    }
+
+    /// The less common cases of [`Self::step`], out of line so that its
+    /// frame (on the stack at every level of a deep recursion) stays small.
+    #[inline(never)]
+    fn step_other(&mut self, expr: &ExprRef, env: &Rc<Env>) -> EvalResult<Step> {
+        let v = match &**expr {
+            Expr::WithVar { name, withs, span } => self.with_var(name, withs, *span, env),
+            Expr::Str(parts, _) => Ok(Value::String(self.interpolate(parts, env)?.into())),
+            Expr::Path(parts, span) => {
+                let s = self.interpolate(parts, env)?;
+                if !path::is_absolute(&s) {
+                    return err(ErrorKind::InvalidValue, format!("path '{s}' is not absolute"))
+                        .map_err(|e| e.at(*span));
+                }
+                Ok(Value::Path(path::normalize(&s).into()))
+            }
+            Expr::List(items) => Ok(Value::list(items.iter().map(|i| self.thunk(i, env)).collect())),
+            Expr::With { namespace, body, .. } => {
+                let ns = self.thunk(namespace, env);
+                let with_env = Env::with_one(env, ns);
+                return Ok(Step::Tail(body.clone(), with_env));
+            }
             Expr::Assert { cond, body, span } => {
                 if self.eval_bool(cond, env, *span, "the condition of 'assert'")? {
                     return Ok(Step::Tail(body.clone(), env.clone()));
@@ -372,9 +384,7 @@ impl Evaluator {
                         .label("this assertion is false"))
                 }
             }
-            Expr::Select { expr, path, default, span } => self.select(expr, path, default.as_ref(), *span, env),
             Expr::HasAttr { expr, path, .. } => self.has_attr(expr, path, env),
-            Expr::Binary { op, lhs, rhs, span } => self.binary(*op, lhs, rhs, *span, env),
             Expr::Not(e, span) => Ok(Value::Bool(!self.eval_bool(e, env, *span, "the operand of '!'")?)),
             Expr::Negate(e, span) => match self.eval(e, env)? {
                 Value::Int(i) => i.checked_neg().map(Value::Int).ok_or_else(|| {
@@ -387,6 +397,7 @@ impl Evaluator {
                 let (line, col) = self.sources.line_col(*span);
                 Ok(position_attrs(&self.sources.get(span.file).name, line, col))
             }
+            _ => unreachable!("handled by step()"),
         };
         v.map(Step::Value)
     }
@@ -724,25 +735,30 @@ impl Evaluator {
     #[inline(never)]
     fn bind_pattern(&mut self, c: &Rc<Closure>, p: &Pattern, arg: Thunk, span: Option<Span>) -> EvalResult<Rc<Env>> {
         let lambda = &c.lambda;
-        let fname = lambda.name.as_deref().map_or("anonymous function".to_string(), |n| format!("function '{n}'"));
+        // Only error messages name the function: built on demand, not per call.
+        let fname = || lambda.name.as_deref().map_or("anonymous function".to_string(), |n| format!("function '{n}'"));
         let v = self.force(&arg)?;
         let Value::Attrs(attrs) = &v else {
             return Err(EvalError::new(
                 ErrorKind::Type,
-                format!("{fname} expects a set as its argument, but got {}", v.type_article()),
+                format!("{} expects a set as its argument, but got {}", fname(), v.type_article()),
             )
             .at_if_unset(span));
         };
         let env = Env::child(&c.env, p.formals.len() + p.bind as usize);
+        let mut found = 0;
         for formal in &p.formals {
             match attrs.get(&formal.name) {
-                Some(t) => env.push(t.clone()),
+                Some(t) => {
+                    found += 1;
+                    env.push(t.clone())
+                }
                 None => match &formal.default {
                     Some(d) => env.push(Thunk::pending(d.clone(), env.clone())),
                     None => {
                         return Err(EvalError::new(
                             ErrorKind::MissingArgument,
-                            format!("{fname} called without required argument '{}'", formal.name),
+                            format!("{} called without required argument '{}'", fname(), formal.name),
                         )
                         .at_if_unset(span)
                         .label("called here")
@@ -751,12 +767,13 @@ impl Evaluator {
                 },
             }
         }
-        if !p.ellipsis {
+        // Every name of the argument matched a formal: none is unexpected.
+        if !p.ellipsis && found != attrs.len() {
             for key in attrs.keys() {
                 if !p.formals.iter().any(|f| f.name == *key) {
                     let mut e = EvalError::new(
                         ErrorKind::UnexpectedArgument,
-                        format!("{fname} called with unexpected argument '{key}'"),
+                        format!("{} called with unexpected argument '{key}'", fname()),
                     )
                     .at_if_unset(span)
                     .label("called here");
@@ -773,8 +790,39 @@ impl Evaluator {
         Ok(env)
     }
 
+    /// Operators on two evaluated operands, integers inline. Kept small:
+    /// deep recursion like `1 + f (n - 1)` has this frame on every level.
     #[inline(never)]
     fn binary(&mut self, op: BinOp, lhs: &ExprRef, rhs: &ExprRef, span: Span, env: &Rc<Env>) -> EvalResult<Value> {
+        if matches!(op, BinOp::And | BinOp::Or | BinOp::Implies | BinOp::PipeRight | BinOp::PipeLeft) {
+            return self.binary_lazy(op, lhs, rhs, span, env);
+        }
+        let a = self.operand(lhs, env)?;
+        let b = self.operand(rhs, env)?;
+        if let (Value::Int(x), Value::Int(y)) = (&a, &b) {
+            let (x, y) = (*x, *y);
+            let r = match op {
+                BinOp::Add => x.checked_add(y).map(Value::Int),
+                BinOp::Sub => x.checked_sub(y).map(Value::Int),
+                BinOp::Eq => Some(Value::Bool(x == y)),
+                BinOp::NotEq => Some(Value::Bool(x != y)),
+                BinOp::Less => Some(Value::Bool(x < y)),
+                BinOp::LessEq => Some(Value::Bool(x <= y)),
+                BinOp::Greater => Some(Value::Bool(x > y)),
+                BinOp::GreaterEq => Some(Value::Bool(x >= y)),
+                _ => None,
+            };
+            if let Some(r) = r {
+                return Ok(r);
+            }
+        }
+        self.binary_values(op, a, b).map_err(|e| e.at_if_unset(Some(span)))
+    }
+
+    /// The short-circuit operators and pipes, which do not evaluate both
+    /// operands first.
+    #[inline(never)]
+    fn binary_lazy(&mut self, op: BinOp, lhs: &ExprRef, rhs: &ExprRef, span: Span, env: &Rc<Env>) -> EvalResult<Value> {
         match op {
             BinOp::And => {
                 if !self.eval_bool(lhs, env, span, "the left operand of '&&'")? {
@@ -804,28 +852,7 @@ impl Evaluator {
                 let x = self.thunk(rhs, env);
                 self.apply(f, x, Some(span))
             }
-            _ => {
-                let a = self.operand(lhs, env)?;
-                let b = self.operand(rhs, env)?;
-                if let (Value::Int(x), Value::Int(y)) = (&a, &b) {
-                    let (x, y) = (*x, *y);
-                    let r = match op {
-                        BinOp::Add => x.checked_add(y).map(Value::Int),
-                        BinOp::Sub => x.checked_sub(y).map(Value::Int),
-                        BinOp::Eq => Some(Value::Bool(x == y)),
-                        BinOp::NotEq => Some(Value::Bool(x != y)),
-                        BinOp::Less => Some(Value::Bool(x < y)),
-                        BinOp::LessEq => Some(Value::Bool(x <= y)),
-                        BinOp::Greater => Some(Value::Bool(x > y)),
-                        BinOp::GreaterEq => Some(Value::Bool(x >= y)),
-                        _ => None,
-                    };
-                    if let Some(r) = r {
-                        return Ok(r);
-                    }
-                }
-                self.binary_values(op, a, b).map_err(|e| e.at_if_unset(Some(span)))
-            }
+            _ => unreachable!("strict operators are evaluated in binary()"),
         }
     }
 
