@@ -3,7 +3,8 @@
 //! nested sets, duplicate attributes and undefined variables are reported,
 //! and literal paths are made absolute relative to their file.
 
-use std::collections::HashMap;
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
 use rnix::ast::{self, AstToken, HasEntry, InterpolPart};
@@ -331,18 +332,18 @@ impl<'a> Lowerer<'a> {
     fn attr_key(&mut self, attr: &ast::Attr) -> EvalResult<AttrKey> {
         let span = self.span(attr);
         Ok(match attr {
-            ast::Attr::Ident(id) => AttrKey::Static(ident_text(id).into()),
+            ast::Attr::Ident(id) => AttrKey::Static(intern(&ident_text(id))),
             ast::Attr::Str(s) => {
                 let e = self.string(s, span)?;
                 match &*e {
-                    Expr::Const(Value::String(text)) => AttrKey::Static(text.clone()),
+                    Expr::Const(Value::String(text)) => AttrKey::Static(intern(text)),
                     _ => AttrKey::Dynamic(e, span),
                 }
             }
             ast::Attr::Dynamic(d) => {
                 let e = self.lower(&child(d.expr(), span)?, None)?;
                 match &*e {
-                    Expr::Const(Value::String(text)) => AttrKey::Static(text.clone()),
+                    Expr::Const(Value::String(text)) => AttrKey::Static(intern(text)),
                     _ => AttrKey::Dynamic(e, span),
                 }
             }
@@ -490,7 +491,7 @@ impl<'a> Lowerer<'a> {
                 let mut formal_nodes = Vec::new();
                 for entry in p.pat_entries() {
                     let id = child(entry.ident(), span)?;
-                    let n: NixString = ident_text(&id).into();
+                    let n: NixString = intern(&ident_text(&id));
                     if names.contains_key(&n) {
                         return Err(EvalError::new(
                             ErrorKind::DuplicateAttribute,
@@ -715,6 +716,32 @@ fn parse_error(msg: &str, span: Span) -> Box<EvalError> {
 
 fn child<T>(node: Option<T>, span: Span) -> EvalResult<T> {
     node.ok_or_else(|| parse_error("incomplete expression", span))
+}
+
+/// Most names interned: more than this many distinct names (generated
+/// code) are no longer kept, so the table stays bounded.
+const MAX_INTERNED: usize = 1 << 16;
+
+thread_local! {
+    static NAMES: RefCell<HashSet<NixString>> = RefCell::new(HashSet::new());
+}
+
+/// One shared string per distinct attribute name or formal written in the
+/// source: a set built from a literal and a select or pattern naming the
+/// same attribute then hold the same pointer, and a lookup matches it
+/// without comparing bytes (see `value::find`).
+fn intern(name: &str) -> NixString {
+    NAMES.with(|names| {
+        let mut names = names.borrow_mut();
+        if let Some(n) = names.get(name) {
+            return n.clone();
+        }
+        let n: NixString = name.into();
+        if names.len() < MAX_INTERNED {
+            names.insert(n.clone());
+        }
+        n
+    })
 }
 
 fn ident_text(id: &ast::Ident) -> String {

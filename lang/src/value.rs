@@ -241,9 +241,21 @@ impl Attrs {
 #[inline]
 fn find<'a>(entries: &'a [(NixString, Thunk)], name: &str) -> Option<&'a Thunk> {
     if entries.len() <= 8 {
-        return entries.iter().find(|(k, _)| k.len() == name.len() && k.as_bytes() == name.as_bytes()).map(|(_, v)| v);
+        return entries.iter().find(|(k, _)| same_name(k, name)).map(|(_, v)| v);
     }
-    entries.binary_search_by(|(k, _)| k.as_ref().cmp(name)).ok().map(|i| &entries[i].1)
+    entries
+        .binary_search_by(
+            |(k, _)| if k.as_ptr() == name.as_ptr() { k.len().cmp(&name.len()) } else { k.as_ref().cmp(name) },
+        )
+        .ok()
+        .map(|i| &entries[i].1)
+}
+
+/// Names written in the source are interned (`lower::intern`): the same
+/// pointer is the same name, without comparing bytes.
+#[inline(always)]
+fn same_name(k: &str, name: &str) -> bool {
+    k.len() == name.len() && (k.as_ptr() == name.as_ptr() || k.as_bytes() == name.as_bytes())
 }
 
 /// A linear merge of two sorted entry sequences, the right one winning.
