@@ -318,6 +318,7 @@ impl Evaluator {
                 Err(t) => self.force(&t),
             },
             Expr::Attrs(def) => self.build_attrs(def, env),
+            Expr::Str(parts, _) => Ok(Value::String(self.interpolate(parts, env)?.into())),
             Expr::Let { frame, body } => {
                 let frame_env = self.fill_frame(frame, env);
                 return Ok(Step::Tail(body.clone(), frame_env));
@@ -360,7 +361,6 @@ impl Evaluator {
     fn step_other(&mut self, expr: &ExprRef, env: &Rc<Env>) -> EvalResult<Step> {
         let v = match &**expr {
             Expr::WithVar { name, withs, span } => self.with_var(name, withs, *span, env),
-            Expr::Str(parts, _) => Ok(Value::String(self.interpolate(parts, env)?.into())),
             Expr::Path(parts, span) => {
                 let s = self.interpolate(parts, env)?;
                 if !path::is_absolute(&s) {
