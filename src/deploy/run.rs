@@ -146,15 +146,15 @@ async fn send_blob(node: &Node<'_>, hash: &str, blob: &Blob) -> Result<u64, Stri
     }
 }
 
+/// A node's manifests (one per phase), the source of each blob they name,
+/// and the files left out (see [`node_manifests`]).
+type NodeManifests = (Vec<Manifest>, BTreeMap<Digest, Source>, Vec<String>);
+
 /// New manifests for every phase of a node, the source of every blob, and
 /// the files left out of generate-only phases because their artifact is
 /// not available offline (such a phase is never activated; staging it
 /// without them beats refusing the whole switch).
-fn node_manifests(
-    closures: &Closures,
-    name: &str,
-    resolver: &Resolver,
-) -> Result<(Vec<Manifest>, BTreeMap<Digest, Source>, Vec<String>), String> {
+fn node_manifests(closures: &Closures, name: &str, resolver: &Resolver) -> Result<NodeManifests, String> {
     let node = &closures.cluster.nodes[name];
     let nc = &closures.nodes[name];
     let mut sources = BTreeMap::new();
