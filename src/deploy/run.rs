@@ -212,6 +212,24 @@ pub fn plan_text(name: &str, plan: &NodePlan) -> String {
     s
 }
 
+/// Records generation `number` of this cluster on the deployer.
+fn write_generation(
+    closures: &Closures,
+    opts: &SwitchOptions,
+    number: u64,
+    nodes: BTreeMap<String, NodeRecord>,
+) -> Result<(), String> {
+    let g = Generation {
+        number,
+        cluster: closures.cluster.name.clone(),
+        time: record::now(),
+        phase_order: closures.cluster.phase_order.clone(),
+        rollback_of: None,
+        nodes,
+    };
+    record::write(&opts.state_dir, &g)
+}
+
 /// Run a switch. Returns the outcome and, for `--dry-run`, the plan text.
 pub async fn switch(
     closures: &Closures,
@@ -348,17 +366,7 @@ pub async fn switch(
                 })
         });
         if !same {
-            record::write(
-                &opts.state_dir,
-                &Generation {
-                    number,
-                    cluster: closures.cluster.name.clone(),
-                    time: record::now(),
-                    phase_order: closures.cluster.phase_order.clone(),
-                    rollback_of: None,
-                    nodes,
-                },
-            )?;
+            write_generation(closures, opts, number, nodes)?;
         }
         release(held, &hosts).await;
         return Ok((Outcome::Ok, String::new()));
@@ -510,17 +518,7 @@ pub async fn switch(
         }
     }
     let nodes = record_nodes(closures, opts, &held, &changed_idx, gen);
-    record::write(
-        &opts.state_dir,
-        &Generation {
-            number: gen,
-            cluster: closures.cluster.name.clone(),
-            time: record::now(),
-            phase_order: closures.cluster.phase_order.clone(),
-            rollback_of: None,
-            nodes,
-        },
-    )?;
+    write_generation(closures, opts, gen, nodes)?;
     release(held, &hosts).await;
     Ok((if failed { Outcome::Failed } else { Outcome::Ok }, String::new()))
 }
