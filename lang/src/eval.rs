@@ -421,8 +421,8 @@ impl Evaluator {
             let h = self.operand(head, env)?;
             if let Value::Builtin(pb) = &h {
                 if pb.args.is_empty() && builtins::arity(pb.id) == 3 {
-                    let args = vec![self.thunk(zeroth, env), self.thunk(first, env), self.thunk(last, env)];
-                    return self.call_builtin(pb.id, args, Some(span)).map(Spine::Done);
+                    let args = [self.thunk(zeroth, env), self.thunk(first, env), self.thunk(last, env)];
+                    return self.call_builtin(pb.id, &args, Some(span)).map(Spine::Done);
                 }
             }
             let t = self.thunk(zeroth, env);
@@ -433,8 +433,8 @@ impl Evaluator {
         let g = self.operand(inner, env)?;
         if let Value::Builtin(pb) = &g {
             if pb.args.is_empty() && builtins::arity(pb.id) == 2 {
-                let args = vec![self.thunk(first, env), self.thunk(last, env)];
-                return self.call_builtin(pb.id, args, Some(span)).map(Spine::Done);
+                let args = [self.thunk(first, env), self.thunk(last, env)];
+                return self.call_builtin(pb.id, &args, Some(span)).map(Spine::Done);
             }
         }
         let t = self.thunk(first, env);
@@ -475,12 +475,14 @@ impl Evaluator {
     #[inline(never)]
     fn with_var(&mut self, name: &NixString, withs: &[u32], span: Span, env: &Rc<Env>) -> EvalResult<Value> {
         for &depth in withs {
-            let ns = env.lookup(depth, 0);
-            match self.force(&ns)? {
+            let ns = match env.get(depth, 0) {
+                Ok(v) => v,
+                Err(t) => self.force(&t)?,
+            };
+            match ns {
                 Value::Attrs(a) => {
                     if let Some(t) = a.get(name) {
-                        let t = t.clone();
-                        return self.force(&t);
+                        return self.force(t);
                     }
                 }
                 v => {
@@ -607,9 +609,22 @@ impl Evaluator {
     ) -> EvalResult<Value> {
         let mut v = self.operand(expr, env)?;
         for key in path {
-            let name = self.attr_name(key, env)?;
-            let found = match &v {
-                Value::Attrs(a) => a.get(&name).cloned(),
+            let dynamic;
+            let name = match key {
+                AttrKey::Static(s) => s,
+                AttrKey::Dynamic(..) => {
+                    dynamic = self.attr_name(key, env)?;
+                    &dynamic
+                }
+            };
+            let next = match &v {
+                Value::Attrs(a) => match a.get(name) {
+                    Some(t) => Some(
+                        self.force(t)
+                            .map_err(|e| e.context(format!("while evaluating the attribute '{name}'"), Some(span)))?,
+                    ),
+                    None => None,
+                },
                 _ if default.is_some() => None,
                 other => {
                     return Err(EvalError::new(
@@ -619,17 +634,13 @@ impl Evaluator {
                     .at(span))
                 }
             };
-            match found {
-                Some(t) => {
-                    v = self
-                        .force(&t)
-                        .map_err(|e| e.context(format!("while evaluating the attribute '{name}'"), Some(span)))?
-                }
+            match next {
+                Some(n) => v = n,
                 None => match default {
                     Some(d) => return self.eval(d, env),
                     None => {
                         let Value::Attrs(a) = &v else { unreachable!("checked above") };
-                        return Err(missing_attr(&name, a, span));
+                        return Err(missing_attr(name, a, span));
                     }
                 },
             }
@@ -641,17 +652,24 @@ impl Evaluator {
     fn has_attr(&mut self, expr: &ExprRef, path: &[AttrKey], env: &Rc<Env>) -> EvalResult<Value> {
         let mut v = self.eval(expr, env)?;
         for (i, key) in path.iter().enumerate() {
-            let name = self.attr_name(key, env)?;
-            let next = match &v {
-                Value::Attrs(a) => a.get(&name).cloned(),
-                _ => None,
+            let dynamic;
+            let name = match key {
+                AttrKey::Static(s) => s,
+                AttrKey::Dynamic(..) => {
+                    dynamic = self.attr_name(key, env)?;
+                    &dynamic
+                }
             };
-            match next {
-                // The last attribute's value is never forced.
-                Some(_) if i + 1 == path.len() => return Ok(Value::Bool(true)),
-                Some(t) => v = self.force(&t)?,
-                None => return Ok(Value::Bool(false)),
-            }
+            let next = match &v {
+                Value::Attrs(a) => match a.get(name) {
+                    // The last attribute's value is never forced.
+                    Some(_) if i + 1 == path.len() => return Ok(Value::Bool(true)),
+                    Some(t) => self.force(t)?,
+                    None => return Ok(Value::Bool(false)),
+                },
+                _ => return Ok(Value::Bool(false)),
+            };
+            v = next;
         }
         Ok(Value::Bool(true))
     }
@@ -670,10 +688,13 @@ impl Evaluator {
         match f {
             Value::Lambda(c) => self.call_lambda(&c, arg, span),
             Value::Builtin(pb) => {
+                if pb.args.is_empty() && builtins::arity(pb.id) == 1 {
+                    return self.call_builtin(pb.id, std::slice::from_ref(&arg), span);
+                }
                 let mut args = pb.args.clone();
                 args.push(arg);
                 if args.len() == builtins::arity(pb.id) {
-                    self.call_builtin(pb.id, args, span)
+                    self.call_builtin(pb.id, &args, span)
                 } else {
                     Ok(Value::Builtin(Rc::new(PartialBuiltin { id: pb.id, args })))
                 }
@@ -714,7 +735,7 @@ impl Evaluator {
         Ok(v)
     }
 
-    fn call_builtin(&mut self, id: BuiltinId, args: Vec<Thunk>, span: Option<Span>) -> EvalResult<Value> {
+    fn call_builtin(&mut self, id: BuiltinId, args: &[Thunk], span: Option<Span>) -> EvalResult<Value> {
         builtins::call(self, id, args).map_err(|e| e.at_if_unset(span))
     }
 
@@ -754,7 +775,7 @@ impl Evaluator {
                     env.push(t.clone())
                 }
                 None => match &formal.default {
-                    Some(d) => env.push(Thunk::pending(d.clone(), env.clone())),
+                    Some(d) => env.push(self.frame_thunk(d, &env)),
                     None => {
                         return Err(EvalError::new(
                             ErrorKind::MissingArgument,
@@ -815,6 +836,9 @@ impl Evaluator {
             if let Some(r) = r {
                 return Ok(r);
             }
+        }
+        if let (Value::String(x), Value::String(y), BinOp::Eq | BinOp::NotEq) = (&a, &b, op) {
+            return Ok(Value::Bool((x == y) == (op == BinOp::Eq)));
         }
         self.binary_values(op, a, b).map_err(|e| e.at_if_unset(Some(span)))
     }

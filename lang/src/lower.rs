@@ -141,7 +141,13 @@ impl<'a> Lowerer<'a> {
             }
             ast::Expr::List(l) => {
                 let items = l.items().map(|i| self.lower(&i, None)).collect::<EvalResult<Vec<_>>>()?;
-                Rc::new(Expr::List(items))
+                if items.is_empty() {
+                    // One shared empty list: `[ ]` is common as a result
+                    // (`if c then [ x ] else [ ]`) and then costs nothing.
+                    Rc::new(Expr::Const(Value::list(Vec::new())))
+                } else {
+                    Rc::new(Expr::List(items))
+                }
             }
             ast::Expr::AttrSet(set) => self.attr_set(set)?,
             ast::Expr::LetIn(l) => self.let_in(l, span)?,

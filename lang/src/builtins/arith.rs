@@ -22,25 +22,25 @@ pub const DEFS: &[BuiltinDef] = &[
     BuiltinDef { name: "floor", arity: 1, func: |ev, a| round(ev, a, "floor", f64::floor) },
 ];
 
-fn op(ev: &mut Evaluator, args: Vec<Thunk>, op: BinOp) -> EvalResult<Value> {
+fn op(ev: &mut Evaluator, args: &[Thunk], op: BinOp) -> EvalResult<Value> {
     let a = ev.force(&args[0])?;
     let b = ev.force(&args[1])?;
     arith(op, &a, &b)
 }
 
-fn bits(ev: &mut Evaluator, args: Vec<Thunk>, name: &str, f: fn(i64, i64) -> i64) -> EvalResult<Value> {
+fn bits(ev: &mut Evaluator, args: &[Thunk], name: &str, f: fn(i64, i64) -> i64) -> EvalResult<Value> {
     let a = ev.int(&args[0], &format!("the first argument of builtins.{name}"))?;
     let b = ev.int(&args[1], &format!("the second argument of builtins.{name}"))?;
     Ok(Value::Int(f(a, b)))
 }
 
-fn less_than(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
+fn less_than(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
     let a = ev.force(&args[0])?;
     let b = ev.force(&args[1])?;
     Ok(Value::Bool(compare(ev, &a, &b)? == std::cmp::Ordering::Less))
 }
 
-fn round(ev: &mut Evaluator, args: Vec<Thunk>, name: &str, f: fn(f64) -> f64) -> EvalResult<Value> {
+fn round(ev: &mut Evaluator, args: &[Thunk], name: &str, f: fn(f64) -> f64) -> EvalResult<Value> {
     match ev.force(&args[0])? {
         Value::Int(i) => Ok(Value::Int(i)),
         Value::Float(x) => {

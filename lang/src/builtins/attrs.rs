@@ -28,17 +28,17 @@ pub const DEFS: &[BuiltinDef] = &[
     BuiltinDef { name: "unsafeGetAttrPos", arity: 2, func: unsafe_get_attr_pos },
 ];
 
-fn attr_names(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
+fn attr_names(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
     let a = ev.attrs(&args[0], "the argument of builtins.attrNames")?;
     Ok(Value::list(a.keys().map(|k| Thunk::value(Value::String(k.clone()))).collect()))
 }
 
-fn attr_values(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
+fn attr_values(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
     let a = ev.attrs(&args[0], "the argument of builtins.attrValues")?;
     Ok(Value::list(a.iter().map(|(_, v)| v.clone()).collect()))
 }
 
-fn get_attr(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
+fn get_attr(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
     let name = ev.str(&args[0], "the first argument of builtins.getAttr")?;
     let a = ev.attrs(&args[1], "the second argument of builtins.getAttr")?;
     match a.get(&name) {
@@ -53,13 +53,13 @@ fn get_attr(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
     }
 }
 
-fn has_attr(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
+fn has_attr(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
     let name = ev.str(&args[0], "the first argument of builtins.hasAttr")?;
     let a = ev.attrs(&args[1], "the second argument of builtins.hasAttr")?;
     Ok(Value::Bool(a.contains(&name)))
 }
 
-fn cat_attrs(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
+fn cat_attrs(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
     let name = ev.str(&args[0], "the first argument of builtins.catAttrs")?;
     let list = ev.list(&args[1], "the second argument of builtins.catAttrs")?;
     let mut out = Vec::new();
@@ -72,14 +72,14 @@ fn cat_attrs(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
     Ok(Value::list(out))
 }
 
-fn intersect_attrs(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
+fn intersect_attrs(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
     let a = ev.attrs(&args[0], "the first argument of builtins.intersectAttrs")?;
     let b = ev.attrs(&args[1], "the second argument of builtins.intersectAttrs")?;
     let entries = b.iter().filter(|(k, _)| a.contains(k)).map(|(k, v)| (k.clone(), v.clone())).collect();
     Ok(Value::attrs(Attrs::from_sorted(entries)))
 }
 
-fn list_to_attrs(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
+fn list_to_attrs(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
     let list = ev.list(&args[0], "the argument of builtins.listToAttrs")?;
     let mut entries = Vec::with_capacity(list.len());
     for t in list.iter() {
@@ -104,7 +104,7 @@ fn list_to_attrs(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
     Ok(Value::attrs(Attrs::from_unsorted(entries)))
 }
 
-fn map_attrs(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
+fn map_attrs(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
     let f = ev.force(&args[0])?;
     let a = ev.attrs(&args[1], "the second argument of builtins.mapAttrs")?;
     let entries = a
@@ -114,7 +114,7 @@ fn map_attrs(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
     Ok(Value::attrs(Attrs::from_sorted(entries)))
 }
 
-fn remove_attrs(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
+fn remove_attrs(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
     let a = ev.attrs(&args[0], "the first argument of builtins.removeAttrs")?;
     let names = ev.list(&args[1], "the second argument of builtins.removeAttrs")?;
     let mut remove = HashSet::new();
@@ -125,7 +125,7 @@ fn remove_attrs(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
     Ok(Value::attrs(Attrs::from_sorted(entries)))
 }
 
-fn zip_attrs_with(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
+fn zip_attrs_with(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
     let f = ev.force(&args[0])?;
     let sets = ev.list(&args[1], "the second argument of builtins.zipAttrsWith")?;
     let mut grouped: BTreeMap<NixString, Vec<Thunk>> = BTreeMap::new();
@@ -146,7 +146,7 @@ fn zip_attrs_with(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
     Ok(Value::attrs(Attrs::from_sorted(entries)))
 }
 
-fn group_by(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
+fn group_by(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
     let f = ev.func(&args[0], "the first argument of builtins.groupBy")?;
     let list = ev.list(&args[1], "the second argument of builtins.groupBy")?;
     let mut grouped: BTreeMap<NixString, Vec<Thunk>> = BTreeMap::new();
@@ -161,7 +161,7 @@ fn group_by(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
     Ok(Value::attrs(Attrs::from_sorted(entries)))
 }
 
-fn function_args(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
+fn function_args(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
     match ev.force(&args[0])? {
         Value::Lambda(c) => match &c.lambda.param {
             Param::Ident => Ok(Value::attrs(Attrs::new())),
@@ -174,7 +174,7 @@ fn function_args(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
     }
 }
 
-fn unsafe_get_attr_pos(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
+fn unsafe_get_attr_pos(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
     let name = ev.str(&args[0], "the first argument of builtins.unsafeGetAttrPos")?;
     let a = ev.attrs(&args[1], "the second argument of builtins.unsafeGetAttrPos")?;
     Ok(match a.position(&name) {

@@ -25,28 +25,28 @@ fn message(ev: &mut Evaluator, t: &Thunk) -> EvalResult<String> {
     Ok(s)
 }
 
-fn throw(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
+fn throw(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
     let msg = message(ev, &args[0])?;
     Err(EvalError::new(ErrorKind::Thrown, msg))
 }
 
-fn abort(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
+fn abort(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
     let msg = message(ev, &args[0])?;
     Err(EvalError::new(ErrorKind::Aborted, format!("evaluation aborted with the following error message: '{msg}'")))
 }
 
-fn seq(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
+fn seq(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
     ev.force(&args[0])?;
     ev.force(&args[1])
 }
 
-fn deep_seq(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
+fn deep_seq(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
     let v = ev.force(&args[0])?;
     ev.deep_force(&v)?;
     ev.force(&args[1])
 }
 
-fn trace(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
+fn trace(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
     let v = ev.force(&args[0])?;
     let msg = match &v {
         Value::String(s) => s.to_string(),
@@ -56,7 +56,7 @@ fn trace(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
     ev.force(&args[1])
 }
 
-fn try_eval(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
+fn try_eval(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
     let (success, value) = match ev.force(&args[0]) {
         Ok(v) => (true, v),
         Err(e) if e.kind.catchable() => (false, Value::Bool(false)),
@@ -68,7 +68,7 @@ fn try_eval(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
     ])))
 }
 
-fn add_error_context(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
+fn add_error_context(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
     match ev.force(&args[1]) {
         Ok(v) => Ok(v),
         Err(e) => {

@@ -26,12 +26,12 @@ fn path_arg(ev: &mut Evaluator, t: &Thunk, what: &str) -> EvalResult<String> {
     Ok(path::normalize(&s))
 }
 
-fn import(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
+fn import(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
     let p = path_arg(ev, &args[0], "import")?;
     ev.import(&p).map_err(|e| e.context(format!("while importing '{}'", crate::load::display_name(&p)), None))
 }
 
-fn read_file(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
+fn read_file(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
     let p = path_arg(ev, &args[0], "builtins.readFile")?;
     let bytes = ev.io.read(&p)?;
     match String::from_utf8(bytes) {
@@ -43,7 +43,7 @@ fn read_file(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
     }
 }
 
-fn read_dir(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
+fn read_dir(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
     let p = path_arg(ev, &args[0], "builtins.readDir")?;
     let entries = ev.io.read_dir(&p)?;
     Ok(Value::attrs(Attrs::from_unsorted(
@@ -51,7 +51,7 @@ fn read_dir(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
     )))
 }
 
-fn path_exists(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
+fn path_exists(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
     let p = path_arg(ev, &args[0], "builtins.pathExists")?;
     Ok(Value::Bool(ev.io.kind(&p)?.is_some()))
 }

@@ -14,19 +14,19 @@ pub const DEFS: &[BuiltinDef] = &[
     BuiltinDef { name: "fromTOML", arity: 1, func: from_toml },
 ];
 
-fn to_json_builtin(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
+fn to_json_builtin(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
     let v = ev.force(&args[0])?;
     Ok(Value::string(to_json(ev, &v)?))
 }
 
-fn from_json(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
+fn from_json(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
     let s = ev.str(&args[0], "the argument of builtins.fromJSON")?;
     let data = super::pure::json::from_json(&s)
         .map_err(|m| EvalError::new(ErrorKind::InvalidValue, format!("builtins.fromJSON: {m}")))?;
     Ok(from_data(data))
 }
 
-fn from_toml(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
+fn from_toml(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
     let s = ev.str(&args[0], "the argument of builtins.fromTOML")?;
     let data = super::pure::toml::from_toml(&s)
         .map_err(|m| EvalError::new(ErrorKind::InvalidValue, format!("builtins.fromTOML: {m}")))?;

@@ -27,7 +27,7 @@ pub const DEFS: &[BuiltinDef] = &[
     BuiltinDef { name: "genericClosure", arity: 1, func: generic_closure },
 ];
 
-fn map(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
+fn map(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
     let f = ev.force(&args[0])?;
     let list = ev.list(&args[1], "the second argument of map")?;
     Ok(Value::List(list.iter().map(|x| lazy_apply(ev, &f, x.clone())).collect()))
@@ -40,7 +40,7 @@ fn predicate(ev: &mut Evaluator, f: &Value, x: &Thunk, name: &str) -> EvalResult
     }
 }
 
-fn filter(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
+fn filter(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
     let f = ev.func(&args[0], "the first argument of builtins.filter")?;
     let list = ev.list(&args[1], "the second argument of builtins.filter")?;
     let mut out = Vec::new();
@@ -52,7 +52,7 @@ fn filter(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
     Ok(Value::list(out))
 }
 
-fn foldl(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
+fn foldl(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
     let f = ev.func(&args[0], "the first argument of builtins.foldl'")?;
     let list = ev.list(&args[2], "the third argument of builtins.foldl'")?;
     let mut acc = ev.force(&args[1])?;
@@ -62,7 +62,7 @@ fn foldl(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
     Ok(acc)
 }
 
-fn gen_list(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
+fn gen_list(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
     let f = ev.force(&args[0])?;
     let n = ev.int(&args[1], "the second argument of builtins.genList")?;
     if n < 0 {
@@ -80,7 +80,7 @@ fn lazy_apply(ev: &Evaluator, f: &Value, x: Thunk) -> Thunk {
     }
 }
 
-fn elem(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
+fn elem(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
     let x = ev.force(&args[0])?;
     let list = ev.list(&args[1], "the second argument of builtins.elem")?;
     for y in list.iter() {
@@ -92,7 +92,7 @@ fn elem(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
     Ok(Value::Bool(false))
 }
 
-fn elem_at(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
+fn elem_at(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
     let list = ev.list(&args[0], "the first argument of builtins.elemAt")?;
     let i = ev.int(&args[1], "the second argument of builtins.elemAt")?;
     match usize::try_from(i).ok().and_then(|i| list.get(i)) {
@@ -104,7 +104,7 @@ fn elem_at(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
     }
 }
 
-fn head(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
+fn head(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
     let list = ev.list(&args[0], "the argument of builtins.head")?;
     match list.first() {
         Some(t) => ev.force(&t.clone()),
@@ -112,7 +112,7 @@ fn head(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
     }
 }
 
-fn tail(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
+fn tail(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
     let list = ev.list(&args[0], "the argument of builtins.tail")?;
     if list.is_empty() {
         return err(ErrorKind::OutOfBounds, "builtins.tail called on an empty list");
@@ -120,11 +120,11 @@ fn tail(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
     Ok(Value::List(Rc::from(&list[1..])))
 }
 
-fn length(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
+fn length(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
     Ok(Value::Int(ev.list(&args[0], "the argument of builtins.length")?.len() as i64))
 }
 
-fn quantify(ev: &mut Evaluator, args: Vec<Thunk>, name: &str, all: bool) -> EvalResult<Value> {
+fn quantify(ev: &mut Evaluator, args: &[Thunk], name: &str, all: bool) -> EvalResult<Value> {
     let f = ev.func(&args[0], &format!("the first argument of builtins.{name}"))?;
     let list = ev.list(&args[1], &format!("the second argument of builtins.{name}"))?;
     for x in list.iter() {
@@ -135,7 +135,7 @@ fn quantify(ev: &mut Evaluator, args: Vec<Thunk>, name: &str, all: bool) -> Eval
     Ok(Value::Bool(all))
 }
 
-fn concat_lists(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
+fn concat_lists(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
     let lists = ev.list(&args[0], "the argument of builtins.concatLists")?;
     let mut out = Vec::new();
     for l in lists.iter() {
@@ -144,7 +144,7 @@ fn concat_lists(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
     Ok(Value::list(out))
 }
 
-fn concat_map(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
+fn concat_map(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
     let f = ev.func(&args[0], "the first argument of builtins.concatMap")?;
     let list = ev.list(&args[1], "the second argument of builtins.concatMap")?;
     let mut out = Vec::new();
@@ -157,7 +157,7 @@ fn concat_map(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
     Ok(Value::list(out))
 }
 
-fn partition(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
+fn partition(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
     let f = ev.func(&args[0], "the first argument of builtins.partition")?;
     let list = ev.list(&args[1], "the second argument of builtins.partition")?;
     let (mut right, mut wrong) = (Vec::new(), Vec::new());
@@ -176,7 +176,7 @@ fn partition(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
 
 /// Breadth-first closure over `operator`, deduplicating on `key` with Nix's
 /// ordering, kept in a sorted vector for logarithmic membership tests.
-fn generic_closure(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
+fn generic_closure(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
     let params = ev.attrs(&args[0], "the argument of builtins.genericClosure")?;
     let start = params.get("startSet").cloned().ok_or_else(|| {
         EvalError::new(ErrorKind::MissingAttribute, "attribute 'startSet' required by builtins.genericClosure")

@@ -23,7 +23,7 @@ mod strings;
 mod types;
 
 pub type BuiltinId = u16;
-pub type BuiltinFn = fn(&mut Evaluator, Vec<Thunk>) -> EvalResult<Value>;
+pub type BuiltinFn = fn(&mut Evaluator, &[Thunk]) -> EvalResult<Value>;
 
 pub struct BuiltinDef {
     pub name: &'static str,
@@ -63,7 +63,7 @@ pub fn name(id: BuiltinId) -> &'static str {
     ALL[id as usize].name
 }
 
-pub fn call(ev: &mut Evaluator, id: BuiltinId, args: Vec<Thunk>) -> EvalResult<Value> {
+pub fn call(ev: &mut Evaluator, id: BuiltinId, args: &[Thunk]) -> EvalResult<Value> {
     (ALL[id as usize].func)(ev, args)
 }
 

@@ -10,7 +10,7 @@ use crate::value::Value;
 
 pub const DEFS: &[BuiltinDef] = &[BuiltinDef { name: "sort", arity: 2, func: sort }];
 
-fn sort(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
+fn sort(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
     let f = ev.func(&args[0], "the first argument of builtins.sort")?;
     let list = ev.list(&args[1], "the second argument of builtins.sort")?;
     let mut items: Vec<Thunk> = list.to_vec();

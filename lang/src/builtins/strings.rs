@@ -46,15 +46,15 @@ fn byte_slice(s: &str, start: usize, end: usize) -> String {
     String::from_utf8_lossy(&s.as_bytes()[start..end]).into_owned()
 }
 
-fn to_string(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
+fn to_string(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
     Ok(str_value(coerce(ev, &args[0], CoerceMode::ToString)?))
 }
 
-fn string_length(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
+fn string_length(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
     Ok(Value::Int(coerce(ev, &args[0], CoerceMode::Interpolation)?.len() as i64))
 }
 
-fn substring(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
+fn substring(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
     let start = ev.int(&args[0], "the first argument (the start offset) of builtins.substring")?;
     let len = ev.int(&args[1], "the second argument (the length) of builtins.substring")?;
     let s = coerce(ev, &args[2], CoerceMode::Interpolation)?;
@@ -66,7 +66,7 @@ fn substring(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
     Ok(str_value(byte_slice(&s, start, end)))
 }
 
-fn concat_strings_sep(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
+fn concat_strings_sep(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
     let sep = ev.str(&args[0], "the first argument of builtins.concatStringsSep")?;
     let list = ev.list(&args[1], "the second argument of builtins.concatStringsSep")?;
     let mut out = String::new();
@@ -82,7 +82,7 @@ fn concat_strings_sep(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value>
 
 /// At each position the first matching `from` wins; an empty `from` matches
 /// between every two characters, as in Nix.
-fn replace_strings(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
+fn replace_strings(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
     let from_list = ev.list(&args[0], "the first argument of builtins.replaceStrings")?;
     let to_list = ev.list(&args[1], "the second argument of builtins.replaceStrings")?;
     if from_list.len() != to_list.len() {
@@ -133,12 +133,12 @@ fn replace_strings(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
     Ok(str_value(String::from_utf8_lossy(&out).into_owned()))
 }
 
-fn base_name_of(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
+fn base_name_of(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
     let s = coerce(ev, &args[0], CoerceMode::Interpolation)?;
     Ok(str_value(path::base_name(&s).to_string()))
 }
 
-fn dir_of(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
+fn dir_of(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
     match ev.force(&args[0])? {
         Value::Path(p) => Ok(Value::Path(path::dir_of(&p).into())),
         _ => {
@@ -169,7 +169,7 @@ fn groups(captures: Vec<Option<String>>) -> Value {
     Value::list(captures.into_iter().map(|c| Thunk::value(c.map_or(Value::Null, str_value))).collect())
 }
 
-fn regex_match(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
+fn regex_match(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
     let re = compile(ev, &args[0], "match")?;
     let s = coerce(ev, &args[1], CoerceMode::Interpolation)?;
     Ok(match re.full_match(&s) {
@@ -178,7 +178,7 @@ fn regex_match(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
     })
 }
 
-fn regex_split(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
+fn regex_split(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
     let re = compile(ev, &args[0], "split")?;
     let s = coerce(ev, &args[1], CoerceMode::Interpolation)?;
     let parts = re.split(&s).into_iter().map(|p| {
@@ -190,13 +190,13 @@ fn regex_split(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
     Ok(Value::list(parts.collect()))
 }
 
-fn hash_string(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
+fn hash_string(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
     let algo = ev.str(&args[0], "the first argument of builtins.hashString")?;
     let s = coerce(ev, &args[1], CoerceMode::Interpolation)?;
     hash::hash_string(&algo, s.as_bytes()).map(str_value).map_err(|m| EvalError::new(ErrorKind::InvalidValue, m))
 }
 
-fn compare_versions(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
+fn compare_versions(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
     let a = ev.str(&args[0], "the first argument of builtins.compareVersions")?;
     let b = ev.str(&args[1], "the second argument of builtins.compareVersions")?;
     Ok(Value::Int(match versions::compare_versions(&a, &b) {
@@ -206,12 +206,12 @@ fn compare_versions(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
     }))
 }
 
-fn split_version(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
+fn split_version(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
     let s = coerce(ev, &args[0], CoerceMode::Interpolation)?;
     Ok(Value::list(versions::split_version(&s).into_iter().map(|p| Thunk::value(str_value(p))).collect()))
 }
 
-fn parse_drv_name(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
+fn parse_drv_name(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
     let s = coerce(ev, &args[0], CoerceMode::Interpolation)?;
     let (name, version) = versions::parse_drv_name(&s);
     Ok(Value::attrs(Attrs::from_sorted(vec![

@@ -19,10 +19,10 @@ pub const DEFS: &[BuiltinDef] = &[
     BuiltinDef { name: "typeOf", arity: 1, func: type_of },
 ];
 
-fn is(ev: &mut Evaluator, args: Vec<Thunk>, pred: fn(&Value) -> bool) -> EvalResult<Value> {
+fn is(ev: &mut Evaluator, args: &[Thunk], pred: fn(&Value) -> bool) -> EvalResult<Value> {
     Ok(Value::Bool(pred(&ev.force(&args[0])?)))
 }
 
-fn type_of(ev: &mut Evaluator, args: Vec<Thunk>) -> EvalResult<Value> {
+fn type_of(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
     Ok(Value::string(ev.force(&args[0])?.type_name()))
 }
