@@ -614,6 +614,52 @@ prepare_nodes() {
 }
 
 # ---------------------------------------------------------------------------------------------
+# cgroups: one tree per node
+
+# Without a systemd on the host (--register=no --keep-unit), nspawn puts a node below the
+# cgroup it was started in (<that>/payload, itself in <that>/supervisor). Started from one
+# shell, every node got the SAME cgroup tree: /system.slice/containerd.service was one
+# directory in all three nodes, and one node's systemd removed it (after the unit stopped
+# there) while another node's systemd was starting the unit in it: "Failed to
+# attach to cgroup /system.slice/containerd.service: No such file or directory",
+# status=219/CGROUP, when kdeploy restarted containerd on all nodes at once. So each nspawn
+# starts in its own cgroup, <hierarchy>/kdeploy-lab/kdnode<i>, in every hierarchy nspawn
+# places nodes in: the unified one and the v1 name=systemd one.
+LAB_CGROUP=kdeploy-lab
+
+cgroup_hierarchies() { # the host's unified (v2) and name=systemd (v1) hierarchies mounted here
+	local d
+	for d in /sys/fs/cgroup /sys/fs/cgroup/unified /sys/fs/cgroup/systemd; do
+		if [[ -f $d/cgroup.procs ]]; then printf '%s\n' "$d"; fi
+	done
+}
+
+# Create node I's own cgroup in each hierarchy; their directories in NODE_CGROUPS.
+NODE_CGROUPS=()
+node_cgroups() {
+	local i=$1 h d
+	NODE_CGROUPS=()
+	while read -r h; do
+		d=$h/$LAB_CGROUP/$(node_name "$i")
+		mkdir -p "$d" || die "cannot create the cgroup $d"
+		NODE_CGROUPS+=("$d")
+	done < <(cgroup_hierarchies)
+}
+
+# Remove the nodes' cgroups (after their processes are gone), deepest first: what the
+# nodes' systemd left below them too. A cgroup still holding a process stays (reported).
+cgroups_down() {
+	local h
+	while read -r h; do
+		[[ -d $h/$LAB_CGROUP ]] || continue
+		find "$h/$LAB_CGROUP" -depth -type d -exec rmdir {} + 2>/dev/null || true
+		if [[ -d $h/$LAB_CGROUP ]]; then
+			log "could not remove every cgroup below $h/$LAB_CGROUP (a process left in one?)"
+		fi
+	done < <(cgroup_hierarchies)
+}
+
+# ---------------------------------------------------------------------------------------------
 # up / down
 
 start_node() {
@@ -637,12 +683,28 @@ start_node() {
 	# still mounts the v1 controllers, nspawn otherwise mounts them read-only in the node.
 	local -a envs=()
 	[[ $CGROUP_V2 != 1 ]] || envs=(SYSTEMD_NSPAWN_UNIFIED_HIERARCHY=1)
-	env "${envs[@]}" setsid systemd-nspawn --quiet --directory="$(node_root "$i")" --boot \
-		--network-namespace-path="/run/netns/$ns" --register=no --keep-unit \
-		--machine="$name" --console=read-only --resolv-conf=off --link-journal=no \
-		"${run_ctr[@]}" "${extra[@]}" \
-		</dev/null >"$logf" 2>&1 9>&- 8>&- &
-	printf '%s\n' "$!" >"$STATE_DIR/run/$name.pid"
+	# The node's own cgroups (see node_cgroups): the subshell moves itself there, then
+	# becomes nspawn (exec: $! stays nspawn's pid).
+	node_cgroups "$i"
+	(
+		for cg in "${NODE_CGROUPS[@]+"${NODE_CGROUPS[@]}"}"; do
+			echo "$BASHPID" >"$cg/cgroup.procs" || {
+				echo "lab: cannot move into the cgroup $cg" >&2
+				exit 1
+			}
+		done
+		exec env "${envs[@]}" setsid systemd-nspawn --quiet --directory="$(node_root "$i")" --boot \
+			--network-namespace-path="/run/netns/$ns" --register=no --keep-unit \
+			--machine="$name" --console=read-only --resolv-conf=off --link-journal=no \
+			"${run_ctr[@]}" "${extra[@]}"
+	) </dev/null >"$logf" 2>&1 9>&- 8>&- &
+	local pid=$! tries=0
+	printf '%s\n' "$pid" >"$STATE_DIR/run/$name.pid"
+	# Until the subshell has become nspawn, node_pid would not recognise it (by its command
+	# line) and take the node for dead: wait for the exec (or the subshell's exit).
+	while pid_alive "$pid" && ! is_node_nspawn "$pid" "$name" && ((tries++ < 100)); do
+		sleep 0.05
+	done
 }
 
 # 0 if node I answers SSH with its known host key.
@@ -836,7 +898,8 @@ do_down() {
 	if ip link show "$BRIDGE" >/dev/null 2>&1; then
 		ip link del "$BRIDGE"
 	fi
-	# The nodes' root trees (and their tmpfs).
+	# The nodes' cgroups, root trees (and their tmpfs).
+	cgroups_down
 	roots_down
 	rm -f -- "$STATE_DIR"/run/*.pid
 	if ((${#names[@]})); then

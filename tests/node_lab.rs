@@ -2,8 +2,9 @@
 //! store with sha256 verification, staging and the one-rename phase switch
 //! with rollback, the run lock (exclusive, recovered from a dead holder),
 //! and units started / restarted by a restart trigger / stopped when removed
-//! by real systemd. Tests use separate nodes (store and files: kdnode2; lock
-//! and units: kdnode3) so they can run in parallel.
+//! by real systemd; and that the lab gives each node its own cgroup tree.
+//! Tests use separate nodes (store and files: kdnode2; lock and units:
+//! kdnode3) so they can run in parallel.
 //! Skipped with a message when the lab is down, failed when CI is set.
 
 mod node_support;
@@ -265,10 +266,74 @@ async fn units_start_restart_on_trigger_and_stop() {
             assert_eq!(host, "kdnode3");
             assert!(journal.contains("kdtest-fail.service failed to start"), "{journal}");
             assert!(journal.contains("kdtest-boom-marker"), "{journal}");
+            // and its status: state and the exit status of the process that failed
+            assert!(journal.contains("Active: failed"), "{journal}");
+            assert!(journal.contains("status=3"), "{journal}");
         }
         other => panic!("expected UnitFailed, got {:?}", other.map(|_| ())),
     }
     deploy(&node, phase, &Manifest::default()).await.unwrap();
     sh(&h, "systemctl reset-failed kdtest-fail.service 2>/dev/null; true").await;
     h.close().await.unwrap();
+}
+
+/// A unit operation that fails is reported with the unit's status and the
+/// journal lines of systemd's forked child (logged before it is in the
+/// unit's cgroup, so `journalctl -u` leaves them out), even when the unit is
+/// still active afterwards. The failure is made deterministic by taking the
+/// unit's cgroup away behind systemd's back: its next process cannot be
+/// spawned (status=219/CGROUP), as happened to containerd when lab nodes
+/// shared one cgroup tree.
+#[tokio::test(flavor = "multi_thread")]
+async fn failed_unit_operation_reports_status_and_spawn_errors() {
+    if !lab_up() {
+        return;
+    }
+    let h = connect(3).await;
+    let node = Node::install(&h).await.unwrap();
+    let u = "kdtest-nocgroup.service";
+    sh(
+        &h,
+        &format!(
+            "printf '[Service]\\nExecStart=/bin/sleep infinity\\nExecReload=/bin/true\\n' >/etc/systemd/system/{u} \
+             && systemctl daemon-reload && systemctl restart {u}"
+        ),
+    )
+    .await;
+    let pid = sh(&h, &format!("systemctl show -p MainPID --value {u}")).await.trim().to_string();
+    sh(&h, &format!("echo {pid} >/sys/fs/cgroup/init.scope/cgroup.procs && rmdir /sys/fs/cgroup/system.slice/{u}"))
+        .await;
+    let r = node.units(&[format!("reload:{u}")]).await;
+    sh(&h, &format!("systemctl stop {u}; kill {pid} 2>/dev/null; rm -f /etc/systemd/system/{u}; systemctl daemon-reload; systemctl reset-failed {u} 2>/dev/null; true")).await;
+    h.close().await.unwrap();
+    match r {
+        Err(NodeError::UnitFailed { journal, .. }) => {
+            assert!(journal.contains(&format!("unit {u} failed to reload")), "{journal}");
+            assert!(journal.contains("status=219/CGROUP"), "systemctl status expected:\n{journal}");
+            assert!(journal.contains("Failed at step CGROUP"), "the forked child's journal lines expected:\n{journal}");
+        }
+        other => panic!("expected UnitFailed, got {:?}", other.map(|_| ())),
+    }
+}
+
+/// Each lab node has a cgroup tree of its own. When all nodes shared one
+/// (every nspawn started in the same cgroup), a unit's cgroup was one
+/// directory in every node: a concurrent `systemctl restart containerd` on
+/// all nodes could then fail with status=219/CGROUP ("Failed to attach to
+/// cgroup /system.slice/containerd.service: No such file or directory"),
+/// one node's systemd having removed the directory another's was using.
+#[tokio::test(flavor = "multi_thread")]
+async fn each_node_has_its_own_cgroup_tree() {
+    if !lab_up() {
+        return;
+    }
+    let mut ids = Vec::new();
+    for i in 1..=3 {
+        let h = connect(i).await;
+        // the inode of a cgroup directory identifies the cgroup (kernfs node id)
+        ids.push(sh(&h, "stat -c %i /sys/fs/cgroup/init.scope").await.trim().to_string());
+        h.close().await.unwrap();
+    }
+    let distinct: std::collections::BTreeSet<&String> = ids.iter().collect();
+    assert_eq!(distinct.len(), 3, "nodes share cgroups (init.scope inodes {ids:?}): see lab/lab.sh, node_cgroups");
 }

@@ -237,13 +237,28 @@ cmd_manifest() {
     cat "$R/generations/$1/$2/manifest"
 }
 
+# journal UNIT [N]: the last N log lines about UNIT. Like `journalctl -u`, plus
+# UNIT=-tagged lines from any process: systemd's forked child logs why it could
+# not exec the unit's command ("Failed at step CGROUP ...") before it is in the
+# unit's cgroup, and `-u` (UNIT= only from PID 1) leaves exactly those out.
+# `--sync` first: lines logged just before (a start that failed a moment ago)
+# are then in what we read.
 cmd_journal() {
-    journalctl -u "$1" -n "${2:-20}" --no-pager 2>&1 || true
+    journalctl --sync 2>/dev/null || true
+    journalctl -n "${2:-20}" --no-pager _SYSTEMD_UNIT="$1" + UNIT="$1" + OBJECT_SYSTEMD_UNIT="$1" \
+        + COREDUMP_UNIT="$1" 2>&1 || true
+}
+
+# What a failed unit operation reports about UNIT: its status (state, result,
+# the exit status of each process it ran) and its last log lines.
+unit_report() {
+    systemctl status --no-pager --full --lines=0 -- "$1" 2>&1 || true
+    cmd_journal "$1" 20
 }
 
 # units OP[:UNIT,UNIT...]...: run in the order given; OP is daemon-reload,
 # stop, start, restart, reload, enable, disable. A failed start/restart/reload
-# prints the failing units' journals and exits 3.
+# prints the failing units' status and journal and exits 3.
 cmd_units() {
     for op in "$@"; do
         verb=${op%%:*}
@@ -272,11 +287,22 @@ cmd_units() {
             systemctl reset-failed -- $list 2>/dev/null || true
             # shellcheck disable=SC2086
             if ! systemctl "$verb" -- $list; then
+                shown=''
                 for u in $list; do
                     systemctl is-active --quiet -- "$u" && continue
-                    printf 'kdeploy-node: unit %s failed to %s; its last log lines:\n' "$u" "$verb" >&2
-                    cmd_journal "$u" 20 >&2
+                    printf 'kdeploy-node: unit %s failed to %s; its status and last log lines:\n' "$u" "$verb" >&2
+                    unit_report "$u" >&2
+                    shown=1
                 done
+                # systemctl failed, yet every unit is active now (a failed
+                # reload leaves the unit running; Restart= may have brought
+                # it back): still show what happened to each.
+                if [ -z "$shown" ]; then
+                    for u in $list; do
+                        printf 'kdeploy-node: unit %s failed to %s (active again now); its status and last log lines:\n' "$u" "$verb" >&2
+                        unit_report "$u" >&2
+                    done
+                fi
                 exit 3
             fi ;;
         *) die "units: unknown operation '$verb'" ;;

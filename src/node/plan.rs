@@ -195,6 +195,20 @@ mod tests {
     }
 
     #[test]
+    fn first_converge_starts_and_never_restarts() {
+        // On a fresh node every file of the phase is "changed", restart
+        // triggers included: a unit new to the node is still started once,
+        // not restarted (containerd on a first converge: daemon-reload,
+        // enable, start).
+        let u = unit("containerd.service", 'c', OnChange::Restart, true, &["/etc/containerd/config.toml"]);
+        let all = files(&["/etc/containerd/config.toml", "/etc/systemd/system/containerd.service"]);
+        assert_eq!(unit_action(None, Some(&u), &all), Action::Start);
+        let p = plan_units(&[], std::slice::from_ref(&u), &all);
+        assert_eq!(p.after_switch(), ["daemon-reload", "enable:containerd.service", "start:containerd.service"]);
+        assert!(p.before_switch().is_empty());
+    }
+
+    #[test]
     fn text_change_follows_on_change() {
         let none = files(&[]);
         for (on, want) in [
