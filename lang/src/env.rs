@@ -37,6 +37,22 @@ impl Env {
         self.slots.borrow_mut().push(t);
     }
 
+    /// Replaces a slot's thunk: only for a frame nobody else holds
+    /// ([`crate::repeat`]).
+    pub fn set(&self, index: usize, t: Thunk) {
+        self.slots.borrow_mut()[index] = t;
+    }
+
+    /// True when this frame is the only holder of its parent.
+    pub fn parent_unshared(&self) -> bool {
+        self.parent.as_ref().is_some_and(|p| Rc::strong_count(p) == 1)
+    }
+
+    /// [`Self::set`] in the parent frame.
+    pub fn set_in_parent(&self, index: usize, t: Thunk) {
+        self.parent.as_ref().expect("checked by parent_unshared").set(index, t);
+    }
+
     /// The value in a slot if it is already known; `None` also for a slot
     /// of a frame still being filled.
     pub fn peek(self: &Rc<Env>, depth: u32, index: u32) -> Option<Value> {
@@ -45,6 +61,17 @@ impl Env {
             env = env.parent.as_ref()?;
         }
         env.slots.borrow().get(index as usize)?.peek()
+    }
+
+    /// [`Thunk::inspect`] of a slot; `None` also for a slot of a frame
+    /// still being filled.
+    #[inline(always)]
+    pub fn inspect<R>(self: &Rc<Env>, depth: u32, index: u32, f: impl FnOnce(&Value) -> Option<R>) -> Option<R> {
+        let mut env = self;
+        for _ in 0..depth {
+            env = env.parent.as_ref()?;
+        }
+        env.slots.borrow().get(index as usize)?.inspect(f)
     }
 
     /// A slot's value if it is known, else its thunk to force: one clone

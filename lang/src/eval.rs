@@ -121,6 +121,18 @@ impl Evaluator {
                 })
             }
             Expr::Select { expr, path, default: None, .. } if budget > 0 => {
+                // `x.name`, the common case, looks into `x` without cloning it.
+                if let (Expr::Local { depth, index, .. }, [AttrKey::Static(name)]) = (&**expr, &path[..]) {
+                    let get = |v: &Value| match v {
+                        Value::Attrs(a) => a.get(name)?.peek(),
+                        _ => None,
+                    };
+                    return match arg {
+                        Some(a) if *depth == 0 => a.inspect(get),
+                        Some(_) => env.inspect(depth - 1, *index, get),
+                        None => env.inspect(*depth, *index, get),
+                    };
+                }
                 let mut v = self.cheap(expr, env, arg, budget - 1)?;
                 for key in path {
                     let AttrKey::Static(name) = key else { return None };
@@ -715,13 +727,9 @@ impl Evaluator {
     /// `f a b`; when `f` is `a: b: body`, without building the closure
     /// `f a` in between.
     pub fn apply2(&mut self, f: &Value, a: Thunk, b: Thunk) -> EvalResult<Value> {
-        if let Value::Lambda(c) = f {
-            if let (Param::Ident, Expr::Lambda(inner)) = (&c.lambda.param, &*c.lambda.body) {
-                if let Param::Ident = inner.param {
-                    let env = Env::with_one(&Env::with_one(&c.env, a), b);
-                    return self.eval(&inner.body, &env).map_err(|e| call_context(e, inner, None));
-                }
-            }
+        if let Some((c, inner)) = crate::repeat::curried(f) {
+            let env = Env::with_one(&Env::with_one(&c.env, a), b);
+            return self.eval(&inner.body, &env).map_err(|e| call_context(e, inner, None));
         }
         let g = self.apply(f.clone(), a, None)?;
         self.apply(g, b, None)
@@ -1084,7 +1092,7 @@ pub enum CoerceMode {
 }
 
 #[cold]
-fn call_context(e: Box<EvalError>, lambda: &Lambda, span: Option<Span>) -> Box<EvalError> {
+pub(crate) fn call_context(e: Box<EvalError>, lambda: &Lambda, span: Option<Span>) -> Box<EvalError> {
     match &lambda.name {
         Some(name) => e.context(format!("while calling '{name}'"), span),
         None => e.context("while calling a function", span),

@@ -17,6 +17,7 @@ mod load;
 mod lower;
 pub mod path;
 pub mod print;
+mod repeat;
 pub mod source;
 mod suggest;
 mod syntax_hints;

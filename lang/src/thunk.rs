@@ -70,6 +70,19 @@ impl Thunk {
         }
     }
 
+    /// `f` of the value if it is already known, without cloning the value
+    /// (`f` must not force anything).
+    #[inline(always)]
+    pub fn inspect<R>(&self, f: impl FnOnce(&Value) -> Option<R>) -> Option<R> {
+        match &self.0 {
+            Repr::Ready(v) => f(v),
+            Repr::Lazy(cell) => match &*cell.borrow() {
+                State::Done(v) => f(v),
+                _ => None,
+            },
+        }
+    }
+
     #[inline(always)]
     pub(crate) fn cell(&self) -> Option<&Rc<RefCell<State>>> {
         match &self.0 {

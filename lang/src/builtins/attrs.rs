@@ -9,6 +9,7 @@ use crate::error::{ErrorKind, EvalError, EvalResult};
 use crate::eval::{missing_attr, Evaluator};
 use crate::ir::Param;
 use crate::lower::position_attrs;
+use crate::repeat::Repeat;
 use crate::thunk::Thunk;
 use crate::value::{Attrs, NixString, Value};
 
@@ -147,11 +148,11 @@ fn zip_attrs_with(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
 }
 
 fn group_by(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
-    let f = ev.func(&args[0], "the first argument of builtins.groupBy")?;
+    let mut f = Repeat::new(ev.func(&args[0], "the first argument of builtins.groupBy")?);
     let list = ev.list(&args[1], "the second argument of builtins.groupBy")?;
     let mut grouped: BTreeMap<NixString, Vec<Thunk>> = BTreeMap::new();
     for t in list.iter() {
-        let key = match ev.call1(&f, t.clone())? {
+        let key = match f.call1(ev, t.clone())? {
             Value::String(s) => s,
             v => return Err(super::expected("the result of the function passed to builtins.groupBy", "a string", &v)),
         };

@@ -6,6 +6,7 @@ use std::rc::Rc;
 use super::{arg_context, Args, BuiltinDef};
 use crate::error::{err, ErrorKind, EvalError, EvalResult};
 use crate::eval::Evaluator;
+use crate::repeat::Repeat;
 use crate::thunk::Thunk;
 use crate::value::{Attrs, Value};
 
@@ -33,19 +34,19 @@ fn map(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
     Ok(Value::List(list.iter().map(|x| lazy_apply(ev, &f, x.clone())).collect()))
 }
 
-fn predicate(ev: &mut Evaluator, f: &Value, x: &Thunk, name: &str) -> EvalResult<bool> {
-    match ev.call1(f, x.clone())? {
+fn predicate(ev: &mut Evaluator, f: &mut Repeat, x: &Thunk, name: &str) -> EvalResult<bool> {
+    match f.call1(ev, x.clone())? {
         Value::Bool(b) => Ok(b),
         v => Err(super::expected(&format!("the result of the function passed to builtins.{name}"), "a Boolean", &v)),
     }
 }
 
 fn filter(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
-    let f = ev.func(&args[0], "the first argument of builtins.filter")?;
+    let mut f = Repeat::new(ev.func(&args[0], "the first argument of builtins.filter")?);
     let list = ev.list(&args[1], "the second argument of builtins.filter")?;
     let mut out = Vec::new();
     for x in list.iter() {
-        if predicate(ev, &f, x, "filter")? {
+        if predicate(ev, &mut f, x, "filter")? {
             out.push(x.clone());
         }
     }
@@ -53,11 +54,11 @@ fn filter(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
 }
 
 fn foldl(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
-    let f = ev.func(&args[0], "the first argument of builtins.foldl'")?;
+    let mut f = Repeat::new(ev.func(&args[0], "the first argument of builtins.foldl'")?);
     let list = ev.list(&args[2], "the third argument of builtins.foldl'")?;
     let mut acc = ev.force(&args[1])?;
     for x in list.iter() {
-        acc = ev.apply2(&f, Thunk::value(acc), x.clone())?;
+        acc = f.call2(ev, Thunk::value(acc), x.clone())?;
     }
     Ok(acc)
 }
@@ -125,10 +126,10 @@ fn length(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
 }
 
 fn quantify(ev: &mut Evaluator, args: &[Thunk], name: &str, all: bool) -> EvalResult<Value> {
-    let f = ev.func(&args[0], &format!("the first argument of builtins.{name}"))?;
+    let mut f = Repeat::new(ev.func(&args[0], &format!("the first argument of builtins.{name}"))?);
     let list = ev.list(&args[1], &format!("the second argument of builtins.{name}"))?;
     for x in list.iter() {
-        if predicate(ev, &f, x, name)? != all {
+        if predicate(ev, &mut f, x, name)? != all {
             return Ok(Value::Bool(!all));
         }
     }
@@ -145,11 +146,11 @@ fn concat_lists(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
 }
 
 fn concat_map(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
-    let f = ev.func(&args[0], "the first argument of builtins.concatMap")?;
+    let mut f = Repeat::new(ev.func(&args[0], "the first argument of builtins.concatMap")?);
     let list = ev.list(&args[1], "the second argument of builtins.concatMap")?;
     let mut out = Vec::new();
     for x in list.iter() {
-        match ev.call1(&f, x.clone())? {
+        match f.call1(ev, x.clone())? {
             Value::List(l) => out.extend_from_slice(&l),
             v => return Err(super::expected("the result of the function passed to builtins.concatMap", "a list", &v)),
         }
@@ -158,11 +159,11 @@ fn concat_map(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
 }
 
 fn partition(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
-    let f = ev.func(&args[0], "the first argument of builtins.partition")?;
+    let mut f = Repeat::new(ev.func(&args[0], "the first argument of builtins.partition")?);
     let list = ev.list(&args[1], "the second argument of builtins.partition")?;
     let (mut right, mut wrong) = (Vec::new(), Vec::new());
     for x in list.iter() {
-        if predicate(ev, &f, x, "partition")? {
+        if predicate(ev, &mut f, x, "partition")? {
             right.push(x.clone());
         } else {
             wrong.push(x.clone());

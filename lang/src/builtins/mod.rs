@@ -119,7 +119,6 @@ pub(crate) trait Args {
     fn attrs(&mut self, t: &Thunk, what: &str) -> EvalResult<Rc<Attrs>>;
     fn func(&mut self, t: &Thunk, what: &str) -> EvalResult<Value>;
     fn call1(&mut self, f: &Value, a: Thunk) -> EvalResult<Value>;
-    fn call2(&mut self, f: &Value, a: Thunk, b: Thunk) -> EvalResult<Value>;
 }
 
 pub(crate) fn expected(what: &str, wanted: &str, got: &Value) -> Box<EvalError> {
@@ -160,9 +159,6 @@ impl Args for Evaluator {
     }
     fn call1(&mut self, f: &Value, a: Thunk) -> EvalResult<Value> {
         self.apply(f.clone(), a, None)
-    }
-    fn call2(&mut self, f: &Value, a: Thunk, b: Thunk) -> EvalResult<Value> {
-        self.apply2(f, a, b)
     }
 }
 

@@ -5,17 +5,18 @@
 use super::{Args, BuiltinDef};
 use crate::error::EvalResult;
 use crate::eval::Evaluator;
+use crate::repeat::Repeat;
 use crate::thunk::Thunk;
 use crate::value::Value;
 
 pub const DEFS: &[BuiltinDef] = &[BuiltinDef { name: "sort", arity: 2, func: sort }];
 
 fn sort(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
-    let f = ev.func(&args[0], "the first argument of builtins.sort")?;
+    let mut f = Repeat::new(ev.func(&args[0], "the first argument of builtins.sort")?);
     let list = ev.list(&args[1], "the second argument of builtins.sort")?;
     let mut items: Vec<Thunk> = list.to_vec();
     let mut less = |a: &Thunk, b: &Thunk| -> EvalResult<bool> {
-        match ev.call2(&f, a.clone(), b.clone())? {
+        match f.call2(ev, a.clone(), b.clone())? {
             Value::Bool(x) => Ok(x),
             v => Err(super::expected("the result of the comparator passed to builtins.sort", "a Boolean", &v)),
         }

@@ -1,0 +1,71 @@
+//! Calling one function many times, as `foldl'`, `filter`, `concatMap`,
+//! `all`/`any`, `partition` and `sort` do: the call frame of the previous
+//! call is reused when that call left no reference to it (no closure or
+//! thunk of its body escaped), so a loop over a list allocates no frame per
+//! element. Anything else goes through [`Evaluator::apply`].
+
+use std::rc::Rc;
+
+use crate::env::Env;
+use crate::error::EvalResult;
+use crate::eval::{call_context, Evaluator};
+use crate::ir::{Expr, Lambda, Param};
+use crate::thunk::Thunk;
+use crate::value::{Closure, Value};
+
+pub struct Repeat {
+    f: Value,
+    /// The innermost frame of the last call (a one-parameter call's frame,
+    /// or the inner frame of a curried two-parameter call).
+    frame: Option<Rc<Env>>,
+}
+
+impl Repeat {
+    pub fn new(f: Value) -> Repeat {
+        Repeat { f, frame: None }
+    }
+
+    /// `f a`.
+    pub fn call1(&mut self, ev: &mut Evaluator, a: Thunk) -> EvalResult<Value> {
+        let Value::Lambda(c) = &self.f else { return ev.apply(self.f.clone(), a, None) };
+        if !matches!(c.lambda.param, Param::Ident) {
+            return ev.apply(self.f.clone(), a, None);
+        }
+        let frame = match self.frame.take() {
+            Some(frame) if Rc::strong_count(&frame) == 1 => {
+                frame.set(0, a);
+                frame
+            }
+            _ => Env::with_one(&c.env, a),
+        };
+        let r = ev.eval(&c.lambda.body, &frame).map_err(|e| call_context(e, &c.lambda, None));
+        self.frame = Some(frame);
+        r
+    }
+
+    /// `f a b`; when `f` is `a: b: body`, without building the closure
+    /// `f a` in between.
+    pub fn call2(&mut self, ev: &mut Evaluator, a: Thunk, b: Thunk) -> EvalResult<Value> {
+        let Some((c, inner)) = curried(&self.f) else { return ev.apply2(&self.f, a, b) };
+        let frame = match self.frame.take() {
+            Some(frame) if Rc::strong_count(&frame) == 1 && frame.parent_unshared() => {
+                frame.set_in_parent(0, a);
+                frame.set(0, b);
+                frame
+            }
+            _ => Env::with_one(&Env::with_one(&c.env, a), b),
+        };
+        let r = ev.eval(&inner.body, &frame).map_err(|e| call_context(e, inner, None));
+        self.frame = Some(frame);
+        r
+    }
+}
+
+/// `a: b: body`: the closure and its inner lambda.
+pub(crate) fn curried(f: &Value) -> Option<(&Rc<Closure>, &Rc<Lambda>)> {
+    let Value::Lambda(c) = f else { return None };
+    match (&c.lambda.param, &*c.lambda.body) {
+        (Param::Ident, Expr::Lambda(inner)) if matches!(inner.param, Param::Ident) => Some((c, inner)),
+        _ => None,
+    }
+}
