@@ -510,7 +510,10 @@ impl Evaluator {
 
     #[inline(never)]
     pub(crate) fn interpolate(&mut self, parts: &[StrPart], env: &Rc<Env>) -> EvalResult<String> {
-        let mut out = String::new();
+        // Room for the literal parts and a short value per interpolation:
+        // most strings are then built without growing.
+        let room = parts.iter().map(|p| if let StrPart::Lit(s) = p { s.len() } else { 16 }).sum();
+        let mut out = String::with_capacity(room);
         for part in parts {
             match part {
                 StrPart::Lit(s) => out.push_str(s),
@@ -547,7 +550,10 @@ impl Evaluator {
             _ if mode == CoerceMode::Interpolation => {
                 return err(ErrorKind::NotCoercible, format!("cannot coerce {} to a string", v.type_article()));
             }
-            Value::Int(i) => out.push_str(&i.to_string()),
+            Value::Int(i) => {
+                use std::fmt::Write;
+                let _ = write!(out, "{i}");
+            }
             Value::Float(f) => out.push_str(&builtins::float_to_string(*f)),
             Value::Bool(true) => out.push('1'),
             Value::Bool(false) | Value::Null => {}
@@ -899,6 +905,7 @@ impl Evaluator {
                     format!("cannot add {} and {}", a.type_article(), b.type_article()),
                 )
                 .help("convert with toString, or make both numbers")),
+                (Value::String(x), Value::String(y)) => Ok(Value::String(concat_strings(x, y))),
                 (Value::String(x), _) => {
                     let mut s = x.to_string();
                     self.coerce_to_string(&b, CoerceMode::Interpolation, &mut s)?;

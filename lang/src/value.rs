@@ -12,6 +12,21 @@ use crate::thunk::Thunk;
 
 pub type NixString = Rc<str>;
 
+/// `a + b` copied once, straight into the shared string: building a
+/// `String` first and converting it would copy the (possibly long) result
+/// twice more, which dominates a loop that appends to a string.
+pub fn concat_strings(a: &str, b: &str) -> NixString {
+    let mut buf: Rc<[std::mem::MaybeUninit<u8>]> = Rc::new_uninit_slice(a.len() + b.len());
+    let dst = Rc::get_mut(&mut buf).expect("a new allocation has one holder");
+    dst[..a.len()].write_copy_of_slice(a.as_bytes());
+    dst[a.len()..].write_copy_of_slice(b.as_bytes());
+    // SAFETY: every byte was written just above.
+    let bytes: Rc<[u8]> = unsafe { buf.assume_init() };
+    // SAFETY: two valid UTF-8 strings one after the other are valid UTF-8,
+    // and `str` has the layout of `[u8]`.
+    unsafe { Rc::from_raw(Rc::into_raw(bytes) as *const str) }
+}
+
 /// A whole-word tag puts every payload at offset 8: values are then moved
 /// and copied as whole words, not as the odd-sized pieces around a one-byte
 /// tag that stall store forwarding on the evaluator's hot paths.

@@ -47,11 +47,17 @@ fn byte_slice(s: &str, start: usize, end: usize) -> String {
 }
 
 fn to_string(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
-    Ok(str_value(coerce(ev, &args[0], CoerceMode::ToString)?))
+    match ev.force(&args[0])? {
+        s @ Value::String(_) => Ok(s),
+        _ => Ok(str_value(coerce(ev, &args[0], CoerceMode::ToString)?)),
+    }
 }
 
 fn string_length(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
-    Ok(Value::Int(coerce(ev, &args[0], CoerceMode::Interpolation)?.len() as i64))
+    match ev.force(&args[0])? {
+        Value::String(s) => Ok(Value::Int(s.len() as i64)),
+        _ => Ok(Value::Int(coerce(ev, &args[0], CoerceMode::Interpolation)?.len() as i64)),
+    }
 }
 
 fn substring(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
