@@ -2,7 +2,11 @@
 //! sorted by name (Nix's iteration order), lists of lazy elements, closures
 //! and partially applied builtins. Cloning a value is cheap (reference counts).
 
+use std::cell::OnceCell;
+use std::hash::BuildHasher;
 use std::rc::Rc;
+
+use hashbrown::HashTable;
 
 use crate::builtins::BuiltinId;
 use crate::env::Env;
@@ -123,7 +127,13 @@ pub struct Attrs {
     len: usize,
     /// The literal that built this set, for `unsafeGetAttrPos`.
     origin: Option<Rc<AttrsDef>>,
+    /// Positions in `entries` by name hash, built on the first lookup in a
+    /// large set: a binary search over 200000 names compares ~18 strings.
+    index: OnceCell<Box<HashTable<u32>>>,
 }
+
+/// Smallest number of entries that gets a hash index.
+const INDEX_MIN: usize = 128;
 
 /// Smallest set kept as the base of an overlay; smaller ones are copied.
 const MIN_BASE: usize = 64;
@@ -146,14 +156,21 @@ impl Attrs {
     /// Builds from entries already sorted by name without duplicates.
     pub fn from_sorted(entries: Vec<(NixString, Thunk)>) -> Attrs {
         debug_assert!(entries.windows(2).all(|w| w[0].0 < w[1].0));
-        Attrs { len: entries.len(), entries, base: None, origin: None }
+        Attrs { len: entries.len(), entries, base: None, origin: None, index: OnceCell::new() }
     }
 
     pub fn get(&self, name: &str) -> Option<&Thunk> {
-        match find(&self.entries, name) {
+        let found = if self.entries.len() >= INDEX_MIN { self.find_indexed(name) } else { find(&self.entries, name) };
+        match found {
             Some(t) => Some(t),
             None => self.base.as_ref()?.get(name),
         }
+    }
+
+    fn find_indexed(&self, name: &str) -> Option<&Thunk> {
+        let index = self.index.get_or_init(|| index_names(&self.entries));
+        let i = index.find(hash_name(name), |&i| &*self.entries[i as usize].0 == name)?;
+        Some(&self.entries[*i as usize].1)
     }
 
     pub fn contains(&self, name: &str) -> bool {
@@ -208,6 +225,7 @@ impl Attrs {
             }
         }
         self.len = self.entries.len();
+        self.index = OnceCell::new();
         if other.origin.is_some() {
             self.origin = other.origin.clone();
         }
@@ -227,15 +245,15 @@ impl Attrs {
                 let entries = merge(overlay.iter().map(|(k, v)| (k, v)), other.iter(), overlay.len() + other.len);
                 let len = self.len + added;
                 if entries.len() * entries.len() <= 4 * base.len {
-                    return Attrs { entries, base: Some(base.clone()), len, origin };
+                    return Attrs { entries, base: Some(base.clone()), len, origin, index: OnceCell::new() };
                 }
                 let base_iter = base.entries.iter().map(|(k, v)| (k, v));
                 let entries = merge(base_iter, entries.iter().map(|(k, v)| (k, v)), len);
-                return Attrs { len: entries.len(), entries, base: None, origin };
+                return Attrs { len: entries.len(), entries, base: None, origin, index: OnceCell::new() };
             }
         }
         let entries = merge(self.iter(), other.iter(), self.len + other.len);
-        Attrs { len: entries.len(), entries, base: None, origin }
+        Attrs { len: entries.len(), entries, base: None, origin, index: OnceCell::new() }
     }
 
     pub fn with_origin(mut self, def: Rc<AttrsDef>) -> Attrs {
@@ -264,6 +282,20 @@ fn find<'a>(entries: &'a [(NixString, Thunk)], name: &str) -> Option<&'a Thunk> 
         )
         .ok()
         .map(|i| &entries[i].1)
+}
+
+fn hash_name(name: &str) -> u64 {
+    // Only lookups use the hash; the order of a set comes from `entries`.
+    static HASHER: std::sync::LazyLock<hashbrown::DefaultHashBuilder> = std::sync::LazyLock::new(Default::default);
+    HASHER.hash_one(name)
+}
+
+fn index_names(entries: &[(NixString, Thunk)]) -> Box<HashTable<u32>> {
+    let mut index = HashTable::with_capacity(entries.len());
+    for (i, (name, _)) in entries.iter().enumerate() {
+        index.insert_unique(hash_name(name), i as u32, |&j| hash_name(&entries[j as usize].0));
+    }
+    Box::new(index)
 }
 
 /// Names written in the source are interned (`lower::intern`): the same
@@ -416,5 +448,22 @@ mod tests {
         }
         let flat = Attrs::from_sorted(Rc::try_unwrap(acc).ok().expect("unique").into_entries());
         assert_eq!(flat.len(), reference.len());
+    }
+
+    /// A large set answers from its hash index, and an in-place update
+    /// (after the index was built) is seen by later lookups.
+    #[test]
+    fn indexed_lookups_follow_in_place_updates() {
+        let pairs: Vec<_> = (0..(INDEX_MIN as i64 * 3)).map(|i| (format!("n{i}"), i)).collect();
+        let mut big = set(&pairs);
+        for (k, v) in &pairs {
+            assert_eq!(big.get(k).map(int), Some(*v));
+        }
+        assert!(big.get("n-1").is_none() && big.get("").is_none());
+        big.update_in_place(&set(&[("n5".into(), -5), ("new".into(), 1)]));
+        assert_eq!(big.get("n5").map(int), Some(-5));
+        assert_eq!(big.get("new").map(int), Some(1));
+        assert_eq!(big.get("n6").map(int), Some(6));
+        assert_eq!(big.len(), pairs.len() + 1);
     }
 }
