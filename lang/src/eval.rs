@@ -24,7 +24,7 @@ use crate::value::*;
 pub const MAX_DEPTH: usize = 1_000_000;
 
 /// How deeply [`Evaluator::cheap`] looks into an expression.
-const CHEAP_BUDGET: u32 = 4;
+pub(crate) const CHEAP_BUDGET: u32 = 4;
 
 pub struct Evaluator {
     pub sources: Sources,

@@ -8,7 +8,7 @@ use std::rc::Rc;
 
 use crate::env::Env;
 use crate::error::EvalResult;
-use crate::eval::{call_context, Evaluator};
+use crate::eval::{call_context, Evaluator, CHEAP_BUDGET};
 use crate::ir::{Expr, Lambda, Param};
 use crate::thunk::Thunk;
 use crate::value::{Closure, Value};
@@ -55,7 +55,11 @@ impl Repeat {
             }
             _ => Env::with_one(&Env::with_one(&c.env, a), b),
         };
-        let r = ev.eval(&inner.body, &frame).map_err(|e| call_context(e, inner, None));
+        // A body like `acc + x` needs no evaluation machinery at all.
+        let r = match ev.cheap(&inner.body, &frame, None, CHEAP_BUDGET) {
+            Some(v) => Ok(v),
+            None => ev.eval(&inner.body, &frame).map_err(|e| call_context(e, inner, None)),
+        };
         self.frame = Some(frame);
         r
     }

@@ -75,13 +75,29 @@ fn substring(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
 fn concat_strings_sep(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
     let sep = ev.str(&args[0], "the first argument of builtins.concatStringsSep")?;
     let list = ev.list(&args[1], "the second argument of builtins.concatStringsSep")?;
-    let mut out = String::new();
+    // The leading run of strings (usually all) is forced and measured
+    // first, so the result is written without growing; anything else is
+    // coerced in order as before, so errors come in the same order.
+    let mut strings = Vec::with_capacity(list.len());
+    for t in list.iter() {
+        match ev.force(t)? {
+            Value::String(s) => strings.push(s),
+            _ => break,
+        }
+    }
+    let known: usize = strings.iter().map(|s| s.len()).sum();
+    let mut out = String::with_capacity(known + sep.len() * list.len());
     for (i, t) in list.iter().enumerate() {
         if i > 0 {
             out.push_str(&sep);
         }
-        let v = ev.force(t)?;
-        ev.coerce_to_string(&v, CoerceMode::Interpolation, &mut out)?;
+        match strings.get(i) {
+            Some(s) => out.push_str(s),
+            None => {
+                let v = ev.force(t)?;
+                ev.coerce_to_string(&v, CoerceMode::Interpolation, &mut out)?;
+            }
+        }
     }
     Ok(str_value(out))
 }
