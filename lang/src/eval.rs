@@ -478,7 +478,13 @@ impl Evaluator {
 
     #[inline(never)]
     fn eval_bool(&mut self, e: &ExprRef, env: &Rc<Env>, span: Span, what: &str) -> EvalResult<bool> {
-        match self.operand(e, env)? {
+        // A comparison (the usual condition) skips the general machinery:
+        // its operands still go through `eval`, which bounds the depth.
+        let v = match &**e {
+            Expr::Binary { op, lhs, rhs, span } => self.binary(*op, lhs, rhs, *span, env)?,
+            _ => self.operand(e, env)?,
+        };
+        match v {
             Value::Bool(b) => Ok(b),
             v => Err(not_bool(what, &v, expr_span(e).unwrap_or(span))),
         }
