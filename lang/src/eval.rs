@@ -4,6 +4,7 @@
 //! [`ErrorKind::TooDeep`], never crashes. All file access goes through the
 //! [`Io`] boundary held here.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::rc::Rc;
 
@@ -622,6 +623,14 @@ impl Evaluator {
         }
     }
 
+    /// An attribute name in a select or `?`: a static one without a clone.
+    fn key_name<'k>(&mut self, key: &'k AttrKey, env: &Rc<Env>) -> EvalResult<Cow<'k, NixString>> {
+        match key {
+            AttrKey::Static(s) => Ok(Cow::Borrowed(s)),
+            AttrKey::Dynamic(..) => self.attr_name(key, env).map(Cow::Owned),
+        }
+    }
+
     #[inline(never)]
     fn select(
         &mut self,
@@ -633,16 +642,9 @@ impl Evaluator {
     ) -> EvalResult<Value> {
         let mut v = self.operand(expr, env)?;
         for key in path {
-            let dynamic;
-            let name = match key {
-                AttrKey::Static(s) => s,
-                AttrKey::Dynamic(..) => {
-                    dynamic = self.attr_name(key, env)?;
-                    &dynamic
-                }
-            };
+            let name = self.key_name(key, env)?;
             let next = match &v {
-                Value::Attrs(a) => match a.get(name) {
+                Value::Attrs(a) => match a.get(&name) {
                     Some(t) => Some(
                         self.force(t)
                             .map_err(|e| e.context(format!("while evaluating the attribute '{name}'"), Some(span)))?,
@@ -664,7 +666,7 @@ impl Evaluator {
                     Some(d) => return self.eval(d, env),
                     None => {
                         let Value::Attrs(a) = &v else { unreachable!("checked above") };
-                        return Err(missing_attr(name, a, span));
+                        return Err(missing_attr(&name, a, span));
                     }
                 },
             }
@@ -676,16 +678,9 @@ impl Evaluator {
     fn has_attr(&mut self, expr: &ExprRef, path: &[AttrKey], env: &Rc<Env>) -> EvalResult<Value> {
         let mut v = self.eval(expr, env)?;
         for (i, key) in path.iter().enumerate() {
-            let dynamic;
-            let name = match key {
-                AttrKey::Static(s) => s,
-                AttrKey::Dynamic(..) => {
-                    dynamic = self.attr_name(key, env)?;
-                    &dynamic
-                }
-            };
+            let name = self.key_name(key, env)?;
             let next = match &v {
-                Value::Attrs(a) => match a.get(name) {
+                Value::Attrs(a) => match a.get(&name) {
                     // The last attribute's value is never forced.
                     Some(_) if i + 1 == path.len() => return Ok(Value::Bool(true)),
                     Some(t) => self.force(t)?,
