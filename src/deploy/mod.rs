@@ -18,6 +18,7 @@ pub mod render;
 pub mod rollback;
 pub mod run;
 pub mod state;
+pub mod wave;
 
 pub use connect::SshSettings;
 pub use run::{switch, Outcome, SwitchOptions};

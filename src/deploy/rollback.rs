@@ -23,7 +23,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
-use std::time::Instant;
 
 use futures::future::join_all;
 
@@ -33,6 +32,7 @@ use super::events::{Event, Sink};
 use super::record::{self, Generation};
 use super::run::Outcome;
 use super::state;
+use super::wave;
 use crate::node::{changed_files, Manifest, Node, NodeLock, NodeStatus};
 use crate::transport::{Host, SshHost};
 
@@ -117,6 +117,18 @@ struct Held<'h> {
 impl Held<'_> {
     fn unchanged(&self) -> bool {
         self.status.current.as_ref().is_some_and(|(g, h)| *g == self.gen && *h == self.hash) && self.steps.is_empty()
+    }
+
+    /// Switches step `k`'s phase to the rollback target, or with `undo`
+    /// back to where this run found it.
+    async fn switch_step(&self, k: usize, undo: bool, sink: &dyn Sink) -> Result<(), Fail> {
+        let s = &self.steps[k];
+        let (from, to, to_manifest) = if undo {
+            (s.to_manifest.as_ref(), s.from, s.from_manifest.as_ref())
+        } else {
+            (s.from_manifest.as_ref(), s.to, s.to_manifest.as_ref())
+        };
+        apply::switch_back(&self.node, &s.phase, from, to, to_manifest, &self.changed, sink).await
     }
 }
 
@@ -255,7 +267,7 @@ pub async fn rollback(opts: &RollbackOptions, sink: &dyn Sink) -> Result<(Outcom
     // 3. phase by phase, barrier between phases
     let all: Vec<_> = held.iter().flat_map(|h| h.steps.iter().map(|s| (s.phase.clone(), s.from, s.to))).collect();
     let order = run_order(&tgt.phase_order, &all);
-    let mut touched: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    let mut touched = wave::Touched::new();
     for phase in &order {
         let on: Vec<(usize, usize)> = held
             .iter()
@@ -265,45 +277,9 @@ pub async fn rollback(opts: &RollbackOptions, sink: &dyn Sink) -> Result<(Outcom
         if on.is_empty() {
             continue;
         }
-        sink.emit(Event::PhaseStarted {
-            phase: phase.clone(),
-            nodes: on.iter().map(|&(i, _)| held[i].name.clone()).collect(),
-        });
-        let t0 = Instant::now();
-        let results = join_all(on.iter().map(|&(i, k)| {
-            let h = &held[i];
-            let s = &h.steps[k];
-            async move {
-                let t = Instant::now();
-                let r = apply::switch_back(
-                    &h.node,
-                    &s.phase,
-                    s.from_manifest.as_ref(),
-                    s.to,
-                    s.to_manifest.as_ref(),
-                    &h.changed,
-                    sink,
-                )
-                .await;
-                if r.is_ok() {
-                    sink.emit(Event::NodePhaseFinished {
-                        node: h.name.clone(),
-                        phase: s.phase.clone(),
-                        took: t.elapsed(),
-                    });
-                }
-                r
-            }
-        }))
-        .await;
-        for (&(i, k), r) in on.iter().zip(results) {
-            touched.entry(i).or_default().push(k);
-            if let Err(f) = r {
-                failed = true;
-                sink.emit(f.event(&held[i].name));
-            }
-        }
-        sink.emit(Event::PhaseFinished { phase: phase.clone(), took: t0.elapsed() });
+        let name = |i: usize| held[i].name.clone();
+        failed =
+            wave::run_phase(phase, &on, name, &mut touched, sink, |i, k| held[i].switch_step(k, false, sink)).await;
         if failed {
             break;
         }
@@ -315,16 +291,7 @@ pub async fn rollback(opts: &RollbackOptions, sink: &dyn Sink) -> Result<(Outcom
             async move {
                 for &k in ks.iter().rev() {
                     let s = &h.steps[k];
-                    let r = apply::switch_back(
-                        &h.node,
-                        &s.phase,
-                        s.to_manifest.as_ref(),
-                        s.from,
-                        s.from_manifest.as_ref(),
-                        &h.changed,
-                        sink,
-                    )
-                    .await;
+                    let r = h.switch_step(k, true, sink).await;
                     match r {
                         Ok(()) => sink.emit(Event::RolledBack { node: h.name.clone(), phase: s.phase.clone() }),
                         Err(f) => sink.emit(Event::RollbackFailed {

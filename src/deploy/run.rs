@@ -23,6 +23,7 @@ use super::manifest::phase_manifest;
 use super::plan::{self, Deployed, NodePlan, PhaseAction, PhaseInput, RecordedPhase};
 use super::record::{self, Generation, NodeRecord};
 use super::state;
+use super::wave;
 use crate::closure::{Closures, Source};
 use crate::node::{changed_files, Manifest, Node, NodeLock, NodeStatus};
 use crate::store::{ContentId, Digest, Readable, Resolver};
@@ -432,7 +433,7 @@ pub async fn switch(
         }
     }
     // per node: phases switched in this run, in order (for rollback)
-    let mut touched: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    let mut touched = wave::Touched::new();
     for phase in &order {
         let on: Vec<(usize, usize)> = changed_idx
             .iter()
@@ -444,37 +445,14 @@ pub async fn switch(
         if on.is_empty() {
             continue;
         }
-        sink.emit(Event::PhaseStarted {
-            phase: phase.clone(),
-            nodes: on.iter().map(|&(i, _)| held[i].name.clone()).collect(),
-        });
-        let t0 = Instant::now();
-        let results = join_all(on.iter().map(|&(i, k)| {
+        let name = |i: usize| held[i].name.clone();
+        // a failed phase may be half done (link flipped, unit failed): it is rolled back too
+        failed = wave::run_phase(phase, &on, name, &mut touched, sink, |i, k| {
             let h = &held[i];
             let schema = closures.cluster.nodes[&h.name].phases.iter().find(|p| &p.name == phase);
-            async move {
-                let t = Instant::now();
-                let r = apply::activate(&h.node, schema, &h.plan.phases[k], gen, sink).await;
-                if r.is_ok() {
-                    sink.emit(Event::NodePhaseFinished {
-                        node: h.name.clone(),
-                        phase: phase.clone(),
-                        took: t.elapsed(),
-                    });
-                }
-                r
-            }
-        }))
+            apply::activate(&h.node, schema, &h.plan.phases[k], gen, sink)
+        })
         .await;
-        for (&(i, k), r) in on.iter().zip(results) {
-            // a failed phase may be half done (link flipped, unit failed): it is rolled back too
-            touched.entry(i).or_default().push(k);
-            if let Err(f) = r {
-                failed = true;
-                sink.emit(f.event(&held[i].name));
-            }
-        }
-        sink.emit(Event::PhaseFinished { phase: phase.clone(), took: t0.elapsed() });
         if failed {
             break;
         }
