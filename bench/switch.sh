@@ -63,20 +63,6 @@ prepare() {
 		"$VENV/bin/pip" install -q 'ansible-core>=2.18,<2.19'
 	fi
 	"$ROOT"/lab/lab.sh image --python >/dev/null
-	# Ansible's modules need Python's standard library (shutil, json, ...), which the lab's
-	# python image (python3-minimal) lacks: fetch Debian's libpython3.11-stdlib of the same
-	# version once; lab_up unpacks it on every node before anything is timed.
-	local img=/var/cache/kdeploy-lab/bookworm-minbase-python ver
-	ver=$(awk '/^Package: libpython3.11-minimal$/ { p = 1 } p && /^Version:/ { print $2; exit }' "$img/var/lib/dpkg/status")
-	[[ -n $ver ]] || die "cannot read the python version of $img"
-	mkdir -p "$ANS/.cache"
-	PYDEB=$ANS/.cache/libpython3.11-stdlib_${ver}_amd64.deb
-	if [[ ! -f $PYDEB ]]; then
-		log "downloading libpython3.11-stdlib $ver (apt-get download)"
-		(cd "$ANS/.cache" && apt-get download -q "libpython3.11-stdlib=$ver" 2>/dev/null)
-	fi
-	[[ -f $PYDEB ]] || die "missing $PYDEB"
-	rm -rf "$ANS/.cache/stdlib" && mkdir -p "$ANS/.cache/stdlib" && dpkg-deb -x "$PYDEB" "$ANS/.cache/stdlib"
 }
 
 # The binary and the reference closures of this run (what verify.py checks against).
@@ -118,11 +104,10 @@ lab_up() {
 	log "booting a fresh lab (3 nodes, python image)"
 	"$ROOT"/lab/lab.sh down >/dev/null 2>&1 || true
 	"$ROOT"/lab/lab.sh up 3 --python >/dev/null
-	# untimed node preparation, the same for both tools (see prepare): Python's stdlib
 	local i
 	for i in 1 2 3; do
-		tar -C "$ANS/.cache/stdlib" -cf - usr | "$ROOT"/lab/lab.sh ssh "$i" 'tar -C / -xf - && python3 -c "import shutil, json, tempfile"' ||
-			die "could not unpack Python's stdlib on node $i"
+		"$ROOT"/lab/lab.sh ssh "$i" 'python3 -c "import shutil, json, tempfile"' ||
+			die "node $i has no usable Python (Ansible needs its standard library)"
 	done
 }
 

@@ -49,7 +49,7 @@ Commands:
                       If the same lab is already up it says so and exits 0; a partial or
                       different lab is torn down and re-created.
                       --python (or KDEPLOY_LAB_PYTHON=1) boots from an image that also
-                      has python3-minimal (for Ansible comparisons).
+                      has python3 (for Ansible comparisons).
   down [--purge]      Stop all nodes, wait for them to exit, then delete veths, namespaces,
                       the bridge and the nodes' root trees. Succeeds when the lab is partly
                       up or already down. 'up' also adds an "unreachable" route for
@@ -249,7 +249,8 @@ detect_mirror() {
 
 image_packages() {
 	local p=$BASE_PACKAGES
-	[[ $WANT_PYTHON == 1 ]] && p+=,python3-minimal
+	# python3, not python3-minimal: Ansible's modules need the standard library (shutil, json).
+	[[ $WANT_PYTHON == 1 ]] && p+=,python3
 	printf '%s' "$p"
 }
 

@@ -15,14 +15,15 @@ use crate::value::{Closure, Value};
 
 pub struct Repeat {
     f: Value,
-    /// The innermost frame of the last call (a one-parameter call's frame,
-    /// or the inner frame of a curried two-parameter call).
-    frame: Option<Rc<Env>>,
+    /// The frame of the last [`Self::call1`].
+    frame1: Option<Rc<Env>>,
+    /// The inner frame of the last [`Self::call2`] (its parent holds `a`).
+    frame2: Option<Rc<Env>>,
 }
 
 impl Repeat {
     pub fn new(f: Value) -> Repeat {
-        Repeat { f, frame: None }
+        Repeat { f, frame1: None, frame2: None }
     }
 
     /// `f a`.
@@ -31,7 +32,7 @@ impl Repeat {
         if !matches!(c.lambda.param, Param::Ident) {
             return ev.apply(self.f.clone(), a, None);
         }
-        let frame = match self.frame.take() {
+        let frame = match self.frame1.take() {
             Some(frame) if Rc::strong_count(&frame) == 1 => {
                 frame.set(0, a);
                 frame
@@ -39,7 +40,7 @@ impl Repeat {
             _ => Env::with_one(&c.env, a),
         };
         let r = ev.eval(&c.lambda.body, &frame).map_err(|e| call_context(e, &c.lambda, None));
-        self.frame = Some(frame);
+        self.frame1 = Some(frame);
         r
     }
 
@@ -47,7 +48,7 @@ impl Repeat {
     /// `f a` in between.
     pub fn call2(&mut self, ev: &mut Evaluator, a: Thunk, b: Thunk) -> EvalResult<Value> {
         let Some((c, inner)) = curried(&self.f) else { return ev.apply2(&self.f, a, b) };
-        let frame = match self.frame.take() {
+        let frame = match self.frame2.take() {
             Some(frame) if Rc::strong_count(&frame) == 1 && frame.parent_unshared() => {
                 frame.set_in_parent(0, a);
                 frame.set(0, b);
@@ -60,7 +61,7 @@ impl Repeat {
             Some(v) => Ok(v),
             None => ev.eval(&inner.body, &frame).map_err(|e| call_context(e, inner, None)),
         };
-        self.frame = Some(frame);
+        self.frame2 = Some(frame);
         r
     }
 }
