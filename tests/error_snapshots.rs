@@ -159,6 +159,7 @@ error_tests! {
     missing_attribute_nested: "missing-attribute-nested" => "kdeploy::missing-attribute" ["did you mean 'https'?"];
     missing_argument: "missing-argument" => "kdeploy::missing-argument" ["'port'", "missing-argument.nix:5:1", "the argument is declared here"];
     missing_argument_toplevel: "missing-argument-toplevel" => "kdeploy::missing-argument" ["--arg clusterName"];
+    missing_argument_typo: "missing-argument-typo" => "kdeploy::missing-argument" ["'port'", "has 'prot': did you mean 'port'?"];
     unexpected_argument_typo: "unexpected-argument-typo" => "kdeploy::unexpected-argument" ["'prot'", "did you mean 'port'?"];
 
     // Evaluation failures.

@@ -792,13 +792,20 @@ impl Evaluator {
                 None => match &formal.default {
                     Some(d) => env.push(self.frame_thunk(d, &env)),
                     None => {
-                        return Err(EvalError::new(
+                        let mut e = EvalError::new(
                             ErrorKind::MissingArgument,
                             format!("{} called without required argument '{}'", fname(), formal.name),
                         )
                         .at_if_unset(span)
                         .label("called here")
-                        .note("the argument is declared here", formal.span));
+                        .note("the argument is declared here", formal.span);
+                        // A name the caller passed that no formal takes is
+                        // most likely this one misspelt.
+                        let unexpected = attrs.keys().filter(|k| !p.formals.iter().any(|f| f.name == **k));
+                        if let Some(k) = did_you_mean(&formal.name, unexpected.map(|k| k.as_ref())) {
+                            e = e.help(format!("the argument set has '{k}': did you mean '{}'?", formal.name));
+                        }
+                        return Err(e);
                     }
                 },
             }
