@@ -9,23 +9,10 @@ use std::process::{Command, Output, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+mod node_support;
+use node_support::{lab_up, repo};
+
 static LAB: Mutex<()> = Mutex::new(());
-
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn lab_up() -> bool {
-    let up =
-        Command::new(repo().join("lab/lab.sh")).arg("status").output().map(|o| o.status.success()).unwrap_or(false);
-    if !up {
-        if std::env::var_os("CI").is_some() {
-            panic!("the lab is not up (CI is set): run `lab/lab.sh up 3` first");
-        }
-        eprintln!("SKIPPED: the lab is not up (`lab/lab.sh up 3`); set CI=1 to make this a failure");
-    }
-    up
-}
 
 fn kdeploy_cmd(sub: &str, cluster: &Path, known_hosts: Option<&Path>, extra: &[&str]) -> Command {
     let lab = repo().join(".lab");

@@ -6,24 +6,10 @@
 //! leaves the lab on the unmodified lab cluster. Lab down: skipped, or a
 //! failure when CI is set.
 
-use std::path::PathBuf;
 use std::process::{Command, Output};
 
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn lab_up() -> bool {
-    let up =
-        Command::new(repo().join("lab/lab.sh")).arg("status").output().map(|o| o.status.success()).unwrap_or(false);
-    if !up {
-        if std::env::var_os("CI").is_some() {
-            panic!("the lab is not up (CI is set): run `lab/lab.sh up 3` first");
-        }
-        eprintln!("SKIPPED: the lab is not up (`lab/lab.sh up 3`); set CI=1 to make this a failure");
-    }
-    up
-}
+mod node_support;
+use node_support::{lab_up, repo};
 
 fn switch(cluster: &std::path::Path, extra: &[&str]) -> (Output, serde_json::Value) {
     let lab = repo().join(".lab");
