@@ -1,6 +1,7 @@
 //! Runtime values of the language: the [`Value`] enum, attribute sets kept
-//! sorted by name (Nix's iteration order), lists of lazy elements, closures
-//! and partially applied builtins. Cloning a value is cheap (reference counts).
+//! sorted by name (Nix's iteration order; large ones also indexed by hash),
+//! lists of lazy elements, closures and partially applied builtins. Cloning
+//! a value is cheap (reference counts).
 
 use std::cell::OnceCell;
 use std::hash::BuildHasher;
