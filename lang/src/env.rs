@@ -56,11 +56,7 @@ impl Env {
     /// The value in a slot if it is already known; `None` also for a slot
     /// of a frame still being filled.
     pub fn peek(self: &Rc<Env>, depth: u32, index: u32) -> Option<Value> {
-        let mut env = self;
-        for _ in 0..depth {
-            env = env.parent.as_ref()?;
-        }
-        env.slots.borrow().get(index as usize)?.peek()
+        self.inspect(depth, index, |v| Some(v.clone()))
     }
 
     /// [`Thunk::inspect`] of a slot; `None` also for a slot of a frame

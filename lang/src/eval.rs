@@ -801,8 +801,7 @@ impl Evaluator {
                         .note("the argument is declared here", formal.span);
                         // A name the caller passed that no formal takes is
                         // most likely this one misspelt.
-                        let unexpected = attrs.keys().filter(|k| !p.formals.iter().any(|f| f.name == **k));
-                        if let Some(k) = did_you_mean(&formal.name, unexpected.map(|k| k.as_ref())) {
+                        if let Some(k) = did_you_mean(&formal.name, unexpected(attrs, p).map(|k| k.as_ref())) {
                             e = e.help(format!("the argument set has '{k}': did you mean '{}'?", formal.name));
                         }
                         return Err(e);
@@ -812,19 +811,17 @@ impl Evaluator {
         }
         // Every name of the argument matched a formal: none is unexpected.
         if !p.ellipsis && found != attrs.len() {
-            for key in attrs.keys() {
-                if !p.formals.iter().any(|f| f.name == *key) {
-                    let mut e = EvalError::new(
-                        ErrorKind::UnexpectedArgument,
-                        format!("{} called with unexpected argument '{key}'", fname()),
-                    )
-                    .at_if_unset(span)
-                    .label("called here");
-                    if let Some(s) = did_you_mean(key, p.formals.iter().map(|f| f.name.as_ref())) {
-                        e = e.help(format!("did you mean '{s}'?"));
-                    }
-                    return Err(e.note("the function is defined here", lambda.span));
+            if let Some(key) = unexpected(attrs, p).next() {
+                let mut e = EvalError::new(
+                    ErrorKind::UnexpectedArgument,
+                    format!("{} called with unexpected argument '{key}'", fname()),
+                )
+                .at_if_unset(span)
+                .label("called here");
+                if let Some(s) = did_you_mean(key, p.formals.iter().map(|f| f.name.as_ref())) {
+                    e = e.help(format!("did you mean '{s}'?"));
                 }
+                return Err(e.note("the function is defined here", lambda.span));
             }
         }
         if p.bind {
@@ -1104,6 +1101,11 @@ enum Step {
 pub enum CoerceMode {
     Interpolation,
     ToString,
+}
+
+/// The names of an argument set that no formal of `p` takes.
+fn unexpected<'a>(attrs: &'a Attrs, p: &'a Pattern) -> impl Iterator<Item = &'a NixString> {
+    attrs.keys().filter(|k| !p.formals.iter().any(|f| f.name == **k))
 }
 
 #[cold]

@@ -61,13 +61,7 @@ impl Thunk {
     /// The value if it is already known, without evaluating anything.
     #[inline(always)]
     pub fn peek(&self) -> Option<Value> {
-        match &self.0 {
-            Repr::Ready(v) => Some(v.clone()),
-            Repr::Lazy(cell) => match &*cell.borrow() {
-                State::Done(v) => Some(v.clone()),
-                _ => None,
-            },
-        }
+        self.inspect(|v| Some(v.clone()))
     }
 
     /// `f` of the value if it is already known, without cloning the value
