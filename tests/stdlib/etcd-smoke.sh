@@ -1,17 +1,17 @@
 #!/bin/sh
-# Start a 3-member etcd on 127.0.0.2-4 from the etcd.env files the stdlib generates
-# (etcd-loopback.nix), run the generated health check, stop everything.
+# Start a 3-member etcd on 127.0.0.2-4 from the etcd.env files the stdlib generates,
+# run the generated health check, stop everything.
+#   etcd-smoke.sh CLUSTER_JSON [WORKDIR]
+# CLUSTER_JSON is etcd-loopback.nix evaluated with --argstr etcdVersion set to the
+# version of /usr/bin/etcd (run.sh evaluates it under both evaluators first).
 # Only loopback addresses are used. Member 1 keeps the 127.0.0.1:2379 listener of its
 # etcd.env; members 2 and 3 drop it (all three share the host's 127.0.0.1).
 set -eu
-here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
-tmp=${1:-$(mktemp -d)}
+cluster=$1
+tmp=${2:-$(mktemp -d)}
 work="$tmp/etcd-smoke"
 mkdir -p "$work"
-version=$(/usr/bin/etcd --version | sed -n 's/^etcd Version: //p')
-env -i PATH="$PATH" HOME="$work" nix-instantiate --eval --strict --json -I kdeploy="$root/stdlib" \
-  --argstr etcdVersion "$version" "$here/etcd-loopback.nix" > "$work/cluster.json"
+cp "$cluster" "$work/cluster.json"
 python3 - "$work" <<'PY'
 import json, sys
 work = sys.argv[1]
@@ -25,8 +25,10 @@ for n, node in d["nodes"].items():
     open(f"{work}/{n}.retries", "w").write(str(etcd["checks"][0]["retries"]))
 PY
 pids=""
+# SIGKILL: on SIGTERM the leader hands leadership over to a member that is stopping
+# too, and waits 15 s for that to time out; the data directories are thrown away anyway.
 cleanup() {
-  for p in $pids; do kill "$p" 2>/dev/null || true; done
+  for p in $pids; do kill -KILL "$p" 2>/dev/null || true; done
   for p in $pids; do wait "$p" 2>/dev/null || true; done
 }
 trap cleanup EXIT
