@@ -20,6 +20,11 @@ pub enum Error {
          (add it with ssh-keyscan, or allow recording new hosts explicitly)"
     )]
     HostKeyUnknown { host: String, file: PathBuf },
+    #[error(
+        "{host}: HOST KEY REVOKED: its key is marked @revoked at {file}:{line} — refusing to connect \
+         (a revoked key is never accepted, whatever other lines say)"
+    )]
+    HostKeyRevoked { host: String, file: PathBuf, line: usize },
     #[error("{host}: cannot read known_hosts file {file}: {reason}")]
     KnownHosts { host: String, file: PathBuf, reason: String },
     #[error("{host}: authentication as {user} failed: {reason}")]
