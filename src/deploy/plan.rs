@@ -305,6 +305,76 @@ mod tests {
     }
 
     #[test]
+    fn an_activated_phase_lists_exactly_its_changed_files() {
+        let bin = m(vec![file("/bin/x", 'a')], vec![]);
+        let svc = m(vec![file("/etc/x.conf", 'b'), file("/etc/y.conf", 'c'), file("/etc/z.conf", 'd')], vec![]);
+        let gen = m(vec![], vec![]);
+        let dep = deployed(&bin, &svc);
+        let mut y = file("/etc/y.conf", 'c');
+        y.mode = "0600".into();
+        let svc2 = m(vec![file("/etc/x.conf", 'e'), y, file("/etc/w.conf", 'f')], vec![]);
+        let plan = plan_node(&inputs([1, 22, 3], &bin, &svc2, &gen), &dep);
+        let s = plan.phase("svc").unwrap();
+        assert_eq!(s.action, PhaseAction::Activate);
+        let want = FileDiff {
+            added: vec!["/etc/w.conf".into()],
+            changed: vec!["/etc/x.conf".into(), "/etc/y.conf".into()],
+            removed: vec!["/etc/z.conf".into()],
+        };
+        assert_eq!(s.files, want);
+        assert!(s.units.is_empty());
+        let changed: Vec<&str> = plan.changed_phases().map(|p| p.name.as_str()).collect();
+        assert_eq!(changed, ["svc"]);
+        assert!(plan.phase("bin").unwrap().files.is_empty());
+    }
+
+    #[test]
+    fn a_generate_only_phase_is_staged_not_activated() {
+        let bin = m(vec![file("/bin/x", 'a')], vec![]);
+        let svc = m(vec![file("/etc/x.conf", 'b')], vec![unit("x.service", 'c', &[])]);
+        let gen = m(vec![file("/etc/k.yaml", 'z')], vec![unit("k.service", 'k', &[])]);
+        let dep = deployed(&bin, &svc);
+        let plan = plan_node(&inputs([1, 2, 33], &bin, &svc, &gen), &dep);
+        let g = plan.phase("gen").unwrap();
+        assert_eq!((g.action, g.old_generation), (PhaseAction::StageOnly, None));
+        // nothing of it goes live: no files switched, no unit touched
+        assert!(g.files.is_empty() && g.units.is_empty());
+        let changed: Vec<&str> = plan.changed_phases().map(|p| p.name.as_str()).collect();
+        assert_eq!(changed, ["gen"]);
+    }
+
+    #[test]
+    fn units_move_only_as_their_text_or_triggers_changed() {
+        let bin = m(vec![file("/bin/x", 'a'), file("/bin/y", 'a')], vec![]);
+        let reload = |c| UnitSpec { on_change: OnChange::Reload, ..unit("r.service", c, &["/etc/r.conf"]) };
+        let old_units = vec![
+            unit("x.service", 'x', &["/bin/x"]),
+            unit("y.service", 'y', &["/bin/y"]),
+            reload('r'),
+            unit("old.service", 'o', &[]),
+        ];
+        let svc = m(vec![file("/etc/r.conf", 'r')], old_units.clone());
+        let gen = m(vec![], vec![]);
+        let dep = deployed(&bin, &svc);
+        // a new /bin/x in the earlier phase; r.service's text changed;
+        // old.service gone, new.service new; y.service as it was
+        let bin2 = m(vec![file("/bin/x", 'b'), file("/bin/y", 'a')], vec![]);
+        let new_units = vec![old_units[0].clone(), old_units[1].clone(), reload('R'), unit("new.service", 'n', &[])];
+        let svc2 = m(vec![file("/etc/r.conf", 'r')], new_units);
+        let plan = plan_node(&inputs([11, 22, 3], &bin2, &svc2, &gen), &dep);
+        assert!(plan.phase("bin").unwrap().units.is_empty());
+        let u = &plan.phase("svc").unwrap().units;
+        assert_eq!(u.restart, ["x.service"]);
+        assert_eq!(u.reload, ["r.service"]);
+        assert_eq!(u.stop, ["old.service"]);
+        assert_eq!(u.start, ["new.service"]);
+        assert!(u.daemon_reload);
+        // the same switch without the binary change restarts nothing
+        let plan = plan_node(&inputs([1, 22, 3], &bin, &svc2, &gen), &dep);
+        assert!(plan.phase("svc").unwrap().units.restart.is_empty());
+    }
+
+    #[test]
     fn fresh_node_activates_and_stages() {
         let bin = m(vec![file("/bin/x", 'a')], vec![]);
         let svc = m(vec![file("/etc/x.conf", 'b')], vec![unit("x.service", 'c', &[])]);
