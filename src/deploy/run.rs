@@ -8,6 +8,10 @@
 //! generation on the deployer. Any failure: finish the phase in flight,
 //! then switch every touched phase of every node back (reverse order) and
 //! stop. Any unreachable or locked node: stop before changing anything.
+//!
+//! Everything after connecting is [`switch_reached`], over any [`Host`]
+//! with the node program under a prefix, so tests drive the executor over
+//! `LocalHost` on directories (`tests/deploy_local.rs`).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::PathBuf;
@@ -27,7 +31,7 @@ use super::wave;
 use crate::closure::{Closures, Source};
 use crate::node::{changed_files, Manifest, Node, NodeLock, NodeStatus};
 use crate::store::{ContentId, Digest, Readable, Resolver};
-use crate::transport::{Host, SshHost};
+use crate::transport::Host;
 
 #[derive(Debug, Clone, Default)]
 pub struct SwitchOptions {
@@ -231,6 +235,16 @@ fn write_generation(
     record::write(&opts.state_dir, &g)
 }
 
+/// A node the run has reached: its connection, whatever the transport, and
+/// the directory the node program keeps everything under ("" on a real
+/// node; a scratch directory when a test drives a switch over
+/// [`crate::transport::LocalHost`]).
+#[derive(Clone, Copy)]
+pub struct Reached<'h> {
+    pub host: &'h dyn Host,
+    pub prefix: &'h str,
+}
+
 /// Run a switch. Returns the outcome and, for `--dry-run`, the plan text.
 pub async fn switch(
     closures: &Closures,
@@ -250,12 +264,28 @@ pub async fn switch(
 
     // 1. connect
     let (hosts, unreachable) = connect_reporting(&targets, opts.parallel, sink).await;
+    let reached: Vec<Reached<'_>> = hosts.iter().map(|h| Reached { host: h, prefix: "" }).collect();
+    let result = switch_reached(closures, resolver, opts, &reached, unreachable, sink).await;
+    join_all(hosts.iter().map(|h| h.close())).await;
+    result
+}
 
+/// Steps 2 to 7 of a switch on the nodes already reached (each must be a
+/// node of `closures`, by its host's name). `some_unreachable`: other
+/// selected nodes were not reached, so nothing may change. The
+/// connections stay open; closing them is the caller's.
+pub async fn switch_reached(
+    closures: &Closures,
+    resolver: &Resolver,
+    opts: &SwitchOptions,
+    nodes: &[Reached<'_>],
+    some_unreachable: bool,
+    sink: &dyn Sink,
+) -> Result<(Outcome, String), String> {
     // 2. install, lock, status — one node task each, concurrently
     let owner = lock_owner("switch");
-    let opened = join_all(hosts.iter().map(|h| async {
-        let h: &dyn Host = h;
-        let node = Node::install(h).await?;
+    let opened = join_all(nodes.iter().map(|r| async {
+        let node = Node::install_with_prefix(r.host, r.prefix).await?;
         let lock = node.lock(&owner).await?;
         let status = node.status().await?;
         Ok::<_, crate::node::NodeError>((node, lock, status))
@@ -263,8 +293,9 @@ pub async fn switch(
     .await;
     let mut held: Vec<Held<'_>> = Vec::new();
     let mut failed = false;
-    for (h, r) in hosts.iter().zip(opened) {
-        match r {
+    for (r, opened) in nodes.iter().zip(opened) {
+        let h = r.host;
+        match opened {
             Ok((node, lock, status)) => held.push(Held {
                 name: h.name().to_string(),
                 node,
@@ -281,9 +312,9 @@ pub async fn switch(
             }
         }
     }
-    if unreachable || failed {
-        release(held, &hosts).await;
-        return Ok((if unreachable { Outcome::Unreachable } else { Outcome::Failed }, String::new()));
+    if some_unreachable || failed {
+        release(held).await;
+        return Ok((if some_unreachable { Outcome::Unreachable } else { Outcome::Failed }, String::new()));
     }
 
     // 3. unchanged nodes are done; read and plan the others
@@ -342,12 +373,12 @@ pub async fn switch(
         });
     }
     if let Some(e) = plan_error {
-        release(held, &hosts).await;
+        release(held).await;
         return Err(e);
     }
     if opts.dry_run {
         let text: String = held.iter().map(|h| plan_text(&h.name, &h.plan)).collect();
-        release(held, &hosts).await;
+        release(held).await;
         return Ok((Outcome::Ok, text));
     }
     if changed_idx.is_empty() {
@@ -369,7 +400,7 @@ pub async fn switch(
         if !same {
             write_generation(closures, opts, number, nodes)?;
         }
-        release(held, &hosts).await;
+        release(held).await;
         return Ok((Outcome::Ok, String::new()));
     }
 
@@ -419,7 +450,7 @@ pub async fn switch(
         }
     }
     if failed {
-        release(held, &hosts).await;
+        release(held).await;
         return Ok((Outcome::Failed, String::new()));
     }
 
@@ -460,7 +491,7 @@ pub async fn switch(
 
     if failed {
         rollback_touched(&held, &touched, sink).await;
-        release(held, &hosts).await;
+        release(held).await;
         return Ok((Outcome::Failed, String::new()));
     }
 
@@ -497,7 +528,7 @@ pub async fn switch(
     }
     let nodes = record_nodes(closures, opts, &held, &changed_idx, gen);
     write_generation(closures, opts, gen, nodes)?;
-    release(held, &hosts).await;
+    release(held).await;
     Ok((if failed { Outcome::Failed } else { Outcome::Ok }, String::new()))
 }
 
@@ -566,8 +597,7 @@ async fn rollback_touched(held: &[Held<'_>], touched: &BTreeMap<usize, Vec<usize
     .await;
 }
 
-/// Let go of every lock, then close the connections.
-async fn release(held: Vec<Held<'_>>, hosts: &[SshHost]) {
+/// Let go of every lock (the connections are the caller's to close).
+async fn release(held: Vec<Held<'_>>) {
     join_all(held.into_iter().map(|h| h.lock.release())).await;
-    join_all(hosts.iter().map(|h| h.close())).await;
 }

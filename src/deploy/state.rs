@@ -15,19 +15,24 @@ use crate::node::{Manifest, Node, NodeStatus};
 use crate::store::Digest;
 use crate::transport::shell_quote;
 
-const ROOT: &str = "/var/lib/kdeploy";
 const RECORD: &str = "kdeploy-phases";
 
+/// The node's generations directory, quoted for sh.
+fn generations(node: &Node<'_>) -> String {
+    shell_quote(&format!("{}/generations", node.root()))
+}
+
 /// The shell command printing the record of generation `current` and the
-/// manifests of the linked phases, in `@`-headed sections.
-fn read_command(status: &NodeStatus) -> String {
+/// manifests of the linked phases, in `@`-headed sections (`gens`: see
+/// [`generations`]).
+fn read_command(gens: &str, status: &NodeStatus) -> String {
     let mut s = String::new();
     if let Some((n, _)) = &status.current {
-        s += &format!("echo @record; cat {ROOT}/generations/{n}/{RECORD} 2>/dev/null; ");
+        s += &format!("echo @record; cat {gens}/{n}/{RECORD} 2>/dev/null; ");
     }
     for (p, g) in &status.phases {
         let q = shell_quote(p);
-        s += &format!("echo @manifest {q}; cat {ROOT}/generations/{g}/{q}/manifest 2>/dev/null; ");
+        s += &format!("echo @manifest {q}; cat {gens}/{g}/{q}/manifest 2>/dev/null; ");
     }
     s + "true"
 }
@@ -88,7 +93,7 @@ pub async fn read_deployed(node: &Node<'_>, status: &NodeStatus) -> Result<Deplo
     if status.current.is_none() && status.phases.is_empty() {
         return Ok(dep);
     }
-    let out = node.host().exec(&read_command(status), None).await?;
+    let out = node.host().exec(&read_command(&generations(node), status), None).await?;
     let (record, manifests) = parse_sections(&out.stdout_str());
     dep.recorded = parse_record(&record);
     for (p, text) in manifests {
@@ -106,7 +111,7 @@ pub async fn commit(
     node_hash: &Digest,
     phases: &BTreeMap<String, RecordedPhase>,
 ) -> Result<(), String> {
-    let dir = format!("{ROOT}/generations/{gen}");
+    let dir = format!("{}/{gen}", generations(node));
     let cmd = format!(
         "mkdir -p {dir} && cat > {dir}/{RECORD}.tmp && mv -f {dir}/{RECORD}.tmp {dir}/{RECORD} && {}",
         node.command(&["commit", &gen.to_string(), &node_hash.hex()])
@@ -121,8 +126,11 @@ pub async fn commit(
 
 /// The phase record of any generation (for `rollback`).
 pub async fn read_record(node: &Node<'_>, gen: u64) -> Result<BTreeMap<String, RecordedPhase>, String> {
-    let out =
-        node.host().exec(&format!("cat {ROOT}/generations/{gen}/{RECORD}"), None).await.map_err(|e| e.to_string())?;
+    let out = node
+        .host()
+        .exec(&format!("cat {}/{gen}/{RECORD}", generations(node)), None)
+        .await
+        .map_err(|e| e.to_string())?;
     if !out.success() {
         return Err(format!("generation {gen} has no phase record on {}", node.host().name()));
     }

@@ -64,6 +64,12 @@ impl<'h> Node<'h> {
         self.host
     }
 
+    /// The node program's state directory, for the few reads and writes the
+    /// deployer does there itself (see `deploy/state.rs`).
+    pub fn root(&self) -> String {
+        format!("{}/var/lib/kdeploy", self.prefix)
+    }
+
     /// The command line running the node program with `args`.
     pub fn command(&self, args: &[&str]) -> String {
         let mut s = String::new();
