@@ -7,7 +7,7 @@
 #   2. times both with hyperfine (--warmup 1, --runs $RUNS),
 #   3. measures peak RSS of each with GNU time (`%M`, max over $MEM_RUNS runs),
 # and prints a markdown table with the machine description on top. The table
-# is also written to bench/results/lang.md, raw hyperfine JSON next to it.
+# is also written to bench/results/<date>-<commit>/lang.md, raw hyperfine JSON next to it.
 #
 # Workload headers (comment lines in the .nix file):
 #   # expect: VALUE   kdeploy's --json output must equal VALUE
@@ -25,7 +25,7 @@ cd "$(dirname "$0")/.."
 ROOT=$PWD
 RUNS=${RUNS:-5}
 MEM_RUNS=${MEM_RUNS:-3}
-RESULTS=$ROOT/bench/results
+source "$ROOT/bench/results-dir.sh"
 mkdir -p "$RESULTS" /tmp/nixhome
 
 for tool in nix-instantiate hyperfine jq /usr/bin/time; do

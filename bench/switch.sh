@@ -12,9 +12,9 @@
 #      each converge (bench/ansible/verify.py), then takes the lab down;
 #   3. Ansible half: boots a fresh lab again and does the same with ansible-playbook
 #      (the change: the same setting in a temporary copy of the inventory's group_vars);
-#   4. prints a markdown table and writes it to bench/results/switch.md (raw per-run
-#      numbers: bench/results/switch-kdeploy.tsv, switch-ansible.tsv; the output of the
-#      last run of each workload: bench/results/switch-logs/).
+#   4. prints a markdown table and writes it to bench/results/<date>-<commit>/switch.md (raw
+#      per-run numbers: switch-kdeploy.tsv, switch-ansible.tsv next to it; the output of
+#      the last run of each workload: switch-logs/).
 #
 # Every converge is checked, and the run fails (exit 1) on any mismatch: the recap
 # (first: no failure; no-op: kdeploy "unchanged" on every node / Ansible changed=0;
@@ -38,12 +38,11 @@ RUNS=${RUNS:-5}
 ANSIBLE_RUNS=${ANSIBLE_RUNS:-3}
 LOCK=/tmp/kdeploy-lab.lock
 LOCK_WAIT=${LOCK_WAIT:-1800}
-RESULTS=$ROOT/bench/results
+source "$ROOT/bench/results-dir.sh"
 ANS=$ROOT/bench/ansible
 VENV=$ANS/.venv
 LAB_NIX=$ROOT/clusters/lab.nix
 SSHCFG=$ROOT/.lab/ssh_config
-mkdir -p "$RESULTS"
 
 log() { printf '== %s\n' "$*" >&2; }
 die() {

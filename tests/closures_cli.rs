@@ -83,13 +83,23 @@ fn listing_plan_and_options() {
 #[test]
 fn exit_codes() {
     let r = repo();
-    // 2: usage — missing file, unknown node, unknown file, --file without --node, not a cluster.
-    assert_eq!(kdeploy(&["eval", "clusters/nope.nix"], &r).0, 2);
-    assert_eq!(kdeploy(&["eval", "clusters/lab.nix", "--node", "k8s-nobody"], &r).0, 2);
-    assert_eq!(kdeploy(&["eval", "clusters/lab.nix", "--node", "k8s-master", "--file", "/etc/nothing"], &r).0, 2);
-    assert_eq!(kdeploy(&["eval", "clusters/lab.nix", "--file", "/etc/etcd.env"], &r).0, 2);
-    assert_eq!(kdeploy(&["eval", "--expr", "{ a = 1; }", "--closures"], &r).0, 2);
-    assert_eq!(kdeploy(&["plan"], &r).0, 2);
+    // 2: usage — missing file, unknown node, unknown file, --file without
+    // --node, not a cluster, missing argument. Each says what was wrong.
+    for (args, says) in [
+        (&["eval", "clusters/nope.nix"][..], "error: clusters/nope.nix: no such file or directory"),
+        (
+            &["eval", "clusters/lab.nix", "--node", "k8s-nobody"],
+            "error: no node \"k8s-nobody\" in cluster lab (nodes: k8s-master, k8s-worker01, k8s-worker02)",
+        ),
+        (&["eval", "clusters/lab.nix", "--node", "k8s-master", "--file", "/etc/nothing"], "error: node k8s-master has no file /etc/nothing"),
+        (&["eval", "clusters/lab.nix", "--file", "/etc/etcd.env"], "required arguments were not provided:\n  --node <NAME>"),
+        (&["eval", "--expr", "{ a = 1; }", "--closures"], "need a cluster value (with schemaVersion and nodes)"),
+        (&["plan"], "required arguments were not provided:\n  <FILE>"),
+    ] {
+        let (code, _, err) = kdeploy(args, &r);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?} should say `{says}`, said:\n{err}");
+    }
     // 1: evaluation or closure error — a missing project secret.
     let (code, _, err) = kdeploy(&["eval", "clusters/seed.nix"], &r);
     assert_eq!(code, 1);

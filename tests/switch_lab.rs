@@ -2,14 +2,16 @@
 //! converge gives a healthy 3-member etcd and a running containerd; a
 //! re-run reports every node unchanged; one containerd setting changed
 //! re-activates only the runtime phase and restarts containerd, not etcd.
-//! One test function drives the steps in sequence (the lab is shared) and
-//! leaves the lab on the unmodified lab cluster. Lab down: skipped, or a
-//! failure when CI is set.
+//! One test function drives the steps in sequence; each test takes the lab
+//! lock (the lab is shared), ends with the lab check (`lab_check`: nodes
+//! equal `kdeploy eval`) and leaves the lab on the unmodified lab cluster.
+//! Lab down: skipped, or a failure when CI is set.
 
 use std::process::{Command, Output};
 
 mod node_support;
-use node_support::{lab_up, repo};
+use node_support::lab_check::assert_deployed;
+use node_support::{lab_lock, lab_up, repo};
 
 fn switch(cluster: &std::path::Path, extra: &[&str]) -> (Output, serde_json::Value) {
     let lab = repo().join(".lab");
@@ -41,6 +43,7 @@ fn active_since(i: u32, unit: &str) -> String {
 
 #[test]
 fn switch_converges_noops_and_restarts_only_what_changed() {
+    let _g = lab_lock();
     if !lab_up() {
         return;
     }
@@ -55,6 +58,7 @@ fn switch_converges_noops_and_restarts_only_what_changed() {
         "etcdctl --endpoints=http://10.77.0.11:2379,http://10.77.0.12:2379,http://10.77.0.13:2379 endpoint health",
     );
     assert_eq!(health.matches("is healthy").count(), 3, "{health}");
+    assert_deployed(&lab_nix);
     for i in 1..=3 {
         assert_eq!(ssh(i, "systemctl is-active containerd").trim(), "active");
         assert!(ssh(i, "readlink /etc/containerd/config.toml").contains("/var/lib/kdeploy/phases/container-runtime/"));
@@ -87,9 +91,49 @@ fn switch_converges_noops_and_restarts_only_what_changed() {
     assert_eq!(active_since(2, "etcd"), etcd_since, "etcd must not restart");
     assert_ne!(active_since(2, "containerd"), ctr_since, "containerd must restart");
     assert!(ssh(2, "cat /etc/containerd/config.toml").contains("32768"));
+    assert_deployed(&changed);
 
     // 4. back to the lab cluster as committed (restore shared state)
     let (out, j) = switch(&lab_nix, &[]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(statuses(&j), ["changed"; 3], "{j}");
+    assert_deployed(&lab_nix);
+}
+
+/// The lab check itself catches what it names: a managed link replaced by
+/// a copy, a changed mode, a changed byte in a staged file and a stopped unit are each
+/// reported; undone by
+/// hand, the check passes again.
+#[test]
+fn lab_check_reports_each_kind_of_drift() {
+    let _g = lab_lock();
+    if !lab_up() {
+        return;
+    }
+    let lab_nix = repo().join("clusters/lab.nix");
+    let (out, _) = switch(&lab_nix, &[]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_deployed(&lab_nix);
+
+    let staged = "/var/lib/kdeploy/phases/../generations/$(awk '$1==\"addons\"{print $3}' \
+                  /var/lib/kdeploy/generations/$(cut -d' ' -f1 /var/lib/kdeploy/current)/kdeploy-phases)/addons/files/etc/kubernetes/coredns-sa.yml";
+    ssh(1, "cp --remove-destination $(readlink /etc/crictl.yaml) /etc/crictl.yaml");
+    ssh(2, "chmod 0644 /etc/etcd.env");
+    ssh(1, &format!("echo '# edited' >> {staged}"));
+    ssh(3, "systemctl stop containerd");
+    let problems = node_support::lab_check::deployed_differences(&lab_nix).join("\n");
+    ssh(1, "ln -sfn /var/lib/kdeploy/phases/container-runtime/files/etc/crictl.yaml /etc/crictl.yaml");
+    ssh(2, "chmod 0640 /etc/etcd.env");
+    ssh(1, &format!("sed -i '/^# edited$/d' {staged}"));
+    ssh(3, "systemctl start containerd");
+    for want in [
+        "k8s-master: container-runtime file /etc/crictl.yaml: expected `/var/lib/kdeploy/phases/container-runtime/files/etc/crictl.yaml 644",
+        "k8s-worker01: etcd file /etc/etcd.env: expected `/var/lib/kdeploy/phases/etcd/files/etc/etcd.env 640",
+        "k8s-master: addons file /etc/kubernetes/coredns-sa.yml: expected",
+        "k8s-worker02: container-runtime unit containerd.service: expected `active enabled`, found `inactive enabled`",
+    ] {
+        assert!(problems.contains(want), "`{want}` not reported in:\n{problems}");
+    }
+    assert_eq!(problems.lines().count(), 4, "only the four edits:\n{problems}");
+    assert_deployed(&lab_nix);
 }

@@ -9,11 +9,12 @@
 
 use std::borrow::Cow;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_ssh2_tokio::{AuthMethod, Client, ServerCheckMethod};
 use russh::ChannelMsg;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot, Semaphore};
 
 use super::known_hosts::{self, HostKeyPolicy};
 use super::{BoxFut, Error, Host, Process};
@@ -89,7 +90,15 @@ pub struct SshHost {
     /// The bastion's connection this one runs inside; kept open as long as
     /// this host is.
     _bastion: Option<Client>,
+    /// One permit per open session channel. sshd refuses sessions beyond
+    /// its `MaxSessions` (10 by default) on one connection; callers may
+    /// start any number of commands at once, the extra ones wait here.
+    sessions: Arc<Semaphore>,
 }
+
+/// Below OpenSSH's default `MaxSessions` of 10, with room to spare for a
+/// server configured a little tighter.
+const MAX_SESSIONS: usize = 8;
 
 /// AES-GCM first: with AES-NI it moves bulk data faster than ChaCha20
 /// (russh's first choice); both are AEAD and in OpenSSH's defaults.
@@ -182,7 +191,7 @@ impl SshHost {
             Some(v) => Client::connect_via_with_config(v, addr, &opts.user, auth, check, config).await,
         }
         .map_err(|e| classify(name, &opts.user, file, expected.line, e))?;
-        Ok(SshHost { name: name.to_string(), client, _bastion: None })
+        Ok(SshHost { name: name.to_string(), client, _bastion: None, sessions: Arc::new(Semaphore::new(MAX_SESSIONS)) })
     }
 }
 
@@ -215,6 +224,7 @@ impl Host for SshHost {
 
     fn spawn<'a>(&'a self, command: &'a str) -> BoxFut<'a, Result<Process, Error>> {
         Box::pin(async move {
+            let permit = self.sessions.clone().acquire_owned().await.expect("the semaphore is never closed");
             let channel = self.client.get_channel().await.map_err(|e| Error::channel(&self.name, e))?;
             channel.exec(true, command).await.map_err(|e| Error::channel(&self.name, e))?;
             let (mut read, write) = channel.split();
@@ -251,6 +261,7 @@ impl Host for SshHost {
                 }
                 drop(out_tx);
                 drop(err_tx);
+                drop(permit);
                 let _ = st_tx.send(status.unwrap_or(255));
             });
             Ok(Process::new(in_tx, out_rx, err_rx, st_rx))

@@ -4,6 +4,8 @@
 
 #![allow(dead_code)]
 
+pub mod lab_check;
+
 use std::path::PathBuf;
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -71,6 +73,13 @@ pub fn lab_up() -> bool {
         eprintln!("SKIPPED: the lab is not up (`lab/lab.sh up 3`); set CI=1 to make this a failure");
     }
     up
+}
+
+/// The lab is one shared set of nodes: tests of one binary that change it
+/// take this lock, so they run one at a time (a poisoned lock is still a lock).
+pub fn lab_lock() -> std::sync::MutexGuard<'static, ()> {
+    static LAB: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LAB.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// Address of lab node `i` (1-based).
