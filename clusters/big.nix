@@ -12,8 +12,6 @@ kd.cluster {
     network.podCIDR = "10.192.0.0/14";
     network.serviceCIDR = "10.233.0.0/18";
     network.nodeCIDR = "10.90.0.0/22";
-    kubeadm.tokenFile = "secrets/kubeadm-token";
-    kubeadm.certificateKeyFile = "secrets/kubeadm-certificate-key";
     dns.nameservers = [ "10.90.3.254" ];
   };
 }

@@ -1,9 +1,8 @@
 # A highly available layout: three control planes that are also the etcd members, three
 # workers. Workers reach the API servers through a localhost load balancer (an nginx
 # static pod on each worker, Kubespray's default), so losing one control plane does not
-# cut them off. Secrets to create first (never commit them):
-#   mkdir -p secrets && kubeadm token generate > secrets/kubeadm-token
-#   kubeadm certs certificate-key > secrets/kubeadm-certificate-key
+# cut them off. The etcd PKI and the kubeadm secrets are made by kdeploy on the first
+# switch (.kdeploy/secrets/ha/, git-ignored).
 let kd = import <kdeploy>; in
 kd.cluster {
   name = "ha";
@@ -26,8 +25,6 @@ kd.cluster {
     loadBalancer.localhost = true;
     loadBalancer.type = "nginx";
     loadBalancer.healthcheckPort = 8081;
-    kubeadm.tokenFile = "secrets/kubeadm-token";
-    kubeadm.certificateKeyFile = "secrets/kubeadm-certificate-key";
     addons.metricsServer.enable = true;
     dns.nameservers = [ "192.168.20.1" ];
     ssh.key = "~/.ssh/kdeploy_ed25519";

@@ -2,7 +2,8 @@
 # notes). All three are etcd members; k8s-master is the control plane.
 #
 # What really runs here: preinstall, container-runtime (Debian's containerd 1.6 + runc),
-# download (etcd/etcdctl as local files) and etcd (a 3-member etcd 3.4 over plain HTTP).
+# download (etcd/etcdctl as local files) and etcd (a 3-member etcd 3.4 with mutual TLS from
+# the PKI kdeploy makes on the first switch, kept in .kdeploy/secrets/lab/).
 # Kubernetes itself cannot run offline (no kubelet/kubeadm), so the Kubernetes phases are
 # generated, hashed and pushed but not activated (kdeploy.generateOnly): their files can
 # be inspected on the nodes, nothing of them is started, and the binaries and images only
@@ -31,7 +32,6 @@ kd.cluster {
     download.skip = [ "crictl" ]; # not packaged in Debian 12; only the kubelet needs it
     containerd.version = "1.6.20"; # -> config.toml schema version 2
     etcd.version = "3.4.23"; # -> etcd 3.4 flags (ETCD_LOGGER=zap, v2 proxy off)
-    etcd.tls = false; # plain HTTP: kdeploy generates no PKI yet
 
     kdeploy.generateOnly = [ "kubelet" "control-plane" "cni" "addons" "resolvconf" ];
   };

@@ -1,7 +1,7 @@
 # The seed layout: one control plane that also runs etcd, two workers. Kubernetes
 # binaries are downloaded from dl.k8s.io / GitHub with the checksums pinned in the
-# stdlib. Before deploying, create the kubeadm bootstrap token (never commit it):
-#   mkdir -p secrets && kubeadm token generate > secrets/kubeadm-token
+# stdlib. The etcd PKI, the kubeadm bootstrap token and certificate key are made by
+# kdeploy on the first switch (kept in .kdeploy/secrets/seed/, git-ignored).
 let kd = import <kdeploy>; in
 kd.cluster {
   name = "seed";
@@ -14,7 +14,6 @@ kd.cluster {
     kubernetes.version = "1.33.5";
     network.plugin = "calico";
     network.nodeCIDR = "192.168.10.0/24";
-    kubeadm.tokenFile = "secrets/kubeadm-token";
     ssh.user = "root";
     dns.nameservers = [ "192.168.10.1" ];
   };

@@ -121,10 +121,6 @@ let
     (if s.network.plugin != "calico" || hasAttr s.calico.version versions.calico.releases then true
       else rule "unsupported calico version" "${s.calico.version} is not pinned in stdlib/versions.nix (pinned: ${concatStringsSep ", " (attrNames versions.calico.releases)})" (settingPos [ "calico" "version" ]))
 
-    # etcd TLS material
-    (if !s.etcd.tls || s.etcd.certDir != null then true
-      else rule "etcd TLS without certificates" "etcd.tls is true but etcd.certDir is not set; kdeploy does not generate a PKI yet, so point etcd.certDir at Kubespray-named PEM files on the deployer" (settingPos [ "etcd" "tls" ]))
-
     # DNS
     (if s.dns.mode != "manual" || s.dns.manualServer != null then true
       else rule "manual DNS without server" "dns.mode is \"manual\" but dns.manualServer is not set" (settingPos [ "dns" "mode" ]))
@@ -141,9 +137,7 @@ let
   ];
 
   warnings =
-    (if !s.etcd.tls && !kubeadmEtcd then [ "etcd.tls is false: etcd peer and client traffic is plain HTTP (kdeploy generates no PKI yet)." ] else [ ])
-    ++ (if s.kubeadm.tokenFile == null && ctx.active "control-plane" then [ "kubeadm.tokenFile is not set: the kubeadm init/join hooks of the control-plane phase will refuse to run." ] else [ ])
-    ++ (if s.kubeadm.certificateKeyFile == null && length ctx.controlPlanes > 1 && ctx.active "control-plane" then [ "kubeadm.certificateKeyFile is not set: additional control-plane nodes cannot join." ] else [ ])
+    (if !s.etcd.tls && !kubeadmEtcd then [ "etcd.tls is false: etcd peer and client traffic is plain HTTP and unauthenticated: anyone who reaches port 2379 reads and writes every Kubernetes Secret." ] else [ ])
     ++ (if s.kdeploy.generateOnly != [ ] then [ "phases generated but not activated: ${concatStringsSep ", " s.kdeploy.generateOnly}." ] else [ ]);
 in
 {

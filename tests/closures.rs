@@ -193,8 +193,8 @@ fn restart_trigger_in_a_later_phase_is_rejected() {
 
 #[test]
 fn missing_project_file_is_an_error_naming_its_use() {
-    // seed.nix names secrets/kubeadm-token, which the repository does not hold.
-    let e = closures_of(&repo().join("clusters/seed.nix"), &[]).unwrap_err();
+    // own-token.nix names secrets/kubeadm-token, which the repository does not hold.
+    let e = closures_of(&repo().join("tests/clusters/own-token.nix"), &[]).unwrap_err();
     assert!(e.contains("node cp1, phase control-plane, file /etc/kubernetes/kdeploy/kubeadm-token"), "{e}");
     assert!(e.contains("secrets/kubeadm-token"), "{e}");
 }

@@ -28,7 +28,7 @@ fn file_prints_the_generated_etcd_env() {
         kdeploy(&["eval", "clusters/lab.nix", "--node", "k8s-worker01", "--file", "/etc/etcd.env"], &repo());
     assert_eq!(code, 0, "{err}");
     assert!(out.starts_with("# Environment file for etcd 3.4.23"), "{out}");
-    assert!(out.contains("ETCD_NAME=k8s-worker01\n") && out.contains("ETCD_LISTEN_PEER_URLS=http://10.77.0.12:2380\n"));
+    assert!(out.contains("ETCD_NAME=k8s-worker01\n") && out.contains("ETCD_LISTEN_PEER_URLS=https://10.77.0.12:2380\n"));
     // A unit is reachable by its installed path.
     let (code, out, _) = kdeploy(
         &["eval", "clusters/lab.nix", "--node", "k8s-master", "--file", "/etc/systemd/system/etcd.service"],
@@ -100,11 +100,16 @@ fn exit_codes() {
         assert_eq!(code, 2, "{args:?}: {err}");
         assert!(err.contains(says), "{args:?} should say `{says}`, said:\n{err}");
     }
-    // 1: evaluation or closure error — a missing project secret.
-    let (code, _, err) = kdeploy(&["eval", "clusters/seed.nix"], &r);
+    // 1: evaluation or closure error — the user's own token file is missing.
+    let (code, _, err) = kdeploy(&["eval", "tests/clusters/own-token.nix"], &r);
     assert_eq!(code, 1);
     assert!(err.contains("secrets/kubeadm-token"), "{err}");
-    assert_eq!(kdeploy(&["plan", "clusters/seed.nix"], &r).0, 1);
+    assert_eq!(kdeploy(&["plan", "tests/clusters/own-token.nix"], &r).0, 1);
+    // 0: every example cluster evaluates from a fresh clone (kdeploy makes its secrets).
+    for c in ["clusters/seed.nix", "clusters/ha.nix", "clusters/lab.nix"] {
+        let (code, _, err) = kdeploy(&["eval", c], &r);
+        assert_eq!(code, 0, "{c}: {err}");
+    }
     assert_eq!(kdeploy(&["eval", "--expr", "throw \"x\""], &r).0, 1);
     // 0: -A still selects and prints the value.
     let (code, out, _) = kdeploy(&["eval", "clusters/lab.nix", "-A", "nodes.k8s-master.address"], &r);

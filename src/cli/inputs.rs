@@ -116,11 +116,28 @@ pub fn is_cluster(v: &Value) -> bool {
     matches!(v, Value::Attrs(a) if a.get("schemaVersion").is_some() && a.get("nodes").is_some())
 }
 
-/// A cluster value → hashed closures.
+/// A cluster value → hashed closures. Secrets not made yet hash as such.
 pub fn closures(session: &mut Session, v: &Value, resolver: &Resolver) -> Result<Closures, Failure> {
+    closures_with(session, v, resolver, false)
+}
+
+/// As [`closures`]; `make_secrets`: first make the secrets the cluster
+/// names that the deployer's secret store lacks (what `switch` does).
+pub fn closures_with(
+    session: &mut Session,
+    v: &Value,
+    resolver: &Resolver,
+    make_secrets: bool,
+) -> Result<Closures, Failure> {
     let json = session.to_json(v)?;
     let cluster = closure::parse_cluster(&json)?;
     drop(json); // tens of MB for big clusters; not needed for hashing
     closure::validate(&cluster)?;
+    if make_secrets {
+        let made = resolver.secrets().ensure(&cluster)?;
+        for name in &made.made {
+            eprintln!("secret made: {name} (in {})", resolver.secrets().dir().display());
+        }
+    }
     Ok(closure::build(cluster, resolver)?)
 }

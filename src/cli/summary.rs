@@ -14,6 +14,7 @@ fn size_of(c: &ContentId, s: &Source) -> String {
     match (c.size(), s) {
         (Some(n), _) => format!("{n} B"),
         (None, Source::Artifact(a)) => format!("artifact {}", a.name),
+        (None, Source::Secret(s)) => format!("secret {}", s.name),
         (None, _) => "?".into(),
     }
 }

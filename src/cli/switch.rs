@@ -109,7 +109,8 @@ pub fn run(args: SwitchArgs) -> ExitCode {
                 args.file.display()
             )));
         }
-        inputs::closures(&mut session, &value, &resolver)
+        // A dry run changes nothing, on the nodes or in the secret store.
+        inputs::closures_with(&mut session, &value, &resolver, !args.dry_run)
     })() {
         Ok(c) => c,
         Err(f) => return report(&session, f),

@@ -62,7 +62,7 @@ pub struct File {
     pub source: Source,
 }
 
-/// Exactly one of the four keys (`{ "text": … }`, …).
+/// Exactly one of the five keys (`{ "text": … }`, …).
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq, Hash)]
 #[serde(rename_all = "lowercase")]
 pub enum Source {
@@ -74,6 +74,8 @@ pub enum Source {
     Local(String),
     /// A verified download.
     Artifact(Artifact),
+    /// A secret the engine makes or finds on the deployer (never a value).
+    Secret(Secret),
 }
 
 impl Source {
@@ -83,6 +85,7 @@ impl Source {
             Source::File(_) => "file",
             Source::Local(_) => "local",
             Source::Artifact(_) => "artifact",
+            Source::Secret(_) => "secret",
         }
     }
 }
@@ -94,6 +97,55 @@ pub struct Artifact {
     pub name: String,
     pub sha256: String,
     pub url: String,
+}
+
+/// A secret named by the stdlib: `name` is its file in the deployer's secret
+/// store (relative, e.g. `lab/etcd/member-n1-key.pem`), `make` says how the
+/// engine makes it when it is absent.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq, Hash)]
+#[serde(deny_unknown_fields)]
+pub struct Secret {
+    pub make: Make,
+    pub name: String,
+}
+
+/// How a secret is made. A key pair is one `Ca`/`Cert` make shared by the
+/// files of the pair: both name the same `cert` and `key`.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq, Hash)]
+#[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
+pub enum Make {
+    /// A kubeadm bootstrap token, `[a-z0-9]{6}.[a-z0-9]{16}`.
+    Token,
+    /// `bytes` random bytes as lowercase hex (kubeadm's certificate key: 32).
+    Hex { bytes: u32 },
+    /// A self-signed CA; `key` stays on the deployer.
+    Ca(CaSpec),
+    /// A certificate and its key, signed by `ca`.
+    Cert(CertSpec),
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq, Hash)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct CaSpec {
+    pub cert: String,
+    pub common_name: String,
+    pub key: String,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq, Hash)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct CertSpec {
+    pub ca: CaSpec,
+    pub cert: String,
+    /// Usable as a TLS client certificate.
+    pub client: bool,
+    pub common_name: String,
+    pub dns_names: Vec<String>,
+    pub ip_addresses: Vec<String>,
+    pub key: String,
+    pub organization: Option<String>,
+    /// Usable as a TLS server certificate.
+    pub server: bool,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]

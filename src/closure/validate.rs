@@ -5,7 +5,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use super::schema::{Cluster, Node, Phase, Source};
+use super::schema::{Cluster, Make, Node, Phase, Secret, Source};
 use super::Error;
 
 /// Unit types systemd installs from `/etc/systemd/system/<name>`.
@@ -194,6 +194,7 @@ fn check_source(at: &str, s: &Source, errs: &mut Vec<String>) {
                 errs.push(format!("{at}: deployer file {p:?} must be an absolute path"));
             }
         }
+        Source::Secret(sec) => check_secret(at, sec, errs),
         Source::Artifact(a) => {
             if a.name.is_empty() || a.name.contains('/') || a.name.starts_with('.') {
                 errs.push(format!("{at}: artifact name {:?} must be a plain file name", a.name));
@@ -207,6 +208,48 @@ fn check_source(at: &str, s: &Source, errs: &mut Vec<String>) {
             if a.member.as_deref().is_some_and(|m| m.is_empty() || m.starts_with('/')) {
                 errs.push(format!("{at}: artifact {} member must be a relative path", a.name));
             }
+        }
+    }
+}
+
+/// A name in the deployer's secret store: relative, plain components.
+pub fn is_secret_name(n: &str) -> bool {
+    !n.is_empty()
+        && n.split('/').all(|c| {
+            !c.is_empty() && !c.starts_with('.') && c.bytes().all(|b| b.is_ascii_alphanumeric() || b"._@-".contains(&b))
+        })
+}
+
+fn check_secret(at: &str, s: &Secret, errs: &mut Vec<String>) {
+    // A CA may be the user's own (absolute deployer paths); everything the
+    // engine makes lives in the secret store under a relative name.
+    let stored_or_own = |n: &str| is_secret_name(n) || is_clean_absolute(n);
+    let names: Vec<&str> = match &s.make {
+        Make::Token | Make::Hex { .. } => vec![s.name.as_str()],
+        Make::Ca(ca) => vec![ca.cert.as_str()],
+        Make::Cert(c) => {
+            if !stored_or_own(&c.ca.cert) || !stored_or_own(&c.ca.key) {
+                errs.push(format!("{at}: secret {:?}: bad CA file names {:?} / {:?}", s.name, c.ca.cert, c.ca.key));
+            }
+            if !is_secret_name(&c.key) {
+                errs.push(format!("{at}: secret {:?}: bad key name {:?}", s.name, c.key));
+            }
+            for ip in &c.ip_addresses {
+                if ip.parse::<std::net::IpAddr>().is_err() {
+                    errs.push(format!("{at}: secret {:?}: {ip:?} is not an IP address", s.name));
+                }
+            }
+            vec![c.cert.as_str(), c.key.as_str()]
+        }
+    };
+    if !stored_or_own(&s.name) {
+        errs.push(format!("{at}: secret name {:?} must be a relative path of plain names (or, for a CA, absolute)", s.name));
+    } else if !names.contains(&s.name.as_str()) {
+        errs.push(format!("{at}: secret {:?} is not a file its make produces ({})", s.name, names.join(", ")));
+    }
+    if let Make::Hex { bytes } = s.make {
+        if !(16..=256).contains(&bytes) {
+            errs.push(format!("{at}: secret {:?}: hex bytes {bytes} not in 16..256", s.name));
         }
     }
 }

@@ -93,6 +93,8 @@ fn blob_digest(resolver: &Resolver, source: &Source, cid: &ContentId) -> Result<
     match cid {
         ContentId::Blob { digest, .. } => Ok(*digest),
         ContentId::Artifact { .. } => resolver.store_source(source).map_err(|e| e.0),
+        ContentId::Secret { keyed: Some(k), .. } => Ok(*k),
+        ContentId::Secret { name, keyed: None } => Err(format!("secret {name} is not made yet")),
     }
 }
 
@@ -114,8 +116,10 @@ fn needed_blobs(held: &Held<'_>) -> BTreeMap<Digest, Source> {
 }
 
 /// A blob ready to send: where its bytes are and their sha256 (which the
-/// node checks on arrival). Shared by every node that lacks the blob.
-type Blob = Arc<(Readable, String)>;
+/// node checks on arrival; `None` for a secret, which travels outside the
+/// blob store and is checked by length: even an unkeyed hash of it must not
+/// reach a node's command line). Shared by every node that lacks the blob.
+type Blob = Arc<(Readable, Option<String>)>;
 
 fn blob_source(
     cache: &Mutex<HashMap<Digest, Blob>>,
@@ -127,7 +131,10 @@ fn blob_source(
         return Ok(b.clone());
     }
     let readable = resolver.readable(s).map_err(|e| e.0)?;
-    let sha = readable.sha256().map_err(|e| e.0)?;
+    let sha = match s {
+        Source::Secret(_) => None,
+        _ => Some(readable.sha256().map_err(|e| e.0)?),
+    };
     let b = Arc::new((readable, sha));
     cache.lock().unwrap_or_else(|p| p.into_inner()).insert(*d, b.clone());
     Ok(b)
@@ -137,12 +144,17 @@ fn blob_source(
 /// takes them, so memory stays flat however large the binaries are.
 async fn send_blob(node: &Node<'_>, hash: &str, blob: &Blob) -> Result<u64, String> {
     let (readable, sha) = &**blob;
-    match readable {
-        Readable::Bytes(b) => {
+    match (readable, sha) {
+        (Readable::Bytes(b), None) => {
+            node.put_secret(hash, b).await.map_err(|e| e.to_string())?;
+            Ok(b.len() as u64)
+        }
+        (Readable::Path(_), None) => Err(format!("secret {hash} must be sent from memory")),
+        (Readable::Bytes(b), Some(sha)) => {
             node.put_bytes(hash, sha, b).await.map_err(|e| e.to_string())?;
             Ok(b.len() as u64)
         }
-        Readable::Path(p) => {
+        (Readable::Path(p), Some(sha)) => {
             let mut f = std::fs::File::open(p).map_err(|e| format!("{}: {e}", p.display()))?;
             let len = f.metadata().map_err(|e| format!("{}: {e}", p.display()))?.len();
             node.put(hash, sha, &mut f).await.map_err(|e| e.to_string())?;

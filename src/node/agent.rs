@@ -177,6 +177,17 @@ impl<'h> Node<'h> {
         self.put(hash, sha256, &mut src).await
     }
 
+    /// Send a secret: it goes to the node's private `secrets/` (0700, file
+    /// 0600 from its creation), never into the shared blob store. `hash` is
+    /// its keyed hash; the node checks the length of what arrived.
+    pub async fn put_secret(&self, hash: &str, bytes: &[u8]) -> Result<(), NodeError> {
+        let len = bytes.len().to_string();
+        let mut src = bytes;
+        let out = self.host.upload(&self.command(&["put-secret", hash, &len]), &mut src).await?;
+        self.check(&format!("put-secret {hash}"), out)?;
+        Ok(())
+    }
+
     /// Materialise generation `gen` of `phase` from store blobs (idempotent).
     pub async fn stage(&self, gen: u64, phase: &str, manifest: &Manifest) -> Result<(), NodeError> {
         let text = manifest.render().map_err(|e| NodeError::Manifest(e, self.host.name().to_string()))?;

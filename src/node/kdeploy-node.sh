@@ -28,13 +28,26 @@ is_root() {
     [ "$UID_" = 0 ]
 }
 
+# The state directory is traversable (0711: managed paths are symlinks
+# into phases/ that unprivileged readers of e.g. /etc/hosts must resolve)
+# but not listable; everything that may hold bytes nobody else should read
+# -- blobs, secrets, materialised objects, displaced originals -- is 0700.
+harden() {
+    mkdir -p "$R"
+    chmod 0711 "$R"
+    for d in store objects secrets displaced; do
+        mkdir -p "$R/$d"
+        chmod 0700 "$R/$d"
+    done
+}
+
 # Lines of kind $2 ("f" or "d") of manifest $1, tab-separated, for `read`.
 entries() { [ -n "$1" ] && [ -f "$1" ] && grep "^$2$TAB" "$1" || true; }
 # Paths of the files of manifest $1 (may be empty), one per line.
 file_paths() { entries "$1" f | cut -f6; }
 
 cmd_lock() {
-    mkdir -p "$R"
+    harden
     exec 9>>"$R/lock"
     if ! flock -n 9; then
         printf 'kdeploy-node: locked by another run (%s)\n' \
@@ -53,7 +66,7 @@ cmd_have() {
     while read -r h; do
         [ -n "$h" ] || continue
         is_hash "$h" || die "have: bad hash '$h'"
-        [ -f "$R/store/$h" ] || echo "$h"
+        [ -f "$R/store/$h" ] || [ -f "$R/secrets/$h" ] || echo "$h"
     done
 }
 
@@ -63,6 +76,7 @@ cmd_put() {
         cat >/dev/null
         return 0
     fi
+    [ -d "$R/store" ] || harden
     mkdir -p "$R/store/.tmp"
     t=$(mktemp "$R/store/.tmp/$1.XXXXXX")
     trap 'rm -f "$t"' EXIT
@@ -72,6 +86,27 @@ cmd_put() {
     [ "$got" = "$2" ] || die "blob $1 rejected: sha256 of the received bytes is $got, expected $2"
     chmod 0444 "$t"
     mv -f "$t" "$R/store/$1"
+    trap - EXIT
+}
+
+# put-secret KEYED-HASH LENGTH <BYTES: a secret goes to secrets/ (0700),
+# created 0600 (umask 077) so it is never readable by anyone else, even
+# half-written. Checked by length: no hash of it is ever computed here.
+cmd_put_secret() {
+    [ $# -eq 2 ] && is_hash "$1" && is_gen "$2" || die "usage: put-secret KEYED-HASH LENGTH <BYTES"
+    harden
+    umask 077
+    if [ -f "$R/secrets/$1" ]; then
+        cat >/dev/null
+        return 0
+    fi
+    mkdir -p "$R/secrets/.tmp"
+    t=$(mktemp "$R/secrets/.tmp/$1.XXXXXX")
+    trap 'rm -f "$t"' EXIT
+    cat >"$t"
+    got=$(wc -c <"$t")
+    [ "$got" -eq "$2" ] || die "secret $1 rejected: received $got bytes, expected $2"
+    mv -f "$t" "$R/secrets/$1"
     trap - EXIT
 }
 
@@ -93,23 +128,29 @@ cmd_stage() {
     trap - EXIT
     entries "$g/manifest" f | while IFS=$TAB read -r _ mode owner group h path; do
         is_hash "$h" && is_path "$path" || die "stage: bad file line for '$path'"
-        [ -f "$R/store/$h" ] || die "stage: blob $h of $path is not in the store"
+        blob=$R/store/$h
+        [ -f "$blob" ] || blob=$R/secrets/$h
+        [ -f "$blob" ] || die "stage: blob $h of $path is not in the store"
         dst=$g/files$path
         mkdir -p "${dst%/*}"
         # One materialised copy per (blob, mode, owner, group), hard-linked
         # into every generation that uses it: generations cost no space for
         # files they share (a node's disk would otherwise fill up with a copy
         # of every binary per switch).
+        # Created 0600 (umask 077), then owner, then mode: a file of a secret
+        # is never readable by anyone but root before it has its owner.
+        umask 077
         obj=$R/objects/$h.$mode.$owner.$group
         if [ ! -f "$obj" ]; then
             mkdir -p "$R/objects"
-            cp "$R/store/$h" "$obj.tmp.$$"
+            cp "$blob" "$obj.tmp.$$"
             if is_root; then chown "$owner:$group" "$obj.tmp.$$"; fi
             chmod "$mode" "$obj.tmp.$$"
             mv -f "$obj.tmp.$$" "$obj"
         fi
         ln -f "$obj" "$dst.tmp" 2>/dev/null || cp -p "$obj" "$dst.tmp"
         mv -f "$dst.tmp" "$dst"
+        umask 022
     done
     entries "$g/manifest" d | while IFS=$TAB read -r _ mode owner group path; do
         is_path "$path" || die "stage: bad directory '$path'"
@@ -316,6 +357,7 @@ case $cmd in
 lock) cmd_lock "$@" ;;
 have) cmd_have ;;
 put) cmd_put "$@" ;;
+put-secret) cmd_put_secret "$@" ;;
 stage) cmd_stage "$@" ;;
 switch) cmd_switch "$@" ;;
 rollback-phase) [ $# -eq 2 ] || die "usage: rollback-phase PHASE GEN|none"; cmd_switch "$2" "$1" ;;
@@ -325,5 +367,5 @@ list-generations) cmd_list_generations ;;
 manifest) cmd_manifest "$@" ;;
 journal) [ $# -ge 1 ] || die "usage: journal UNIT [LINES]"; cmd_journal "$@" ;;
 units) cmd_units "$@" ;;
-*) die "unknown command '$cmd' (lock have put stage switch rollback-phase status commit list-generations manifest journal units)" ;;
+*) die "unknown command '$cmd' (lock have put put-secret stage switch rollback-phase status commit list-generations manifest journal units)" ;;
 esac

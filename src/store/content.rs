@@ -10,7 +10,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use super::artifact::{self, Fetcher};
-use super::{project_file_path, read_project_file, Digest, Error, Result, Store};
+use super::{project_file_path, read_project_file, Digest, Error, Result, SecretStore, Store};
 use crate::closure::Source;
 
 /// The identity of a file's content.
@@ -21,6 +21,10 @@ pub enum ContentId {
     /// A download, named by its declared checksum; `member` is the archive
     /// member with any leading `./` removed (both spellings are the same file).
     Artifact { sha256: String, member: Option<String> },
+    /// A secret, named by the keyed blake3 of its bytes (the key never
+    /// leaves the deployer, so the name tells nothing about the bytes);
+    /// `None` while the secret is not made yet.
+    Secret { name: String, keyed: Option<Digest> },
 }
 
 impl ContentId {
@@ -34,13 +38,15 @@ impl ContentId {
             ContentId::Blob { digest, .. } => format!("blake3:{}", digest.hex()),
             ContentId::Artifact { sha256, member: None } => format!("sha256:{sha256}"),
             ContentId::Artifact { sha256, member: Some(m) } => format!("sha256:{sha256}!{m}"),
+            ContentId::Secret { keyed: Some(k), .. } => format!("secret:{}", k.hex()),
+            ContentId::Secret { name, keyed: None } => format!("secret:{name}:not-made-yet"),
         }
     }
 
     pub fn size(&self) -> Option<u64> {
         match self {
             ContentId::Blob { size, .. } => Some(*size),
-            ContentId::Artifact { .. } => None,
+            ContentId::Artifact { .. } | ContentId::Secret { .. } => None,
         }
     }
 }
@@ -53,6 +59,7 @@ pub(crate) fn normalize_member(m: &str) -> &str {
 pub struct Resolver {
     project_root: PathBuf,
     store: Store,
+    secrets: SecretStore,
     fetcher: Box<dyn Fetcher>,
 }
 
@@ -60,7 +67,9 @@ impl Resolver {
     /// The project root is where `file` sources live; the store defaults to
     /// `.kdeploy/store` below it.
     pub fn new(project_root: impl Into<PathBuf>, store: Store, fetcher: Box<dyn Fetcher>) -> Resolver {
-        Resolver { project_root: project_root.into(), store, fetcher }
+        let project_root = project_root.into();
+        let secrets = SecretStore::new(SecretStore::default_dir(&project_root));
+        Resolver { project_root, store, secrets, fetcher }
     }
 
     pub fn project_root(&self) -> &Path {
@@ -69,6 +78,10 @@ impl Resolver {
 
     pub fn store(&self) -> &Store {
         &self.store
+    }
+
+    pub fn secrets(&self) -> &SecretStore {
+        &self.secrets
     }
 
     /// Where a user can drop a download by hand: `.kdeploy/downloads/`
@@ -85,6 +98,7 @@ impl Resolver {
                 sha256: a.sha256.to_ascii_lowercase(),
                 member: a.member.as_deref().map(|m| normalize_member(m).to_string()),
             }),
+            Source::Secret(s) => Ok(ContentId::Secret { name: s.name.clone(), keyed: self.secrets.keyed_hash(&s.name)? }),
             Source::File(_) | Source::Local(_) => match self.readable(source)? {
                 Readable::Path(p) => hash_file(&p),
                 Readable::Bytes(b) => Ok(ContentId::of_bytes(&b)),
@@ -108,17 +122,19 @@ impl Resolver {
                 let blob = artifact::download_blob(&self.store, &*self.fetcher, &self.downloads_dir(), a)?;
                 Ok(Readable::Path(self.store.blob_path(&blob)))
             }
-            Source::Text(_) | Source::Artifact(_) => Ok(Readable::Bytes(self.bytes(source)?)),
+            Source::Text(_) | Source::Artifact(_) | Source::Secret(_) => Ok(Readable::Bytes(self.bytes(source)?)),
         }
     }
 
     /// The bytes of a source; an artifact is taken from the store, fetched
-    /// (and verified) first if absent.
+    /// (and verified) first if absent. A secret's bytes: only for sending
+    /// them to a node, never for printing.
     pub fn bytes(&self, source: &Source) -> Result<Vec<u8>> {
         match source {
             Source::Text(t) => Ok(t.as_bytes().to_vec()),
             Source::File(rel) => read_project_file(&self.project_root, rel),
             Source::Local(p) => read_local(p),
+            Source::Secret(s) => self.secrets.read(&s.name),
             Source::Artifact(a) => {
                 let blob = artifact::download_blob(&self.store, &*self.fetcher, &self.downloads_dir(), a)?;
                 let bytes = self.store.read(&blob)?;

@@ -3,12 +3,16 @@
 //! the blake3 hex of its bytes. Default location `.kdeploy/store/` under the
 //! project root. `content` names contents without storing them (what hashing
 //! needs), `project` confines project files to the project root, `artifact`
-//! turns a declared download into a verified blob.
+//! turns a declared download into a verified blob. Secrets never enter the
+//! blob store: `secrets` keeps them apart (0700/0600) and hashes them with a
+//! key, `pki` makes the certificates among them.
 
 mod artifact;
 mod blobs;
 mod content;
+pub mod pki;
 mod project;
+pub mod secrets;
 
 use std::fmt;
 
@@ -16,6 +20,7 @@ pub use artifact::{Fetcher, FileFetcher};
 pub use blobs::{Digest, Store};
 pub use content::{ContentId, Readable, Resolver};
 pub use project::{project_file_path, read_project_file};
+pub use secrets::SecretStore;
 
 /// A store or source-resolution failure, already worded for the user.
 #[derive(Debug, Clone, PartialEq, Eq)]

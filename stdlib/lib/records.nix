@@ -5,17 +5,19 @@ let
   inherit (builtins) attrNames length head;
   errors = import ./errors.nix;
 
-  sourceKinds = [ "text" "file" "artifact" "local" ];
+  sourceKinds = [ "text" "file" "artifact" "local" "secret" ];
 in
 rec {
-  # A file. Give exactly one of: text, file (project-relative path), artifact, local.
-  file = { path, mode ? "0644", owner ? "root", group ? "root", text ? null, file ? null, artifact ? null, local ? null }:
+  # A file. Give exactly one of: text, file (project-relative path), artifact, local,
+  # secret ({ name; make; }: made and kept by the engine on the deployer, see ../secrets.nix).
+  file = { path, mode ? "0644", owner ? "root", group ? "root", text ? null, file ? null, artifact ? null, local ? null, secret ? null }:
     let
       given = builtins.filter (k: k != null) [
         (if text != null then { text = text; } else null)
         (if file != null then { file = file; } else null)
         (if artifact != null then { artifact = artifact; } else null)
         (if local != null then { local = local; } else null)
+        (if secret != null then { secret = secret; } else null)
       ];
     in
     if length given != 1 then errors.fail "internal: file ${path} needs exactly one source (${builtins.concatStringsSep ", " sourceKinds})"

@@ -16,13 +16,17 @@ let
   kubectl = "${bin}/kubectl --kubeconfig=/etc/kubernetes/admin.conf";
   multiCP = length ctx.controlPlanes > 1;
 
-  # A relative path is a project file, an absolute one a file on the deployer.
-  secretSource = p: if substring 0 1 p == "/" then { local = p; } else { file = p; };
-  secret = path: p: records.file ({ inherit path; mode = "0600"; } // secretSource p);
+  # The user's own file (relative: project file, absolute: deployer file), else a
+  # secret kdeploy makes and keeps on the deployer (../secrets.nix).
+  made = import ../secrets.nix ctx;
+  secretSource = p: made:
+    if p == null then { secret = made; }
+    else if substring 0 1 p == "/" then { local = p; } else { file = p; };
+  secret = path: p: made: records.file ({ inherit path; mode = "0600"; } // secretSource p made);
   secretFiles =
-    text.optional (cs.kubeadm.tokenFile != null) (secret "/etc/kubernetes/kdeploy/kubeadm-token" cs.kubeadm.tokenFile)
-    ++ text.optional (node.isControlPlane && multiCP && cs.kubeadm.certificateKeyFile != null)
-      (secret "/etc/kubernetes/kdeploy/kubeadm-certificate-key" cs.kubeadm.certificateKeyFile);
+    [ (secret "/etc/kubernetes/kdeploy/kubeadm-token" cs.kubeadm.tokenFile made.kubeadmToken) ]
+    ++ text.optional (node.isControlPlane && multiCP)
+      (secret "/etc/kubernetes/kdeploy/kubeadm-certificate-key" cs.kubeadm.certificateKeyFile made.certificateKey);
 
   initFile = "/etc/kubernetes/kubeadm-config.yaml";
   cpJoinFile = "/etc/kubernetes/kubeadm-controlplane.yaml";

@@ -1,6 +1,6 @@
 # Phase "etcd" (Kubespray role etcd, deployment type "host"): /etc/etcd.env, the data
 # directory (0700), etcd.service, an etcdctl.sh wrapper, optional TLS files from
-# etcd.certDir, a guarded `member add` for members joining a running cluster, and a
+# kdeploy's etcd PKI (or etcd.certDir), a guarded `member add` for members joining a running cluster, and a
 # health check (etcdctl endpoint health needs quorum). On etcd nodes, plus the etcd
 # client certificates on control planes when etcd.tls is on; nothing when kubeadm
 # runs etcd.
@@ -22,23 +22,12 @@ let
 
   member = node.isEtcd && cs.etcd.deploymentType == "host";
   # Kubespray names: member-* (server/peer), admin-* (etcdctl), node-* (kube-apiserver).
+  # Made by kdeploy (../secrets.nix) unless etcd.certDir names the user's own files.
+  own = cs.etcd.certDir;
   certFiles = text.optionals tls (map
-    (f: records.file {
-      path = "${cert}/${f.name}";
-      mode = f.mode;
-      local = "${cs.etcd.certDir}/${f.name}";
-    })
-    ([ { name = "ca.pem"; mode = "0644"; } ]
-      ++ text.optionals member [
-        { name = "member-${node.name}.pem"; mode = "0640"; }
-        { name = "member-${node.name}-key.pem"; mode = "0600"; }
-        { name = "admin-${node.name}.pem"; mode = "0640"; }
-        { name = "admin-${node.name}-key.pem"; mode = "0600"; }
-      ]
-      ++ text.optionals node.isControlPlane [
-        { name = "node-${node.name}.pem"; mode = "0640"; }
-        { name = "node-${node.name}-key.pem"; mode = "0600"; }
-      ]));
+    (f: records.file ({ path = "${cert}/${f.name}"; mode = f.mode; }
+      // (if own != null then { local = "${own}/${f.name}"; } else { inherit (f) secret; })))
+    ((import ../secrets.nix ctx).etcdFiles { inherit node member; }));
   certDirs = text.optionals tls [
     (records.directory { path = "/etc/ssl/etcd"; mode = "0700"; })
     (records.directory { path = cert; mode = "0700"; })

@@ -13,5 +13,8 @@ kd.cluster {
     paths.binDir = "/usr/bin"; # the generated health check then runs the host's etcdctl
     etcd.version = etcdVersion;
     download.local = { etcd = "/usr/bin/etcd"; etcdctl = "/usr/bin/etcdctl"; };
+    # Plain HTTP: this smoke test has no certificates on the host (kdeploy makes the PKI
+    # at switch time); mutual TLS is exercised against the lab (tests/secrets_lab.rs).
+    etcd.tls = false;
   };
 }

@@ -11,12 +11,12 @@
       description = "etcd version (null: the one pinned for the Kubernetes minor version). Flags are rendered for this version; set it to what a `download.local.etcd` binary really is.";
     };
     tls = opt {
-      type = t.bool; default = false; scope = "cluster";
-      description = "Serve etcd peer and client traffic over TLS with certificates from etcd.certDir. kdeploy does not generate a PKI yet; with false (the default) etcd uses plain HTTP, which is only acceptable on a trusted network such as a lab.";
+      type = t.bool; default = true; scope = "cluster"; kubespray = "etcd_secure_client / etcd_peer_client_auth";
+      description = "Mutual TLS for etcd peer and client traffic (client and peer certificate authentication on), with the etcd PKI kdeploy makes and keeps in .kdeploy/secrets/<cluster>/etcd/ on the deployer (or the files of etcd.certDir). false: plain, unauthenticated HTTP (a warning).";
     };
     certDir = opt {
       type = t.nullOr t.deployerPath; default = null; scope = "cluster"; kubespray = "etcd_cert_dir";
-      description = "Directory on the deployer holding Kubespray-named PEM files: ca.pem, member-<node>.pem, member-<node>-key.pem, admin-<node>[-key].pem and node-<node>[-key].pem. Required when etcd.tls is true; pushed to /etc/ssl/etcd/ssl.";
+      description = "Your own etcd certificates instead of kdeploy's: a directory on the deployer holding Kubespray-named PEM files (ca.pem, member-<node>[-key].pem, admin-<node>[-key].pem on etcd members, node-<node>[-key].pem on control planes), pushed to /etc/ssl/etcd/ssl. null: kdeploy makes them.";
     };
     dataDir = opt {
       type = t.absPath; default = "/var/lib/etcd"; kubespray = "etcd_data_dir";

@@ -131,12 +131,12 @@
     tokenFile = opt {
       type = t.nullOr t.str; default = null; scope = "cluster"; kubespray = "kubeadm_token";
       example = "secrets/kubeadm-token";
-      description = "File holding the bootstrap token (format [a-z0-9]{6}.[a-z0-9]{16}, e.g. from `kubeadm token generate`). A relative path is a project file, an absolute one a file on the deployer. It is pushed to /etc/kubernetes/kdeploy/kubeadm-token (0600) and read by the init/join hooks; it never enters the evaluated configuration. Required to run the control-plane phase.";
+      description = "Your own bootstrap token file (format [a-z0-9]{6}.[a-z0-9]{16}); a relative path is a project file, an absolute one a file on the deployer. null: kdeploy makes one and keeps it in .kdeploy/secrets/<cluster>/kubeadm/token. Pushed to /etc/kubernetes/kdeploy/kubeadm-token (0600) for the init/join hooks; it never enters the evaluated configuration.";
     };
     certificateKeyFile = opt {
       type = t.nullOr t.str; default = null; scope = "cluster"; kubespray = "kubeadm_certificate_key";
       example = "secrets/kubeadm-certificate-key";
-      description = "File holding the 64-hex-digit key that encrypts the control-plane certificates uploaded by `kubeadm init --upload-certs` (from `kubeadm certs certificate-key`). Needed with more than one control-plane node.";
+      description = "Your own file holding the 64-hex-digit key that encrypts the control-plane certificates uploaded by `kubeadm init --upload-certs`. null: kdeploy makes one (.kdeploy/secrets/<cluster>/kubeadm/certificate-key). Used with more than one control-plane node.";
     };
     ignorePreflightErrors = opt {
       type = t.listOf t.str; default = [ ]; scope = "cluster"; kubespray = "kubeadm_ignore_preflight_errors";
