@@ -55,7 +55,7 @@ fn switch_converges_noops_and_restarts_only_what_changed() {
     assert!(statuses(&j).iter().all(|s| s == "changed" || s == "unchanged"), "{j}");
     let health = ssh(
         1,
-        "etcdctl --endpoints=http://10.77.0.11:2379,http://10.77.0.12:2379,http://10.77.0.13:2379 endpoint health",
+        "set -a; . /etc/etcd.env; etcdctl endpoint health --cluster",
     );
     assert_eq!(health.matches("is healthy").count(), 3, "{health}");
     assert_deployed(&lab_nix);

@@ -5,7 +5,8 @@
 //! path of an activated phase is a link through its phase link, and every
 //! file (activated or only staged) has the closure's mode, owner, group and
 //! the bytes `kdeploy eval --node N --file P` prints (compared by sha256,
-//! after checking that those bytes hash to the closure's blake3); managed
+//! after checking that those bytes hash to the closure's blake3; a secret
+//! against the deployer's secret store, as eval prints a placeholder); managed
 //! directories have their mode and owner; units are active and enabled
 //! exactly when their phase is activated and they are meant to be; and the
 //! etcd members form one cluster whose member list names exactly the
@@ -99,7 +100,33 @@ fn content_sums(cluster: &Path, nodes: &serde_json::Map<String, Value>) -> HashM
             });
         }
     });
-    cache.lock().unwrap().clone()
+    let mut sums = cache.lock().unwrap().clone();
+    sums.extend(secret_sums(cluster));
+    sums
+}
+
+/// sha256 of every secret in the deployer's secret store (the project root
+/// is the cluster file's directory), keyed by the closure's content id
+/// `secret:<keyed blake3>`: `kdeploy eval --file` prints only a placeholder
+/// for a secret, so the deployed bytes are compared with the store's.
+fn secret_sums(cluster: &Path) -> HashMap<String, String> {
+    let dir = cluster.parent().unwrap().join(".kdeploy/secrets");
+    let Ok(key) = std::fs::read(dir.join("hash.key")) else { return HashMap::new() };
+    let key: [u8; 32] = key.try_into().expect("a 32-byte hash.key");
+    let mut out = HashMap::new();
+    let mut todo = vec![dir];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                todo.push(p);
+            } else if let Ok(bytes) = std::fs::read(&p) {
+                let id = format!("secret:{}", blake3::keyed_hash(&key, &bytes).to_hex());
+                out.insert(id, hex::encode(<sha2::Sha256 as sha2::Digest>::digest(&bytes)));
+            }
+        }
+    }
+    out
 }
 
 /// What one node reported: committed line, record, links, and one line per
