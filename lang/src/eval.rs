@@ -404,7 +404,8 @@ impl Evaluator {
                     EvalError::new(ErrorKind::Overflow, format!("integer overflow in -({i})")).at(*span)
                 }),
                 Value::Float(f) => Ok(Value::Float(-f)),
-                v => type_err(format!("cannot negate {}", v.type_article())).map_err(|e| e.at(*span)),
+                v => type_err(format!("cannot negate {}: unary '-' needs an integer or a float", v.type_article()))
+                    .map_err(|e| e.at(*span)),
             },
             Expr::CurPos(span) => {
                 let (line, col) = self.sources.line_col(*span);

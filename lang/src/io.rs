@@ -51,9 +51,13 @@ fn forbidden(path: &str, roots: &[PathBuf]) -> Box<EvalError> {
     )
 }
 
+/// The usual causes in words of their own, without the OS's error number.
 fn io_error(path: &str, e: std::io::Error) -> Box<EvalError> {
     let what = match e.kind() {
         std::io::ErrorKind::NotFound => "no such file or directory".to_string(),
+        std::io::ErrorKind::NotADirectory => "not a directory".to_string(),
+        std::io::ErrorKind::IsADirectory => "it is a directory".to_string(),
+        std::io::ErrorKind::PermissionDenied => "permission denied".to_string(),
         _ => e.to_string(),
     };
     EvalError::new(ErrorKind::Io, format!("cannot read '{path}': {what}"))

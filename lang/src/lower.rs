@@ -51,6 +51,7 @@ impl<'a> Lowerer<'a> {
     }
 
     pub fn lower_root(&mut self, root: &ast::Root) -> EvalResult<ExprRef> {
+        grammar_check(self.file, root)?;
         match root.expr() {
             Some(e) => self.lower(&e, None),
             None => Err(EvalError::new(ErrorKind::Parse, "the file contains no expression")),
@@ -722,6 +723,35 @@ fn parse_error(msg: &str, span: Span) -> Box<EvalError> {
 
 fn child<T>(node: Option<T>, span: Span) -> EvalResult<T> {
     node.ok_or_else(|| parse_error("incomplete expression", span))
+}
+
+/// What rnix accepts but Nix's grammar rejects, so that every file we
+/// accept is Nix: a function as an operand, an argument or a list element
+/// (`map x: x`, `[ x: x ]`, `1 + x: x`), and a search path that is not
+/// names joined by single slashes (`<a/>`, `<a//b>`). Checked over the whole
+/// file before lowering: like any syntax error, it comes before an undefined
+/// variable.
+fn grammar_check(file: FileId, root: &ast::Root) -> EvalResult<()> {
+    use rnix::SyntaxKind::*;
+    for node in root.syntax().descendants() {
+        let span = Span::new(file, node.text_range());
+        let in_operand = |p: rnix::SyntaxNode| {
+            matches!(p.kind(), NODE_APPLY | NODE_BIN_OP | NODE_UNARY_OP | NODE_LIST | NODE_SELECT | NODE_HAS_ATTR)
+        };
+        if node.kind() == NODE_LAMBDA && node.parent().is_some_and(in_operand) {
+            return Err(parse_error("syntax error: a function here must be in parentheses", span)
+                .label("this function")
+                .help("put it in parentheses: (x: …)"));
+        }
+        if let Some(search) = ast::PathSearch::cast(node) {
+            let text = search.content().map(|c| c.text().to_string()).unwrap_or_default();
+            if text.trim_start_matches('<').trim_end_matches('>').split('/').any(str::is_empty) {
+                return Err(parse_error(&format!("syntax error: invalid search path '{text}'"), span)
+                    .help("a search path is names joined by single '/', such as <kdeploy/lib.nix>"));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Most names interned: more than this many distinct names (generated

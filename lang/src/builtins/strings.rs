@@ -1,6 +1,8 @@
 //! String builtins: toString, stringLength, substring, concatStringsSep,
 //! replaceStrings, baseNameOf, dirOf, match, split, hashString and the
-//! version helpers. Strings are measured and cut in bytes, as in Nix.
+//! version helpers. Strings are measured and cut in bytes, as in Nix. Which
+//! arguments are coerced (paths, sets with `__toString`) and which must
+//! already be strings follows Nix 2.8 builtin by builtin.
 
 use std::rc::Rc;
 
@@ -113,7 +115,7 @@ fn replace_strings(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
             "'from' and 'to' arguments passed to builtins.replaceStrings have different lengths",
         );
     }
-    let s = coerce(ev, &args[2], CoerceMode::Interpolation)?;
+    let s = ev.str(&args[2], "the third argument of builtins.replaceStrings")?;
     let mut from = Vec::new();
     for t in from_list.iter() {
         from.push(ev.str(t, "an element of the first argument of builtins.replaceStrings")?);
@@ -193,7 +195,7 @@ fn groups(captures: Vec<Option<String>>) -> Value {
 
 fn regex_match(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
     let re = compile(ev, &args[0], "match")?;
-    let s = coerce(ev, &args[1], CoerceMode::Interpolation)?;
+    let s = ev.str(&args[1], "the second argument of builtins.match")?;
     Ok(match re.full_match(&s) {
         Some(captures) => groups(captures),
         None => Value::Null,
@@ -202,7 +204,7 @@ fn regex_match(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
 
 fn regex_split(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
     let re = compile(ev, &args[0], "split")?;
-    let s = coerce(ev, &args[1], CoerceMode::Interpolation)?;
+    let s = ev.str(&args[1], "the second argument of builtins.split")?;
     let parts = re.split(&s).into_iter().map(|p| {
         Thunk::value(match p {
             SplitPart::Text(t) => str_value(t),
@@ -214,7 +216,7 @@ fn regex_split(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
 
 fn hash_string(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
     let algo = ev.str(&args[0], "the first argument of builtins.hashString")?;
-    let s = coerce(ev, &args[1], CoerceMode::Interpolation)?;
+    let s = ev.str(&args[1], "the second argument of builtins.hashString")?;
     hash::hash_string(&algo, s.as_bytes()).map(str_value).map_err(|m| EvalError::new(ErrorKind::InvalidValue, m))
 }
 
@@ -229,12 +231,12 @@ fn compare_versions(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
 }
 
 fn split_version(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
-    let s = coerce(ev, &args[0], CoerceMode::Interpolation)?;
+    let s = ev.str(&args[0], "the argument of builtins.splitVersion")?;
     Ok(Value::list(versions::split_version(&s).into_iter().map(|p| Thunk::value(str_value(p))).collect()))
 }
 
 fn parse_drv_name(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
-    let s = coerce(ev, &args[0], CoerceMode::Interpolation)?;
+    let s = ev.str(&args[0], "the argument of builtins.parseDrvName")?;
     let (name, version) = versions::parse_drv_name(&s);
     Ok(Value::attrs(Attrs::from_sorted(vec![
         ("name".into(), Thunk::value(str_value(name))),

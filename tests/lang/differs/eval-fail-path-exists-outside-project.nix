@@ -1,2 +1,2 @@
-# Purity: kdeploy refuses to look outside the project, even to test existence (Nix answers true).
+# Purity: kdeploy refuses to look outside the project, even to test existence (kdeploy::forbidden-path; Nix answers true).
 builtins.pathExists /.
