@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod certs;
 mod eval;
 mod generations;
 mod inputs;
@@ -51,6 +52,8 @@ enum Command {
     Generations(generations::GenerationsArgs),
     /// Re-activate the previous (or --to N) recorded generation on every node: no evaluation, no transfer.
     Rollback(rollback::RollbackArgs),
+    /// List every certificate of the cluster with its expiry (from the deployer's secret store); --renew re-issues what is due.
+    Certs(certs::CertsArgs),
 }
 
 pub fn run() -> ExitCode {
@@ -68,5 +71,6 @@ pub fn run() -> ExitCode {
         Command::Switch(args) => switch::run(args),
         Command::Generations(args) => generations::run(args),
         Command::Rollback(args) => rollback::run(args),
+        Command::Certs(args) => certs::run(args),
     }
 }

@@ -108,7 +108,7 @@ pub fn inspect(pem: &[u8]) -> Result<CertInfo, String> {
     let (_, p) = x509_parser::pem::parse_x509_pem(pem).map_err(|e| err("not a PEM certificate", e))?;
     let c = p.parse_x509().map_err(|e| err("not an X.509 certificate", e))?;
     let names = match c.subject_alternative_name() {
-        Ok(Some(san)) => san.value.general_names.iter().map(|n| n.to_string()).collect(),
+        Ok(Some(san)) => san.value.general_names.iter().map(general_name).collect(),
         _ => Vec::new(),
     };
     Ok(CertInfo {
@@ -121,7 +121,22 @@ pub fn inspect(pem: &[u8]) -> Result<CertInfo, String> {
     })
 }
 
-/// Whether a certificate expiring at `not_after` (unix seconds) is due at `now`.
-pub fn is_due(not_after: i64, now: OffsetDateTime) -> bool {
-    not_after - now.unix_timestamp() < RENEW_DAYS * 86400
+/// A subject alternative name as people write it: `DNS:etcd`, `IP:10.0.0.1`.
+fn general_name(n: &x509_parser::extensions::GeneralName) -> String {
+    use x509_parser::extensions::GeneralName;
+    match n {
+        GeneralName::DNSName(d) => format!("DNS:{d}"),
+        GeneralName::IPAddress(b) => match b.len() {
+            4 => format!("IP:{}", std::net::Ipv4Addr::from(<[u8; 4]>::try_from(*b).expect("4 bytes"))),
+            16 => format!("IP:{}", std::net::Ipv6Addr::from(<[u8; 16]>::try_from(*b).expect("16 bytes"))),
+            _ => n.to_string(),
+        },
+        other => other.to_string(),
+    }
+}
+
+/// Whether a certificate expiring at `not_after` (unix seconds) is due at
+/// `now`: it expires within `days` (by default [`RENEW_DAYS`]).
+pub fn is_due_within(not_after: i64, now: OffsetDateTime, days: i64) -> bool {
+    not_after - now.unix_timestamp() < days * 86400
 }

@@ -86,7 +86,7 @@ impl SecretStore {
         fs::read(&p).map_err(|e| io("cannot read", &p, e))
     }
 
-    fn exists(&self, name: &str) -> bool {
+    pub fn exists(&self, name: &str) -> bool {
         self.path(name).is_file()
     }
 
@@ -119,6 +119,22 @@ impl SecretStore {
     /// have expired. Certificates merely due for renewal are left to
     /// `kdeploy certs --renew`, which restarts members one at a time.
     pub fn ensure(&self, cluster: &Cluster) -> Result<Made> {
+        let _lock = self.lock()?;
+        let mut made = Made::default();
+        if self.hash_key().is_none() {
+            self.write("hash.key", &random(32)?)?;
+        }
+        let now = OffsetDateTime::now_utc();
+        for make in makes(cluster) {
+            self.ensure_one(&make.0, &make.1, now, None, &mut made)?;
+        }
+        Ok(made)
+    }
+
+    /// Hold the store's lock (released when the file is dropped): two runs
+    /// of one project must not both make the same CA or re-issue one
+    /// certificate twice.
+    fn lock(&self) -> Result<fs::File> {
         self.mkdirs(&self.dir)?;
         let lock_path = self.dir.join("lock");
         let lock = fs::OpenOptions::new()
@@ -128,27 +144,39 @@ impl SecretStore {
             .mode(0o600)
             .open(&lock_path)
             .map_err(|e| io("cannot open", &lock_path, e))?;
-        // Two switches of one project must not both make the same CA.
         lock.lock().map_err(|e| io("cannot lock", &lock_path, e))?;
+        Ok(lock)
+    }
+
+    /// `kdeploy certs --renew`: re-issue every certificate of the cluster
+    /// that exists and expires within `within_days` of `now`, keeping its
+    /// key (peers and clients only ever trust the CA, so a new key buys
+    /// nothing and the key file's hash stays put). CAs are not renewed: a
+    /// new CA would re-issue every certificate and break trust mid-rollout.
+    /// Certificates not made yet are left to `switch`.
+    pub fn renew(&self, cluster: &Cluster, within_days: i64, now: OffsetDateTime) -> Result<Made> {
+        let _lock = self.lock()?;
         let mut made = Made::default();
-        if self.hash_key().is_none() {
-            self.write("hash.key", &random(32)?)?;
-        }
-        let now = OffsetDateTime::now_utc();
-        for make in makes(cluster) {
-            self.ensure_one(&make.0, &make.1, now, false, &mut made)?;
+        for (name, make) in makes(cluster) {
+            if let Make::Cert(c) = &make {
+                // Once per certificate (its key file names the same recipe),
+                // else a window longer than a lifetime would re-issue twice.
+                if name == c.cert && self.exists(&c.cert) && self.exists(&c.key) {
+                    self.ensure_one(&name, &make, now, Some(within_days), &mut made)?;
+                }
+            }
         }
         Ok(made)
     }
 
-    /// Make (or re-issue) one secret; `renew`: also re-issue a certificate
-    /// that is only due.
+    /// Make (or re-issue) one secret; `renew_within`: also re-issue a
+    /// certificate that expires within that many days.
     pub fn ensure_one(
         &self,
         name: &str,
         make: &Make,
         now: OffsetDateTime,
-        renew: bool,
+        renew_within: Option<i64>,
         made: &mut Made,
     ) -> Result<()> {
         match make {
@@ -167,7 +195,7 @@ impl SecretStore {
             Make::Ca(ca) => self.ensure_ca(ca, now, made)?,
             Make::Cert(c) => {
                 self.ensure_ca(&c.ca, now, made)?;
-                self.ensure_cert(c, now, renew, made)?;
+                self.ensure_cert(c, now, renew_within, made)?;
             }
         }
         Ok(())
@@ -191,7 +219,7 @@ impl SecretStore {
         }
     }
 
-    fn ensure_cert(&self, c: &CertSpec, now: OffsetDateTime, renew: bool, made: &mut Made) -> Result<()> {
+    fn ensure_cert(&self, c: &CertSpec, now: OffsetDateTime, renew_within: Option<i64>, made: &mut Made) -> Result<()> {
         let ca_cert = String::from_utf8(self.read(&c.ca.cert)?)
             .map_err(|_| Error(format!("CA certificate {}: not PEM text", c.ca.cert)))?;
         // What the certificate is for, with the CA it is signed by: a new
@@ -207,7 +235,10 @@ impl SecretStore {
             || !self.exists(&c.cert)
             || self.read(&spec_name).ok().as_deref() != Some(spec.as_bytes())
             || match pki::inspect(&self.read(&c.cert)?) {
-                Ok(info) => info.not_after <= now.unix_timestamp() || (renew && pki::is_due(info.not_after, now)),
+                Ok(info) => {
+                    info.not_after <= now.unix_timestamp()
+                        || renew_within.is_some_and(|d| pki::is_due_within(info.not_after, now, d))
+                }
                 Err(_) => true,
             };
         if !reissue {
