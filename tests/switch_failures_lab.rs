@@ -21,6 +21,7 @@ fn kdeploy_cmd(sub: &str, cluster: &Path, known_hosts: Option<&Path>, extra: &[&
         .args(["--ssh-key", lab.join("id_ed25519").to_str().unwrap()])
         .args(["--known-hosts", kh.to_str().unwrap()])
         .args(["--output", "json", "--connect-timeout", "3"])
+        .env("KDEPLOY_SECRETS", node_support::lab_secrets())
         .args(extra);
     c
 }

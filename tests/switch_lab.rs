@@ -21,6 +21,7 @@ fn switch(cluster: &std::path::Path, extra: &[&str]) -> (Output, serde_json::Val
         .args(["--ssh-key", lab.join("id_ed25519").to_str().unwrap()])
         .args(["--known-hosts", lab.join("known_hosts").to_str().unwrap()])
         .args(["--output", "json"])
+        .env("KDEPLOY_SECRETS", node_support::lab_secrets())
         .args(extra)
         .output()
         .unwrap();

@@ -29,6 +29,11 @@ pub struct Inputs {
     /// The deployer's blob store (default: .kdeploy/store under the project root).
     #[arg(long, value_name = "DIR")]
     pub store: Option<PathBuf>,
+    /// The deployer's secret store: the etcd PKI, tokens and keys kdeploy makes (default:
+    /// .kdeploy/secrets under the project root). Kept 0700; never inside the repository's
+    /// tracked files.
+    #[arg(long, value_name = "DIR", env = "KDEPLOY_SECRETS")]
+    pub secrets: Option<PathBuf>,
 }
 
 /// Why a command stopped: bad usage (exit 2) or a failure (exit 1).
@@ -89,7 +94,11 @@ impl Inputs {
     pub fn resolver(&self, file: Option<&Path>) -> Resolver {
         let root = self.roots(file).remove(0);
         let store = Store::new(self.store.clone().unwrap_or_else(|| Store::default_dir(&root)));
-        Resolver::new(root, store, Box::new(FileFetcher))
+        let resolver = Resolver::new(root, store, Box::new(FileFetcher));
+        match &self.secrets {
+            Some(dir) => resolver.with_secrets(dir),
+            None => resolver,
+        }
     }
 }
 

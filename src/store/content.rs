@@ -72,6 +72,14 @@ impl Resolver {
         Resolver { project_root, store, secrets, fetcher }
     }
 
+    /// Keep secrets in `dir` instead of `.kdeploy/secrets` below the
+    /// project root (one PKI shared by several projects, or secrets on
+    /// an encrypted mount).
+    pub fn with_secrets(mut self, dir: impl Into<PathBuf>) -> Resolver {
+        self.secrets = SecretStore::new(dir);
+        self
+    }
+
     pub fn project_root(&self) -> &Path {
         &self.project_root
     }

@@ -50,7 +50,12 @@ pub fn deployed_differences(cluster: &Path) -> Vec<String> {
 }
 
 fn kdeploy(args: &[&str]) -> Vec<u8> {
-    let out = Command::new(env!("CARGO_BIN_EXE_kdeploy")).args(args).env_remove("KDEPLOY_STDLIB").output().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_kdeploy"))
+        .args(args)
+        .env_remove("KDEPLOY_STDLIB")
+        .env("KDEPLOY_SECRETS", super::lab_secrets())
+        .output()
+        .unwrap();
     assert!(out.status.success(), "kdeploy {args:?} failed:\n{}", String::from_utf8_lossy(&out.stderr));
     out.stdout
 }
@@ -101,16 +106,16 @@ fn content_sums(cluster: &Path, nodes: &serde_json::Map<String, Value>) -> HashM
         }
     });
     let mut sums = cache.lock().unwrap().clone();
-    sums.extend(secret_sums(cluster));
+    sums.extend(secret_sums());
     sums
 }
 
-/// sha256 of every secret in the deployer's secret store (the project root
-/// is the cluster file's directory), keyed by the closure's content id
+/// sha256 of every secret in the lab's secret store (every lab test
+/// deploys from it: `KDEPLOY_SECRETS`), keyed by the closure's content id
 /// `secret:<keyed blake3>`: `kdeploy eval --file` prints only a placeholder
 /// for a secret, so the deployed bytes are compared with the store's.
-fn secret_sums(cluster: &Path) -> HashMap<String, String> {
-    let dir = cluster.parent().unwrap().join(".kdeploy/secrets");
+fn secret_sums() -> HashMap<String, String> {
+    let dir = super::lab_secrets();
     let Ok(key) = std::fs::read(dir.join("hash.key")) else { return HashMap::new() };
     let key: [u8; 32] = key.try_into().expect("a 32-byte hash.key");
     let mut out = HashMap::new();

@@ -75,6 +75,14 @@ pub fn lab_up() -> bool {
     up
 }
 
+/// The lab's one secret store (its etcd PKI and tokens): what `kdeploy
+/// switch clusters/lab.nix` makes by default. Lab tests that switch copies
+/// of the lab cluster from temporary projects point `KDEPLOY_SECRETS` here,
+/// so every run deploys the same PKI instead of a new one per project.
+pub fn lab_secrets() -> PathBuf {
+    repo().join("clusters/.kdeploy/secrets")
+}
+
 /// The lab is one shared set of nodes: tests of one binary that change it
 /// take this lock, so they run one at a time (a poisoned lock is still a lock).
 pub fn lab_lock() -> std::sync::MutexGuard<'static, ()> {
