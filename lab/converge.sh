@@ -22,5 +22,5 @@ lab/lab.sh up 3
 echo "== kdeploy switch clusters/lab.nix"
 ./target/release/kdeploy switch clusters/lab.nix --ssh-key .lab/id_ed25519 --known-hosts .lab/known_hosts
 
-echo "== etcd, seen from k8s-master"
-lab/lab.sh ssh 1 'ETCDCTL_API=3 /usr/local/bin/etcdctl --endpoints=http://10.77.0.11:2379,http://10.77.0.12:2379,http://10.77.0.13:2379 endpoint health'
+echo "== etcd (mutual TLS, kdeploy's PKI), seen from k8s-master"
+lab/lab.sh ssh 1 'set -a; . /etc/etcd.env; etcdctl endpoint health --cluster; etcdctl member list -w table'
