@@ -77,13 +77,7 @@ struct Row {
 pub fn run(args: CertsArgs) -> ExitCode {
     let mut session = args.inputs.session(Some(&args.file));
     let result = (|| {
-        let value = inputs::eval_file(&mut session, &args.file, args.attr.as_deref(), &args.inputs.args())?;
-        if !inputs::is_cluster(&value) {
-            return Err(Failure::Usage(format!(
-                "{}: not a cluster value (no schemaVersion and nodes)",
-                args.file.display()
-            )));
-        }
+        let value = inputs::eval_cluster(&mut session, &args.file, args.attr.as_deref(), &args.inputs.args())?;
         // The cluster's files are all we need: no hashing, no blob store.
         let cluster = closure::parse_cluster(&session.to_json(&value)?)?;
         closure::validate(&cluster)?;

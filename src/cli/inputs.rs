@@ -119,6 +119,21 @@ pub fn eval_file(
     })
 }
 
+/// [`eval_file`], then require a cluster value: what `plan`, `switch` and
+/// `certs` start with (a usage error otherwise).
+pub fn eval_cluster(
+    session: &mut Session,
+    file: &Path,
+    attr: Option<&str>,
+    args: &[(String, Arg)],
+) -> Result<Value, Failure> {
+    let value = eval_file(session, file, attr, args)?;
+    if !is_cluster(&value) {
+        return Err(Failure::Usage(format!("{}: not a cluster value (no schemaVersion and nodes)", file.display())));
+    }
+    Ok(value)
+}
+
 /// Whether a value is an attribute set with `schemaVersion` and `nodes`
 /// (checked without evaluating anything inside it).
 pub fn is_cluster(v: &Value) -> bool {

@@ -38,13 +38,7 @@ pub struct PlanArgs {
 pub fn run(args: PlanArgs) -> ExitCode {
     let mut session = args.inputs.session(Some(&args.file));
     let result = (|| {
-        let value = inputs::eval_file(&mut session, &args.file, args.attr.as_deref(), &args.inputs.args())?;
-        if !inputs::is_cluster(&value) {
-            return Err(Failure::Usage(format!(
-                "{}: not a cluster value (no schemaVersion and nodes)",
-                args.file.display()
-            )));
-        }
+        let value = inputs::eval_cluster(&mut session, &args.file, args.attr.as_deref(), &args.inputs.args())?;
         let closures = inputs::closures(&mut session, &value, &args.inputs.resolver(Some(&args.file)))?;
         if let Some(n) = &args.node {
             if !closures.cluster.nodes.contains_key(n) {

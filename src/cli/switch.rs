@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use clap::{Args, ValueEnum};
 
 use super::eval::report;
-use super::inputs::{self, Failure, Inputs};
+use super::inputs::{self, Inputs};
 use super::{EXIT_DEPLOY_FAILED, EXIT_ERROR, EXIT_UNREACHABLE, EXIT_USAGE};
 use crate::deploy::events::{Event, Sink, Tee};
 use crate::deploy::live::Progress;
@@ -102,13 +102,7 @@ pub fn run(args: SwitchArgs) -> ExitCode {
     let mut session = args.inputs.session(Some(&args.file));
     let resolver = args.inputs.resolver(Some(&args.file));
     let closures = match (|| {
-        let value = inputs::eval_file(&mut session, &args.file, args.attr.as_deref(), &args.inputs.args())?;
-        if !inputs::is_cluster(&value) {
-            return Err(Failure::Usage(format!(
-                "{}: not a cluster value (no schemaVersion and nodes)",
-                args.file.display()
-            )));
-        }
+        let value = inputs::eval_cluster(&mut session, &args.file, args.attr.as_deref(), &args.inputs.args())?;
         // A dry run changes nothing, on the nodes or in the secret store.
         inputs::closures_with(&mut session, &value, &resolver, !args.dry_run)
     })() {
