@@ -70,7 +70,10 @@ fn lists_not_made_then_made_then_due_and_renews_the_due_one() {
     let member = find(&rows, "k8s-master", "/etc/ssl/etcd/ssl/member-k8s-master.pem");
     assert_eq!(member["subject"], "CN=etcd-member-k8s-master");
     let names: Vec<&str> = member["names"].as_array().unwrap().iter().map(|n| n.as_str().unwrap()).collect();
-    assert!(names.contains(&"DNS:k8s-master") && names.contains(&"IP:10.77.0.11") && names.contains(&"IP:::1"), "{names:?}");
+    assert!(
+        names.contains(&"DNS:k8s-master") && names.contains(&"IP:10.77.0.11") && names.contains(&"IP:::1"),
+        "{names:?}"
+    );
     assert!((363..=365).contains(&member["days_left"].as_i64().unwrap()), "{member}");
     let ca = find(&rows, "k8s-worker01", "/etc/ssl/etcd/ssl/ca.pem");
     assert_eq!(ca["is_ca"], true);
@@ -94,7 +97,12 @@ fn lists_not_made_then_made_then_due_and_renews_the_due_one() {
     // The text view says the same, readably.
     let (code, out, _) = kdeploy(&["certs", "lab.nix", "--node", "k8s-master"], &dir);
     assert_eq!(code, 0);
-    assert!(out.contains("member-k8s-master.pem") && out.contains(" due ") && (out.contains("24 days left") || out.contains("25 days left")), "{out}");
+    assert!(
+        out.contains("member-k8s-master.pem")
+            && out.contains(" due ")
+            && (out.contains("24 days left") || out.contains("25 days left")),
+        "{out}"
+    );
     assert!(!out.contains("k8s-worker01\n"), "--node k8s-master listed other nodes: {out}");
 
     // --renew re-issues the due one only, with its key kept.

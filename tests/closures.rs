@@ -25,9 +25,15 @@ fn golden(name: &str) {
     // still fails, so a stale golden file never goes green unreviewed.
     if std::env::var_os("UPDATE_GOLDEN").is_some() {
         std::fs::write(&path, &got).unwrap();
-        panic!("closure hashes of {name} changed: {} rewritten; review `git diff` and rerun without UPDATE_GOLDEN", path.display());
+        panic!(
+            "closure hashes of {name} changed: {} rewritten; review `git diff` and rerun without UPDATE_GOLDEN",
+            path.display()
+        );
     }
-    assert_eq!(got, want, "closure hashes of {name} changed; if intended, rerun with UPDATE_GOLDEN=1 and review the diff");
+    assert_eq!(
+        got, want,
+        "closure hashes of {name} changed; if intended, rerun with UPDATE_GOLDEN=1 and review the diff"
+    );
 }
 
 #[test]

@@ -28,7 +28,9 @@ fn file_prints_the_generated_etcd_env() {
         kdeploy(&["eval", "clusters/lab.nix", "--node", "k8s-worker01", "--file", "/etc/etcd.env"], &repo());
     assert_eq!(code, 0, "{err}");
     assert!(out.starts_with("# Environment file for etcd 3.4.23"), "{out}");
-    assert!(out.contains("ETCD_NAME=k8s-worker01\n") && out.contains("ETCD_LISTEN_PEER_URLS=https://10.77.0.12:2380\n"));
+    assert!(
+        out.contains("ETCD_NAME=k8s-worker01\n") && out.contains("ETCD_LISTEN_PEER_URLS=https://10.77.0.12:2380\n")
+    );
     // A unit is reachable by its installed path.
     let (code, out, _) = kdeploy(
         &["eval", "clusters/lab.nix", "--node", "k8s-master", "--file", "/etc/systemd/system/etcd.service"],
@@ -91,8 +93,14 @@ fn exit_codes() {
             &["eval", "clusters/lab.nix", "--node", "k8s-nobody"],
             "error: no node \"k8s-nobody\" in cluster lab (nodes: k8s-master, k8s-worker01, k8s-worker02)",
         ),
-        (&["eval", "clusters/lab.nix", "--node", "k8s-master", "--file", "/etc/nothing"], "error: node k8s-master has no file /etc/nothing"),
-        (&["eval", "clusters/lab.nix", "--file", "/etc/etcd.env"], "required arguments were not provided:\n  --node <NAME>"),
+        (
+            &["eval", "clusters/lab.nix", "--node", "k8s-master", "--file", "/etc/nothing"],
+            "error: node k8s-master has no file /etc/nothing",
+        ),
+        (
+            &["eval", "clusters/lab.nix", "--file", "/etc/etcd.env"],
+            "required arguments were not provided:\n  --node <NAME>",
+        ),
         (&["eval", "--expr", "{ a = 1; }", "--closures"], "need a cluster value (with schemaVersion and nodes)"),
         (&["plan"], "required arguments were not provided:\n  <FILE>"),
     ] {

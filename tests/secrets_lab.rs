@@ -84,7 +84,8 @@ fn tls_etcd_from_kdeploys_pki_and_no_secret_readable_by_others() {
         assert!(ok && text.matches("is healthy").count() == 3, "node {i}: {text}");
     }
     // Plain HTTP, and TLS without a client certificate, are refused.
-    let (ok, text) = ssh(2, "etcdctl --dial-timeout=2s --command-timeout=3s --endpoints=http://10.77.0.11:2379 endpoint health");
+    let (ok, text) =
+        ssh(2, "etcdctl --dial-timeout=2s --command-timeout=3s --endpoints=http://10.77.0.11:2379 endpoint health");
     assert!(!ok, "plain HTTP answered: {text}");
     let (ok, text) = ssh(
         2,

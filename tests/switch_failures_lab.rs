@@ -333,7 +333,10 @@ fn changed_host_key_is_refused() {
     let err = j["nodes"]["k8s-worker02"]["error"].as_str().unwrap_or("");
     assert_eq!(j["nodes"]["k8s-worker02"]["status"], "unreachable", "{j}");
     let line = 1 + wrong.lines().position(|l| l.contains("10.77.0.13")).expect("node 3's line");
-    assert!(err.contains(&format!("HOST KEY CHANGED: the key it presents does not match {}:{line}", f.display())), "{err}");
+    assert!(
+        err.contains(&format!("HOST KEY CHANGED: the key it presents does not match {}:{line}", f.display())),
+        "{err}"
+    );
     assert_eq!(std::fs::read_to_string(&f).unwrap(), wrong, "known_hosts must not be rewritten");
     assert_eq!(snapshot(), before);
     assert_deployed(&p.base());

@@ -54,10 +54,7 @@ fn switch_converges_noops_and_restarts_only_what_changed() {
     let (out, j) = switch(&lab_nix, &[]);
     assert!(out.status.success(), "first switch failed:\n{}", String::from_utf8_lossy(&out.stderr));
     assert!(statuses(&j).iter().all(|s| s == "changed" || s == "unchanged"), "{j}");
-    let health = ssh(
-        1,
-        "set -a; . /etc/etcd.env; etcdctl endpoint health --cluster",
-    );
+    let health = ssh(1, "set -a; . /etc/etcd.env; etcdctl endpoint health --cluster");
     assert_eq!(health.matches("is healthy").count(), 3, "{health}");
     assert_deployed(&lab_nix);
     for i in 1..=3 {

@@ -15,8 +15,8 @@ use std::fmt;
 pub use build::{build, Closures, NodeClosure, PhaseClosure};
 pub use parse::{is_cluster_json, parse_cluster, SCHEMA_VERSION};
 pub use schema::{
-    Artifact, CaSpec, CertSpec, Check, Cluster, Directory, File, Hook, Make, Node, OnChange, Phase, Secret, Source, Ssh,
-    Unit, When,
+    Artifact, CaSpec, CertSpec, Check, Cluster, Directory, File, Hook, Make, Node, OnChange, Phase, Secret, Source,
+    Ssh, Unit, When,
 };
 pub use validate::{is_clean_absolute, is_octal_mode, validate};
 

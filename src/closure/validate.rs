@@ -243,7 +243,10 @@ fn check_secret(at: &str, s: &Secret, errs: &mut Vec<String>) {
         }
     };
     if !stored_or_own(&s.name) {
-        errs.push(format!("{at}: secret name {:?} must be a relative path of plain names (or, for a CA, absolute)", s.name));
+        errs.push(format!(
+            "{at}: secret name {:?} must be a relative path of plain names (or, for a CA, absolute)",
+            s.name
+        ));
     } else if !names.contains(&s.name.as_str()) {
         errs.push(format!("{at}: secret {:?} is not a file its make produces ({})", s.name, names.join(", ")));
     }

@@ -106,7 +106,9 @@ impl Resolver {
                 sha256: a.sha256.to_ascii_lowercase(),
                 member: a.member.as_deref().map(|m| normalize_member(m).to_string()),
             }),
-            Source::Secret(s) => Ok(ContentId::Secret { name: s.name.clone(), keyed: self.secrets.keyed_hash(&s.name)? }),
+            Source::Secret(s) => {
+                Ok(ContentId::Secret { name: s.name.clone(), keyed: self.secrets.keyed_hash(&s.name)? })
+            }
             Source::File(_) | Source::Local(_) => match self.readable(source)? {
                 Readable::Path(p) => hash_file(&p),
                 Readable::Bytes(b) => Ok(ContentId::of_bytes(&b)),

@@ -93,8 +93,7 @@ impl SecretStore {
     fn mkdirs(&self, dir: &Path) -> Result<()> {
         fs::DirBuilder::new().recursive(true).mode(0o700).create(dir).map_err(|e| io("cannot create", dir, e))?;
         // The top directory may predate us (made by hand): tighten it.
-        fs::set_permissions(&self.dir, fs::Permissions::from_mode(0o700))
-            .map_err(|e| io("cannot chmod", &self.dir, e))
+        fs::set_permissions(&self.dir, fs::Permissions::from_mode(0o700)).map_err(|e| io("cannot chmod", &self.dir, e))
     }
 
     /// Write a secret file: 0600 from its creation, renamed into place.

@@ -27,7 +27,12 @@ const ROOT: &str = "/var/lib/kdeploy";
 /// `cluster` evaluates to.
 pub fn assert_deployed(cluster: &Path) {
     let problems = deployed_differences(cluster);
-    assert!(problems.is_empty(), "the lab differs from `kdeploy eval {}`:\n  {}", cluster.display(), problems.join("\n  "));
+    assert!(
+        problems.is_empty(),
+        "the lab differs from `kdeploy eval {}`:\n  {}",
+        cluster.display(),
+        problems.join("\n  ")
+    );
 }
 
 /// Every difference between the lab and `cluster`, one line each.
@@ -100,7 +105,10 @@ fn content_sums(cluster: &Path, nodes: &serde_json::Map<String, Value>) -> HashM
                 let Some((content, (node, path))) = work.lock().unwrap().next() else { break };
                 let bytes = kdeploy(&["eval", cluster.to_str().unwrap(), "--node", &node, "--file", &path]);
                 let b3 = format!("blake3:{}", blake3::hash(&bytes).to_hex());
-                assert_eq!(b3, content, "`kdeploy eval --node {node} --file {path}` prints other bytes than the closure hashed");
+                assert_eq!(
+                    b3, content,
+                    "`kdeploy eval --node {node} --file {path}` prints other bytes than the closure hashed"
+                );
                 cache.lock().unwrap().insert(content, hex::encode(<sha2::Sha256 as sha2::Digest>::digest(&bytes)));
             });
         }
@@ -231,10 +239,24 @@ struct Probe {
 enum Expect {
     /// A file: link target (`None`: must be a plain file, for staged
     /// files), octal mode, owner, group and content id.
-    File { link: Option<String>, mode: u32, owner: String, group: String, content: String, optional: bool },
-    Dir { mode: u32, owner: String, group: String },
+    File {
+        link: Option<String>,
+        mode: u32,
+        owner: String,
+        group: String,
+        content: String,
+        optional: bool,
+    },
+    Dir {
+        mode: u32,
+        owner: String,
+        group: String,
+    },
     /// A unit: `is-active` and `is-enabled` words.
-    Unit { active: bool, enabled: bool },
+    Unit {
+        active: bool,
+        enabled: bool,
+    },
     /// A managed path of a staged phase: not a link into that phase.
     NotLinked,
 }
@@ -325,7 +347,9 @@ fn phase_probes(p: &Value, phase: &str, active: bool, gen: &str) -> Vec<Probe> {
         let on = active && u["enable"].as_bool().unwrap();
         probes.push(Probe {
             id: format!("{phase} unit {unit}"),
-            observe: format!("echo $(systemctl is-active {unit}) $(systemctl is-enabled {unit} 2>/dev/null || echo disabled)"),
+            observe: format!(
+                "echo $(systemctl is-active {unit}) $(systemctl is-enabled {unit} 2>/dev/null || echo disabled)"
+            ),
             expect: Expect::Unit { active: on, enabled: on },
         });
     }
@@ -340,7 +364,8 @@ fn check_etcd(nodes: &serde_json::Map<String, Value>) -> Vec<String> {
         .iter()
         .filter(|(_, n)| {
             n["phases"].as_array().unwrap().iter().any(|p| {
-                p["activate"] == true && p["units"].as_array().unwrap().iter().any(|u| u["name"] == "etcd.service" && u["enable"] == true)
+                p["activate"] == true
+                    && p["units"].as_array().unwrap().iter().any(|u| u["name"] == "etcd.service" && u["enable"] == true)
             })
         })
         .map(|(name, n)| (name.clone(), lab_index(n)))
@@ -377,7 +402,8 @@ fn check_etcd(nodes: &serde_json::Map<String, Value>) -> Vec<String> {
             .map(|ms| {
                 ms.iter()
                     .map(|m| {
-                        let peers: Vec<&str> = m["peerURLs"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+                        let peers: Vec<&str> =
+                            m["peerURLs"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
                         (m["name"].as_str().unwrap_or("").to_string(), peers.join(","))
                     })
                     .collect()
