@@ -6,26 +6,13 @@
 //! re-issues exactly the due one, keeping its key; no key byte is printed.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
+mod closures_support;
+use closures_support::kdeploy;
 use kdeploy::closure::{parse_cluster, Make};
 use kdeploy::store::secrets::{makes, Made};
 use kdeploy::store::SecretStore;
 use time::{Duration, OffsetDateTime};
-
-fn kdeploy(args: &[&str], cwd: &Path) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_kdeploy"))
-        .args(args)
-        .current_dir(cwd)
-        .env_remove("KDEPLOY_STDLIB")
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
 
 fn project() -> PathBuf {
     let dir = std::env::temp_dir().join(format!("kdeploy-certs-cli-{}", std::process::id()));

@@ -2,21 +2,8 @@
 //! outputs, exit codes (0 ok, 1 error, 2 usage), and hashes that do not
 //! depend on the current directory.
 
-use std::process::Command;
-
-fn kdeploy(args: &[&str], cwd: &std::path::Path) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_kdeploy"))
-        .args(args)
-        .current_dir(cwd)
-        .env_remove("KDEPLOY_STDLIB")
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+mod closures_support;
+use closures_support::kdeploy;
 
 fn repo() -> std::path::PathBuf {
     std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))

@@ -76,3 +76,19 @@ pub fn example_copy(name: &str) -> (tempfile::TempDir, PathBuf) {
     std::fs::write(&file, text).unwrap();
     (dir, file)
 }
+
+/// Run the kdeploy binary in `cwd` with the built-in stdlib: (exit code,
+/// stdout, stderr).
+pub fn kdeploy(args: &[&str], cwd: &Path) -> (i32, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kdeploy"))
+        .args(args)
+        .current_dir(cwd)
+        .env_remove("KDEPLOY_STDLIB")
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
