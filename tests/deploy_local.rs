@@ -11,8 +11,8 @@ use std::path::PathBuf;
 use kdeploy::closure::{self, Closures};
 use kdeploy::deploy::events::{Collect, Event};
 use kdeploy::deploy::record;
-use kdeploy::deploy::run::{switch_reached, Reached};
-use kdeploy::deploy::{Outcome, SwitchOptions};
+use kdeploy::deploy::switch::{switch_reached, Reached};
+use kdeploy::deploy::{Cancel, Outcome, SwitchOptions};
 use kdeploy::node::Node;
 use kdeploy::store::{FileFetcher, Resolver, Store};
 use kdeploy::transport::LocalHost;
@@ -89,7 +89,9 @@ impl Lab {
             hosts.iter().zip(&prefixes).map(|(h, p)| Reached { host: h, prefix: p }).collect();
         let sink = Collect::default();
         let (outcome, _) =
-            switch_reached(closures, &self.resolver(), &self.options(), &reached, false, &sink).await.unwrap();
+            switch_reached(closures, &self.resolver(), &self.options(), &reached, false, Cancel::default(), &sink)
+                .await
+                .unwrap();
         (outcome, sink.0.into_inner().unwrap())
     }
 

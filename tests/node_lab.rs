@@ -12,6 +12,7 @@ mod node_support;
 use std::time::{Duration, Instant};
 
 use kdeploy::node::{changed_files, Manifest, Node, NodeError, OnChange, UnitSpec};
+use kdeploy::store::Digest;
 use kdeploy::transport::Host;
 use node_support::{blob, connect, file, lab_up, manifest, push, Blob};
 
@@ -30,7 +31,7 @@ async fn store_put_have_and_verify() {
     let node = Node::install(&h).await.unwrap();
     let stamp = format!("{:?}", Instant::now());
     let (a, b) = (blob(format!("blob a {stamp}")), blob(format!("blob b {stamp}\0\u{ff}")));
-    let hashes = vec![a.b3.clone(), b.b3.clone()];
+    let hashes = vec![a.b3, b.b3];
     assert_eq!(node.missing(&hashes).await.unwrap(), hashes);
     // a corrupted transfer (bytes differ from the sha256 sent along) is rejected
     let err = node.put_bytes(&a.b3, &a.sha, b"not the blob").await.unwrap_err();
@@ -41,7 +42,7 @@ async fn store_put_have_and_verify() {
     let leftover = format!("ls /var/lib/kdeploy/store/.tmp | grep -c '^{}' || true", a.b3);
     assert_eq!(sh(&h, &leftover).await.trim(), "0", "temp file left behind");
     node.put_bytes(&a.b3, &a.sha, &a.bytes).await.unwrap();
-    assert_eq!(node.missing(&hashes).await.unwrap(), vec![b.b3.clone()]);
+    assert_eq!(node.missing(&hashes).await.unwrap(), vec![b.b3]);
     node.put_bytes(&b.b3, &b.sha, &b.bytes).await.unwrap();
     assert!(node.missing(&hashes).await.unwrap().is_empty());
     // stored bytes are exactly what was sent, read-only
@@ -122,9 +123,9 @@ async fn stage_switch_and_rollback_a_phase() {
     node.switch(Some(g2), phase).await.unwrap();
     assert_eq!(sh(&h, both).await, "a two\nb two\n");
 
-    node.commit(g2, &"ab".repeat(32)).await.unwrap();
+    node.commit(g2, &Digest([0xab; 32]), format!("{phase}\t{}\t{g2}\t1\n", Digest([1; 32])).as_bytes()).await.unwrap();
     let st = node.status().await.unwrap();
-    assert_eq!(st.current, Some((g2, "ab".repeat(32))));
+    assert_eq!(st.current, Some((g2, Digest([0xab; 32]))));
     assert!(node.list_generations().await.unwrap().contains(&format!("{g2} (current): kdtest-files")));
     node.rollback_phase(phase, None).await.unwrap();
     assert_eq!(sh(&h, "ls /etc/kdtest; cat /etc/kdtest/c.conf").await, "c.conf\noriginal\n");
@@ -184,7 +185,7 @@ async fn retry_lock(node: &Node<'_>, owner: &str) -> kdeploy::node::NodeLock {
 fn unit(name: &str, text: &Blob, triggers: &[&str]) -> UnitSpec {
     UnitSpec {
         name: name.into(),
-        text_hash: text.b3.clone(),
+        text_hash: text.b3,
         on_change: OnChange::Restart,
         enable: true,
         restart_triggers: triggers.iter().map(Into::into).collect(),

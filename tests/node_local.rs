@@ -9,6 +9,7 @@ use std::fs;
 use std::path::Path;
 
 use kdeploy::node::{Node, NodeError};
+use kdeploy::store::Digest;
 use kdeploy::transport::{Host, LocalHost};
 use node_support::{blob, file, manifest, push};
 
@@ -28,7 +29,7 @@ async fn stage_switch_rollback_in_a_directory() {
 
     let (a1, b1, a2, b2, c2) = (blob("a one\n"), blob("b one\n"), blob("a two\n"), blob("b two\n"), blob("c\n"));
     push(&node, &[&a1, &b1, &a2, &b2, &c2]).await;
-    assert!(node.missing(&[a1.b3.clone(), c2.b3.clone()]).await.unwrap().is_empty());
+    assert!(node.missing(&[a1.b3, c2.b3]).await.unwrap().is_empty());
 
     let one = manifest(vec![file("/etc/t/a.conf", "0644", &a1), file("/etc/t/b.conf", "0600", &b1)]);
     let mut two = manifest(vec![
@@ -50,7 +51,13 @@ async fn stage_switch_rollback_in_a_directory() {
     node.stage(1, "files", &one).await.unwrap(); // idempotent
     assert!(matches!(node.stage(1, "files", &two).await, Err(NodeError::Command { .. })));
     node.switch(Some(1), "files").await.unwrap();
-    node.commit(1, &"1".repeat(64)).await.unwrap();
+    assert!(node.status().await.unwrap().pending, "a moved link is pending until committed");
+    node.commit(1, &Digest([1; 32]), format!("files\t{}\t1\t1\n", Digest([2; 32])).as_bytes()).await.unwrap();
+    // a generation is committed with its phase record, or keeps the one it has
+    assert_eq!(node.phase_record(1).await.unwrap(), format!("files\t{}\t1\t1\n", Digest([2; 32])));
+    node.commit(1, &Digest([1; 32]), b"").await.unwrap();
+    assert!(!node.status().await.unwrap().pending);
+    assert!(matches!(node.commit(9, &Digest([1; 32]), b"").await, Err(NodeError::Command { .. })));
     let a = dir.path().join("etc/t/a.conf");
     let b = dir.path().join("etc/t/b.conf");
     let c = dir.path().join("etc/t/c.conf");
@@ -95,7 +102,7 @@ async fn corrupted_blob_is_rejected() {
     let good = blob("payload");
     let err = node.put_bytes(&good.b3, &good.sha, b"payloaX").await.unwrap_err();
     assert!(err.to_string().contains("sha256"), "{err}");
-    assert_eq!(node.missing(std::slice::from_ref(&good.b3)).await.unwrap(), vec![good.b3.clone()]);
+    assert_eq!(node.missing(std::slice::from_ref(&good.b3)).await.unwrap(), vec![good.b3]);
     node.put_bytes(&good.b3, &good.sha, &good.bytes).await.unwrap();
     assert!(node.missing(std::slice::from_ref(&good.b3)).await.unwrap().is_empty());
     // a stage referring to a missing blob fails and leaves nothing switchable

@@ -10,6 +10,7 @@ mod certs;
 mod eval;
 mod generations;
 mod inputs;
+mod interrupt;
 mod options;
 mod plan;
 mod rollback;
@@ -25,6 +26,8 @@ pub const EXIT_USAGE: u8 = 2;
 pub const EXIT_DEPLOY_FAILED: u8 = 3;
 /// Some node could not be reached; nothing was changed.
 pub const EXIT_UNREACHABLE: u8 = 4;
+/// Stopped by Ctrl-C; touched nodes were put back (128 + SIGINT).
+pub const EXIT_INTERRUPTED: u8 = 130;
 
 #[derive(Parser)]
 #[command(

@@ -12,19 +12,22 @@ use std::time::Instant;
 use clap::Args;
 
 use super::generations::state_dir;
-use super::switch::{finish, runtime, OutputFormat, SshArgs};
+use super::interrupt::run_cancellable;
+use super::switch::{finish, OutputFormat, SshArgs};
 use super::EXIT_ERROR;
 use crate::deploy::events::{Sink, Tee};
 use crate::deploy::live::Progress;
 use crate::deploy::recap::Recap;
 use crate::deploy::record;
 use crate::deploy::rollback::{rollback, target, RollbackOptions};
+use crate::deploy::Cancel;
 
 #[derive(Args)]
 #[command(after_help = "\
 Exit codes: 0 rolled back (or nothing to do), 1 error (e.g. no earlier generation),
 2 usage error, 3 rollback failed (nodes moved forward again) or a node is locked,
-4 some node unreachable (nothing was changed on any node).
+4 some node unreachable (nothing was changed on any node), 130 interrupted by
+Ctrl-C (touched nodes moved forward again; a second Ctrl-C exits at once).
 
 Examples:
   kdeploy rollback clusters/lab.nix --ssh-key .lab/id_ed25519 --known-hosts .lab/known_hosts
@@ -83,7 +86,8 @@ pub fn run(args: RollbackArgs) -> ExitCode {
     let recap = Recap::new(&tgt.cluster, nodes);
     let progress = Progress::for_stderr(args.verbose);
     let sink = Tee(vec![&recap as &dyn Sink, &progress]);
-    let result = runtime().block_on(rollback(&opts, &sink));
+    let cancel = Cancel::default();
+    let result = run_cancellable(rollback(&opts, cancel.clone(), &sink), cancel);
     progress.finish();
     let mut data = recap.data();
     data.took = t0.elapsed().as_secs_f64();

@@ -1,8 +1,8 @@
 //! `kdeploy switch CLUSTER`: evaluate, then converge the nodes (see
-//! `deploy::run`). Progress lines go to stderr, the recap to stdout
+//! `deploy::switch`). Progress lines go to stderr, the recap to stdout
 //! (`--output json` for machines). Exit codes: 0 converged, 1 evaluation
 //! error, 2 usage, 3 deploy failed (rolled back) or a node locked by
-//! another run, 4 a node unreachable (nothing changed).
+//! another run, 4 a node unreachable (nothing changed), 130 interrupted.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -12,11 +12,12 @@ use clap::{Args, ValueEnum};
 
 use super::eval::report;
 use super::inputs::{self, Inputs};
-use super::{EXIT_DEPLOY_FAILED, EXIT_ERROR, EXIT_UNREACHABLE, EXIT_USAGE};
+use super::interrupt::run_cancellable;
+use super::{EXIT_DEPLOY_FAILED, EXIT_ERROR, EXIT_INTERRUPTED, EXIT_UNREACHABLE, EXIT_USAGE};
 use crate::deploy::events::{Event, Sink, Tee};
 use crate::deploy::live::Progress;
 use crate::deploy::recap::{Recap, RecapData};
-use crate::deploy::{Outcome, SshSettings, SwitchOptions};
+use crate::deploy::{Cancel, Outcome, SshSettings, SwitchOptions};
 
 #[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
 pub enum OutputFormat {
@@ -60,7 +61,8 @@ impl SshArgs {
 #[command(after_help = "\
 Exit codes: 0 converged (or nothing to do), 1 evaluation error, 2 usage error,
 3 deploy failed (touched nodes rolled back) or a node is locked by another run,
-4 some node unreachable (nothing was changed on any node).
+4 some node unreachable (nothing was changed on any node), 130 interrupted by
+Ctrl-C (touched nodes rolled back; a second Ctrl-C exits at once).
 
 Examples:
   kdeploy switch clusters/lab.nix --ssh-key .lab/id_ed25519 --known-hosts .lab/known_hosts
@@ -116,7 +118,7 @@ pub fn run(args: SwitchArgs) -> ExitCode {
         ssh: args.ssh.settings(),
         state_dir: resolver.project_root().join(".kdeploy"),
     };
-    let selected = match crate::deploy::run::select(&closures, &opts.on) {
+    let selected = match crate::deploy::switch::select(&closures, &opts.on) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("error: {e}");
@@ -127,7 +129,8 @@ pub fn run(args: SwitchArgs) -> ExitCode {
     let progress = Progress::for_stderr(args.verbose);
     let sink = Tee(vec![&recap as &dyn Sink, &progress]);
     sink.emit(Event::Evaluated { nodes: closures.cluster.nodes.len(), took: t0.elapsed() });
-    let result = runtime().block_on(crate::deploy::switch(&closures, &resolver, &opts, &sink));
+    let cancel = Cancel::default();
+    let result = run_cancellable(crate::deploy::switch(&closures, &resolver, &opts, cancel.clone(), &sink), cancel);
     progress.finish();
     let mut data = recap.data();
     data.took = t0.elapsed().as_secs_f64();
@@ -155,5 +158,6 @@ pub(super) fn finish(data: &RecapData, plan: &str, dry_run: bool, output: Output
         Outcome::Ok => ExitCode::SUCCESS,
         Outcome::Failed => ExitCode::from(EXIT_DEPLOY_FAILED),
         Outcome::Unreachable => ExitCode::from(EXIT_UNREACHABLE),
+        Outcome::Interrupted => ExitCode::from(EXIT_INTERRUPTED),
     }
 }

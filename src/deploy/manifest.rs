@@ -29,7 +29,7 @@ pub fn phase_manifest(phase: &Phase, closure: &PhaseClosure, file_blobs: &[Diges
             mode: f.mode.clone(),
             owner: f.owner.clone(),
             group: f.group.clone(),
-            hash: b.hex(),
+            hash: *b,
         });
     }
     for (u, text) in phase.units.iter().zip(&closure.units) {
@@ -38,11 +38,11 @@ pub fn phase_manifest(phase: &Phase, closure: &PhaseClosure, file_blobs: &[Diges
             mode: "0644".into(),
             owner: "root".into(),
             group: "root".into(),
-            hash: text.hex(),
+            hash: *text,
         });
         m.units.push(UnitSpec {
             name: u.name.clone(),
-            text_hash: text.hex(),
+            text_hash: *text,
             on_change: match u.on_change {
                 ClosureOnChange::Restart => OnChange::Restart,
                 ClosureOnChange::Reload => OnChange::Reload,

@@ -1,24 +1,37 @@
-//! Converging nodes onto their closures (`kdeploy switch`): the pure plan
-//! (`plan`, with `manifest` turning closure phases into node manifests),
-//! the run itself (`run`: connect, lock, push, activate phase by phase with
-//! barriers, roll back on failure, commit; `apply` does one phase on one
-//! node; `state` reads and records what a node runs), the deployer's
-//! generation history (`record`), and output driven by events (`events`,
-//! `render` for progress lines, `live` for terminal progress bars, `recap` for the final summary).
+//! Converging nodes: one plan-then-execute engine for every operation.
+//!
+//! - `plan` — the plan as a value: per node what to push, stage, move
+//!   ([`plan::Step`]) and commit; waves and rollout batches across nodes.
+//! - `plan_switch`, `plan_rollback` — the pure planners of `switch` and
+//!   `rollback` (with `manifest`: closure phases → node manifests).
+//! - `execute` — the one executor: open nodes (node program, lock,
+//!   status), push and stage, waves with barriers, undo, commit, record;
+//!   `step` runs one step on one node (hooks, units, link, checks);
+//!   `failpoint` lets crash tests kill it at named points.
+//! - `switch`, `rollback` — the operations: connect, gather what the
+//!   planner needs from the nodes (`state`), plan, execute.
+//! - `record` — the deployer's generation history; `connect` — SSH
+//!   settings and connecting.
+//! - Output driven by events (`events`; `render` for progress lines, `live`
+//!   for terminal progress bars, `recap` for the final summary).
 
-pub mod apply;
 pub mod connect;
 pub mod events;
+pub mod execute;
+pub mod failpoint;
 pub mod live;
 pub mod manifest;
 pub mod plan;
+pub mod plan_rollback;
+pub mod plan_switch;
 pub mod recap;
 pub mod record;
 pub mod render;
 pub mod rollback;
-pub mod run;
 pub mod state;
-pub mod wave;
+pub mod step;
+pub mod switch;
 
 pub use connect::SshSettings;
-pub use run::{switch, Outcome, SwitchOptions};
+pub use execute::{Cancel, Outcome};
+pub use switch::{switch, SwitchOptions};

@@ -1,423 +1,200 @@
-//! The plan of a switch, computed before anything runs and without I/O:
-//! given a node's new phases (hash, activation, manifest) and what the node
-//! reported (committed hash, phase links, the phase hashes recorded at its
-//! last commit, the manifests its links point at), decide per phase whether
-//! it is unchanged, to be activated, only staged (`activate = false`) or
-//! removed — and for activated phases which files change and which units
-//! `node::plan_units` stops, starts, restarts or reloads.
-//!
-//! Files changed in earlier phases count for restart triggers of later
-//! ones (a new etcd binary in `download` restarts `etcd.service` in `etcd`).
+//! The plan every operation produces and the one executor runs
+//! (`execute.rs`): per node, what to push and stage, the phase-link moves
+//! ([`Step`]s) with their unit actions, and what to commit; across nodes,
+//! the waves (one phase at a time, barrier between them) and, inside a
+//! wave, the rollout batches (barrier between batches). `switch` and
+//! `rollback` differ only in how they build it (`plan_switch.rs`,
+//! `plan_rollback.rs`); a plan is computed before anything runs and
+//! contains no I/O handle, so it can be printed (`--dry-run`) and tested
+//! as a value.
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::path::PathBuf;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
 
-use serde::Serialize;
-
-use crate::node::{changed_files, plan_units, Manifest, UnitPlan};
+use super::plan_switch::{FileDiff, RecordedPhase};
+use super::record::Generation;
+use crate::closure::{Check, Hook, Source};
+use crate::node::{Manifest, UnitPlan};
 use crate::store::Digest;
 
-/// One phase as recorded on the node when its current generation was
-/// committed (see `state.rs`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RecordedPhase {
-    pub hash: Digest,
-    /// The generation the phase was staged in (and linked to, if active).
-    pub generation: u64,
-    pub active: bool,
-}
-
-/// What a node reported about itself.
-#[derive(Debug, Clone, Default)]
-pub struct Deployed {
-    /// (generation, node hash hex) last committed.
-    pub committed: Option<(u64, String)>,
-    /// Lowest unused generation number on the node.
-    pub next: u64,
-    /// Phase name → generation its link points into.
-    pub links: BTreeMap<String, u64>,
-    /// Phase hashes recorded with the committed generation.
-    pub recorded: BTreeMap<String, RecordedPhase>,
-    /// Manifest of each linked phase (the live one).
-    pub manifests: BTreeMap<String, Manifest>,
-}
-
-/// A new phase, as the plan needs it.
+/// One phase link to move on one node, with everything that goes with it.
 #[derive(Debug, Clone)]
-pub struct PhaseInput<'a> {
-    pub name: &'a str,
-    pub hash: Digest,
-    pub activate: bool,
-    pub manifest: &'a Manifest,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum PhaseAction {
-    Unchanged,
-    /// Stage, switch, units, hooks, checks.
-    Activate,
-    /// `activate = false`: staged in the new generation, never switched.
-    StageOnly,
-    /// The phase is gone (or no longer activated) but still linked: unlink
-    /// it and stop its units.
-    Remove,
-}
-
-/// Paths that differ between the live and the new manifest of a phase.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct FileDiff {
-    pub added: Vec<String>,
-    pub changed: Vec<String>,
-    pub removed: Vec<String>,
-}
-
-impl FileDiff {
-    pub fn between(old: Option<&Manifest>, new: Option<&Manifest>) -> FileDiff {
-        let empty = Manifest::default();
-        let a = old.unwrap_or(&empty).files_by_path();
-        let b = new.unwrap_or(&empty).files_by_path();
-        let mut d = FileDiff::default();
-        for (p, f) in &b {
-            match a.get(p) {
-                None => d.added.push(p.to_string()),
-                Some(o) if o != f => d.changed.push(p.to_string()),
-                _ => {}
-            }
-        }
-        d.removed = a.keys().filter(|p| !b.contains_key(*p)).map(|p| p.to_string()).collect();
-        d
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.added.is_empty() && self.changed.is_empty() && self.removed.is_empty()
-    }
-}
-
-#[derive(Debug, Clone)]
-pub struct PhasePlan {
-    pub name: String,
-    pub action: PhaseAction,
-    /// The new phase hash (`None` for a removed phase).
-    pub hash: Option<Digest>,
-    /// Generation the phase link points into now (`None`: not linked).
-    pub old_generation: Option<u64>,
+pub struct Step {
+    pub phase: String,
+    /// The generation the link points into now (`None`: not linked).
+    pub from: Option<u64>,
+    /// The generation it points into after the step (`None`: unlinked).
+    pub to: Option<u64>,
+    pub from_manifest: Option<Manifest>,
+    pub to_manifest: Option<Manifest>,
     pub files: FileDiff,
+    /// What systemd does going forward (decided with every file the
+    /// node's plan changes, earlier phases included).
     pub units: UnitPlan,
+    /// Hooks and checks going forward; a rollback runs none (they live in
+    /// the closure, which it does not evaluate).
+    pub hooks: Vec<Hook>,
+    pub checks: Vec<Check>,
+}
+
+/// What a node records when its steps all succeeded.
+#[derive(Debug, Clone)]
+pub struct Commit {
+    pub generation: u64,
+    pub hash: Digest,
+    /// The phase record to write with it; `None` when the generation has
+    /// one already (a rollback returns to a committed generation).
+    pub record: Option<BTreeMap<String, RecordedPhase>>,
+}
+
+/// Everything one node does in a run.
+#[derive(Debug, Clone, Default)]
+pub struct NodeWork {
+    pub name: String,
+    /// Blobs the new manifests name, with the source of their bytes (the
+    /// executor asks the node which it lacks).
+    pub push: BTreeMap<Digest, Source>,
+    /// Phases staged in `stage_generation` before anything goes live.
+    pub stage: Vec<(String, Manifest)>,
+    pub stage_generation: u64,
+    pub steps: Vec<Step>,
+    pub commit: Option<Commit>,
+}
+
+impl NodeWork {
+    /// Nothing to push, stage, move or commit.
+    pub fn unchanged(&self) -> bool {
+        self.stage.is_empty() && self.steps.is_empty() && self.commit.is_none()
+    }
+
+    /// Phases staged without a step (generate-only phases).
+    pub fn staged_only(&self) -> Vec<String> {
+        self.stage.iter().map(|(p, _)| p).filter(|p| !self.steps.iter().any(|s| &s.phase == *p)).cloned().collect()
+    }
+}
+
+/// One phase across nodes: batches run one after the other, the steps of a
+/// batch concurrently. Each entry is (node index, step index).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Wave {
+    pub phase: String,
+    pub batches: Vec<Vec<(usize, usize)>>,
 }
 
 #[derive(Debug, Clone)]
-pub struct NodePlan {
-    /// The committed node hash equals the new one: nothing to do at all.
-    pub unchanged: bool,
-    /// New phases in phase order, then removed ones.
-    pub phases: Vec<PhasePlan>,
+pub struct Plan {
+    /// In the order of the nodes the executor was given.
+    pub nodes: Vec<NodeWork>,
+    pub waves: Vec<Wave>,
+    /// The deployer record written when the run ends with every commit
+    /// done (`None`: the history already says where the nodes are).
+    pub record: Option<Generation>,
 }
 
-impl NodePlan {
-    pub fn unchanged() -> NodePlan {
-        NodePlan { unchanged: true, phases: Vec::new() }
-    }
-
-    /// Phases that change something on the node (everything but unchanged).
-    pub fn changed_phases(&self) -> impl Iterator<Item = &PhasePlan> {
-        self.phases.iter().filter(|p| p.action != PhaseAction::Unchanged)
-    }
-
-    pub fn phase(&self, name: &str) -> Option<&PhasePlan> {
-        self.phases.iter().find(|p| p.name == name)
+impl Plan {
+    pub fn unchanged(&self) -> bool {
+        self.nodes.iter().all(NodeWork::unchanged)
     }
 }
 
-/// The cheap test that costs one round trip: committed hash == new hash.
-pub fn node_unchanged(new_hash: &Digest, committed: Option<&(u64, String)>) -> bool {
-    committed.is_some_and(|(_, h)| *h == new_hash.hex())
+/// Waves for `nodes`: phases that get a generation in `order` (unknown ones
+/// after, by name), then phases unlinked, in reverse of that order. One
+/// batch per wave: every node at once.
+pub fn waves(order: &[String], nodes: &[NodeWork]) -> Vec<Wave> {
+    let mut all: Vec<&String> = order.iter().collect();
+    let mut extra: Vec<&String> =
+        nodes.iter().flat_map(|n| n.steps.iter().map(|s| &s.phase)).filter(|p| !order.contains(p)).collect();
+    extra.sort();
+    extra.dedup();
+    all.extend(extra);
+    let wave = |phase: &String, linked: bool| {
+        let batch: Vec<(usize, usize)> = nodes
+            .iter()
+            .enumerate()
+            .filter_map(|(i, n)| {
+                n.steps.iter().position(|s| &s.phase == phase && s.to.is_some() == linked).map(|k| (i, k))
+            })
+            .collect();
+        (!batch.is_empty()).then(|| Wave { phase: phase.clone(), batches: vec![batch] })
+    };
+    let linked = all.iter().filter_map(|p| wave(p, true));
+    let unlinked: Vec<Wave> = all.iter().rev().filter_map(|p| wave(p, false)).collect();
+    linked.chain(unlinked).collect()
 }
 
-/// Plan one changed node.
-pub fn plan_node(new: &[PhaseInput<'_>], deployed: &Deployed) -> NodePlan {
-    let mut changed: BTreeSet<PathBuf> = BTreeSet::new();
-    let mut phases = Vec::new();
-    for p in new {
-        let rec = deployed.recorded.get(p.name);
-        let link = deployed.links.get(p.name).copied();
-        let old = link.and_then(|_| deployed.manifests.get(p.name));
-        let action = if p.activate {
-            let same = rec.is_some_and(|r| r.hash == p.hash && r.active && link == Some(r.generation));
-            if same {
-                PhaseAction::Unchanged
-            } else {
-                PhaseAction::Activate
-            }
-        } else if link.is_some() {
-            PhaseAction::Remove
-        } else {
-            let same = rec.is_some_and(|r| r.hash == p.hash);
-            if same {
-                PhaseAction::Unchanged
-            } else {
-                PhaseAction::StageOnly
-            }
-        };
-        let (files, units) = match action {
-            PhaseAction::Activate => {
-                changed.extend(changed_files(old, Some(p.manifest)));
-                let units = plan_units(old.map_or(&[][..], |m| &m.units[..]), &p.manifest.units, &changed);
-                (FileDiff::between(old, Some(p.manifest)), units)
-            }
-            PhaseAction::Remove => {
-                changed.extend(changed_files(old, None));
-                let units = plan_units(old.map_or(&[][..], |m| &m.units[..]), &[], &changed);
-                (FileDiff::between(old, None), units)
-            }
-            _ => (FileDiff::default(), UnitPlan::default()),
-        };
-        phases.push(PhasePlan {
-            name: p.name.to_string(),
-            action,
-            hash: Some(p.hash),
-            old_generation: link,
-            files,
-            units,
-        });
-    }
-    let known: BTreeSet<&str> = new.iter().map(|p| p.name).collect();
-    for (name, gen) in &deployed.links {
-        if known.contains(name.as_str()) {
+/// The plan as `--dry-run` prints it: per node, each step with its files
+/// and unit actions, and the phases only staged.
+pub fn render(plan: &Plan) -> String {
+    let mut s = String::new();
+    let g = |x: Option<u64>| x.map_or("none".to_string(), |g| g.to_string());
+    for n in &plan.nodes {
+        if n.steps.is_empty() && n.stage.is_empty() {
+            let _ = writeln!(s, "{}: unchanged", n.name);
             continue;
         }
-        let old = deployed.manifests.get(name);
-        changed.extend(changed_files(old, None));
-        let units = plan_units(old.map_or(&[][..], |m| &m.units[..]), &[], &changed);
-        phases.push(PhasePlan {
-            name: name.clone(),
-            action: PhaseAction::Remove,
-            hash: None,
-            old_generation: Some(*gen),
-            files: FileDiff::between(old, None),
-            units,
-        });
+        let _ = writeln!(s, "{}: changed", n.name);
+        for st in &n.steps {
+            let what = if st.to.is_some() { "activate" } else { "remove" };
+            let _ = writeln!(s, "  {} : {what} (generation {} -> {})", st.phase, g(st.from), g(st.to));
+            for (k, v) in [("add", &st.files.added), ("change", &st.files.changed), ("remove", &st.files.removed)] {
+                for f in v {
+                    let _ = writeln!(s, "      {k:<7}{f}");
+                }
+            }
+            let u = &st.units;
+            for (k, v) in [("stop", &u.stop), ("start", &u.start), ("restart", &u.restart), ("reload", &u.reload)] {
+                if !v.is_empty() {
+                    let _ = writeln!(s, "      {k} {}", v.join(", "));
+                }
+            }
+        }
+        for p in n.staged_only() {
+            let _ = writeln!(s, "  {p} : stage only (generated, not activated)");
+        }
     }
-    NodePlan { unchanged: false, phases }
+    s
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::node::{FileEntry, OnChange, UnitSpec};
 
-    fn d(c: u8) -> Digest {
-        Digest([c; 32])
-    }
-
-    fn file(path: &str, c: char) -> FileEntry {
-        FileEntry {
-            path: path.into(),
-            mode: "0644".into(),
-            owner: "root".into(),
-            group: "root".into(),
-            hash: c.to_string().repeat(64),
+    fn step(phase: &str, from: Option<u64>, to: Option<u64>) -> Step {
+        Step {
+            phase: phase.into(),
+            from,
+            to,
+            from_manifest: None,
+            to_manifest: None,
+            files: FileDiff::default(),
+            units: UnitPlan::default(),
+            hooks: vec![],
+            checks: vec![],
         }
     }
 
-    fn unit(name: &str, c: char, triggers: &[&str]) -> UnitSpec {
-        UnitSpec {
-            name: name.into(),
-            text_hash: c.to_string().repeat(64),
-            on_change: OnChange::Restart,
-            enable: true,
-            restart_triggers: triggers.iter().map(PathBuf::from).collect(),
-        }
-    }
-
-    fn m(files: Vec<FileEntry>, units: Vec<UnitSpec>) -> Manifest {
-        Manifest { files, directories: vec![], units }
-    }
-
-    /// A node deployed at generation 1 with phases `bin` (the binary) and
-    /// `svc` (config + unit triggered by binary and config), plus `gen`
-    /// (generate-only).
-    fn deployed(bin: &Manifest, svc: &Manifest) -> Deployed {
-        let mut dep = Deployed { committed: Some((1, d(9).hex())), next: 2, ..Default::default() };
-        for (name, h, active) in [("bin", 1, true), ("svc", 2, true), ("gen", 3, false)] {
-            dep.recorded.insert(name.into(), RecordedPhase { hash: d(h), generation: 1, active });
-            if active {
-                dep.links.insert(name.into(), 1);
-            }
-        }
-        dep.manifests.insert("bin".into(), bin.clone());
-        dep.manifests.insert("svc".into(), svc.clone());
-        dep
-    }
-
-    fn inputs<'a>(hashes: [u8; 3], bin: &'a Manifest, svc: &'a Manifest, gen: &'a Manifest) -> Vec<PhaseInput<'a>> {
-        vec![
-            PhaseInput { name: "bin", hash: d(hashes[0]), activate: true, manifest: bin },
-            PhaseInput { name: "svc", hash: d(hashes[1]), activate: true, manifest: svc },
-            PhaseInput { name: "gen", hash: d(hashes[2]), activate: false, manifest: gen },
-        ]
+    fn node(name: &str, steps: Vec<Step>) -> NodeWork {
+        NodeWork { name: name.into(), steps, ..Default::default() }
     }
 
     #[test]
-    fn unchanged_by_node_hash() {
-        assert!(node_unchanged(&d(9), Some(&(1, d(9).hex()))));
-        assert!(!node_unchanged(&d(9), Some(&(1, d(8).hex()))));
-        assert!(!node_unchanged(&d(9), None));
-    }
-
-    #[test]
-    fn only_the_changed_phase_and_its_units() {
-        let bin = m(vec![file("/bin/x", 'a')], vec![]);
-        let svc = m(
-            vec![file("/etc/x.conf", 'b'), file("/etc/systemd/system/x.service", 'c')],
-            vec![unit("x.service", 'c', &["/bin/x", "/etc/x.conf"])],
-        );
-        let gen = m(vec![file("/etc/k.yaml", 'd')], vec![]);
-        let dep = deployed(&bin, &svc);
-        // config changed: only svc, x.service restarted
-        let svc2 = m(vec![file("/etc/x.conf", 'e'), file("/etc/systemd/system/x.service", 'c')], svc.units.clone());
-        let plan = plan_node(&inputs([1, 22, 3], &bin, &svc2, &gen), &dep);
-        let acts: Vec<_> = plan.phases.iter().map(|p| (p.name.as_str(), p.action)).collect();
-        assert_eq!(
-            acts,
-            [("bin", PhaseAction::Unchanged), ("svc", PhaseAction::Activate), ("gen", PhaseAction::Unchanged)]
-        );
-        let s = plan.phase("svc").unwrap();
-        assert_eq!(s.files.changed, ["/etc/x.conf"]);
-        assert_eq!(s.units.restart, ["x.service"]);
-        assert!(!s.units.daemon_reload);
-        assert_eq!(s.old_generation, Some(1));
-    }
-
-    #[test]
-    fn trigger_in_an_earlier_phase_restarts() {
-        let bin = m(vec![file("/bin/x", 'a')], vec![]);
-        let svc = m(vec![file("/etc/x.conf", 'b')], vec![unit("x.service", 'c', &["/bin/x"])]);
-        let gen = m(vec![], vec![]);
-        let dep = deployed(&bin, &svc);
-        let bin2 = m(vec![file("/bin/x", 'z')], vec![]);
-        // the closure hash of svc changes too (it covers trigger contents)
-        let plan = plan_node(&inputs([11, 22, 3], &bin2, &svc, &gen), &dep);
-        assert_eq!(plan.phase("bin").unwrap().files.changed, ["/bin/x"]);
-        let s = plan.phase("svc").unwrap();
-        assert!(s.files.is_empty());
-        assert_eq!(s.units.restart, ["x.service"]);
-    }
-
-    #[test]
-    fn an_activated_phase_lists_exactly_its_changed_files() {
-        let bin = m(vec![file("/bin/x", 'a')], vec![]);
-        let svc = m(vec![file("/etc/x.conf", 'b'), file("/etc/y.conf", 'c'), file("/etc/z.conf", 'd')], vec![]);
-        let gen = m(vec![], vec![]);
-        let dep = deployed(&bin, &svc);
-        let mut y = file("/etc/y.conf", 'c');
-        y.mode = "0600".into();
-        let svc2 = m(vec![file("/etc/x.conf", 'e'), y, file("/etc/w.conf", 'f')], vec![]);
-        let plan = plan_node(&inputs([1, 22, 3], &bin, &svc2, &gen), &dep);
-        let s = plan.phase("svc").unwrap();
-        assert_eq!(s.action, PhaseAction::Activate);
-        let want = FileDiff {
-            added: vec!["/etc/w.conf".into()],
-            changed: vec!["/etc/x.conf".into(), "/etc/y.conf".into()],
-            removed: vec!["/etc/z.conf".into()],
-        };
-        assert_eq!(s.files, want);
-        assert!(s.units.is_empty());
-        let changed: Vec<&str> = plan.changed_phases().map(|p| p.name.as_str()).collect();
-        assert_eq!(changed, ["svc"]);
-        assert!(plan.phase("bin").unwrap().files.is_empty());
-    }
-
-    #[test]
-    fn a_generate_only_phase_is_staged_not_activated() {
-        let bin = m(vec![file("/bin/x", 'a')], vec![]);
-        let svc = m(vec![file("/etc/x.conf", 'b')], vec![unit("x.service", 'c', &[])]);
-        let gen = m(vec![file("/etc/k.yaml", 'z')], vec![unit("k.service", 'k', &[])]);
-        let dep = deployed(&bin, &svc);
-        let plan = plan_node(&inputs([1, 2, 33], &bin, &svc, &gen), &dep);
-        let g = plan.phase("gen").unwrap();
-        assert_eq!((g.action, g.old_generation), (PhaseAction::StageOnly, None));
-        // nothing of it goes live: no files switched, no unit touched
-        assert!(g.files.is_empty() && g.units.is_empty());
-        let changed: Vec<&str> = plan.changed_phases().map(|p| p.name.as_str()).collect();
-        assert_eq!(changed, ["gen"]);
-    }
-
-    #[test]
-    fn units_move_only_as_their_text_or_triggers_changed() {
-        let bin = m(vec![file("/bin/x", 'a'), file("/bin/y", 'a')], vec![]);
-        let reload = |c| UnitSpec { on_change: OnChange::Reload, ..unit("r.service", c, &["/etc/r.conf"]) };
-        let old_units = vec![
-            unit("x.service", 'x', &["/bin/x"]),
-            unit("y.service", 'y', &["/bin/y"]),
-            reload('r'),
-            unit("old.service", 'o', &[]),
+    fn waves_follow_phase_order_then_removals_reversed() {
+        let order: Vec<String> = ["a", "b", "c", "d"].map(String::from).into();
+        let nodes = vec![
+            node("n1", vec![step("b", Some(3), Some(4)), step("c", Some(3), None), step("z", None, Some(4))]),
+            node("n2", vec![step("d", None, Some(4)), step("a", Some(1), None), step("b", Some(2), Some(4))]),
         ];
-        let svc = m(vec![file("/etc/r.conf", 'r')], old_units.clone());
-        let gen = m(vec![], vec![]);
-        let dep = deployed(&bin, &svc);
-        // a new /bin/x in the earlier phase; r.service's text changed;
-        // old.service gone, new.service new; y.service as it was
-        let bin2 = m(vec![file("/bin/x", 'b'), file("/bin/y", 'a')], vec![]);
-        let new_units = vec![old_units[0].clone(), old_units[1].clone(), reload('R'), unit("new.service", 'n', &[])];
-        let svc2 = m(vec![file("/etc/r.conf", 'r')], new_units);
-        let plan = plan_node(&inputs([11, 22, 3], &bin2, &svc2, &gen), &dep);
-        assert!(plan.phase("bin").unwrap().units.is_empty());
-        let u = &plan.phase("svc").unwrap().units;
-        assert_eq!(u.restart, ["x.service"]);
-        assert_eq!(u.reload, ["r.service"]);
-        assert_eq!(u.stop, ["old.service"]);
-        assert_eq!(u.start, ["new.service"]);
-        assert!(u.daemon_reload);
-        // the same switch without the binary change restarts nothing
-        let plan = plan_node(&inputs([1, 22, 3], &bin, &svc2, &gen), &dep);
-        assert!(plan.phase("svc").unwrap().units.restart.is_empty());
-    }
-
-    #[test]
-    fn fresh_node_activates_and_stages() {
-        let bin = m(vec![file("/bin/x", 'a')], vec![]);
-        let svc = m(vec![file("/etc/x.conf", 'b')], vec![unit("x.service", 'c', &[])]);
-        let gen = m(vec![file("/etc/k.yaml", 'd')], vec![]);
-        let plan = plan_node(&inputs([1, 2, 3], &bin, &svc, &gen), &Deployed::default());
-        let acts: Vec<_> = plan.phases.iter().map(|p| p.action).collect();
-        assert_eq!(acts, [PhaseAction::Activate, PhaseAction::Activate, PhaseAction::StageOnly]);
-        let s = plan.phase("svc").unwrap();
-        assert_eq!(s.units.start, ["x.service"]);
-        assert!(s.units.daemon_reload);
-        assert_eq!(s.files.added, ["/etc/x.conf"]);
-    }
-
-    #[test]
-    fn link_out_of_step_with_record_is_redone() {
-        // e.g. a rollback that stopped half way: the link points elsewhere
-        let bin = m(vec![file("/bin/x", 'a')], vec![]);
-        let svc = m(vec![], vec![]);
-        let gen = m(vec![], vec![]);
-        let mut dep = deployed(&bin, &svc);
-        dep.links.insert("bin".into(), 7);
-        let plan = plan_node(&inputs([1, 2, 3], &bin, &svc, &gen), &dep);
-        assert_eq!(plan.phase("bin").unwrap().action, PhaseAction::Activate);
-        assert_eq!(plan.phase("svc").unwrap().action, PhaseAction::Unchanged);
-    }
-
-    #[test]
-    fn removed_and_deactivated_phases_stop_units() {
-        let bin = m(vec![file("/bin/x", 'a')], vec![]);
-        let svc = m(vec![file("/etc/x.conf", 'b')], vec![unit("x.service", 'c', &[])]);
-        let dep = deployed(&bin, &svc);
-        // svc now generate-only: unlink and stop
-        let gen = m(vec![], vec![]);
-        let mut ins = inputs([1, 22, 3], &bin, &svc, &gen);
-        ins[1].activate = false;
-        let plan = plan_node(&ins, &dep);
-        let s = plan.phase("svc").unwrap();
-        assert_eq!(s.action, PhaseAction::Remove);
-        assert_eq!(s.units.stop, ["x.service"]);
-        // svc gone from the closure entirely
-        let plan = plan_node(&[ins[0].clone(), ins[2].clone()], &dep);
-        let s = plan.phases.last().unwrap();
-        assert_eq!((s.name.as_str(), s.action), ("svc", PhaseAction::Remove));
-        assert_eq!(s.files.removed, ["/etc/x.conf"]);
+        let w = waves(&order, &nodes);
+        let got: Vec<(&str, &Vec<(usize, usize)>)> = w.iter().map(|w| (w.phase.as_str(), &w.batches[0])).collect();
+        assert_eq!(
+            got,
+            [
+                ("b", &vec![(0, 0), (1, 2)]),
+                ("d", &vec![(1, 0)]),
+                ("z", &vec![(0, 2)]),
+                ("c", &vec![(0, 1)]),
+                ("a", &vec![(1, 1)]),
+            ]
+        );
     }
 }

@@ -1,41 +1,17 @@
 //! Reading a node's deployed state beyond `status`, and recording it at
 //! commit. The node program keeps manifests and links but not phase
 //! hashes — and a phase hash also covers hooks, checks and activation,
-//! which no manifest shows. So each commit also writes
-//! `/var/lib/kdeploy/generations/<N>/kdeploy-phases` (one
+//! which no manifest shows. So each commit also hands the node program the
+//! phase record (`generations/<N>/kdeploy-phases`, one
 //! `name TAB hash TAB generation TAB active` line per phase), and a
-//! changed node is read back with one command printing that record and the
-//! manifest of every linked phase. (Better in the node program itself:
-//! noted for the lead.)
+//! changed node is read back with the node program's `state`: that record
+//! and the manifest of every linked phase, in one round trip.
 
 use std::collections::BTreeMap;
 
-use super::plan::{Deployed, RecordedPhase};
+use super::plan_switch::{Deployed, RecordedPhase};
 use crate::node::{Manifest, Node, NodeStatus};
 use crate::store::Digest;
-use crate::transport::shell_quote;
-
-const RECORD: &str = "kdeploy-phases";
-
-/// The node's generations directory, quoted for sh.
-fn generations(node: &Node<'_>) -> String {
-    shell_quote(&format!("{}/generations", node.root()))
-}
-
-/// The shell command printing the record of generation `current` and the
-/// manifests of the linked phases, in `@`-headed sections (`gens`: see
-/// [`generations`]).
-fn read_command(gens: &str, status: &NodeStatus) -> String {
-    let mut s = String::new();
-    if let Some((n, _)) = &status.current {
-        s += &format!("echo @record; cat {gens}/{n}/{RECORD} 2>/dev/null; ");
-    }
-    for (p, g) in &status.phases {
-        let q = shell_quote(p);
-        s += &format!("echo @manifest {q}; cat {gens}/{g}/{q}/manifest 2>/dev/null; ");
-    }
-    s + "true"
-}
 
 /// Parse `@record` / `@manifest PHASE` sections.
 fn parse_sections(text: &str) -> (Vec<String>, BTreeMap<String, String>) {
@@ -83,7 +59,7 @@ pub fn render_record(phases: &BTreeMap<String, RecordedPhase>) -> String {
 /// Everything the plan needs from a node whose committed hash differs
 /// (one round trip). A manifest that cannot be read or parsed is left
 /// out: the phase is then planned as if new (all its units started).
-pub async fn read_deployed(node: &Node<'_>, status: &NodeStatus) -> Result<Deployed, crate::transport::Error> {
+pub async fn read_deployed(node: &Node<'_>, status: &NodeStatus) -> Result<Deployed, crate::node::NodeError> {
     let mut dep = Deployed {
         committed: status.current.clone(),
         next: status.next,
@@ -93,8 +69,7 @@ pub async fn read_deployed(node: &Node<'_>, status: &NodeStatus) -> Result<Deplo
     if status.current.is_none() && status.phases.is_empty() {
         return Ok(dep);
     }
-    let out = node.host().exec(&read_command(&generations(node), status), None).await?;
-    let (record, manifests) = parse_sections(&out.stdout_str());
+    let (record, manifests) = parse_sections(&node.state().await?);
     dep.recorded = parse_record(&record);
     for (p, text) in manifests {
         if let Ok(m) = Manifest::parse(&text) {
@@ -104,40 +79,24 @@ pub async fn read_deployed(node: &Node<'_>, status: &NodeStatus) -> Result<Deplo
     Ok(dep)
 }
 
-/// Write the phase record of generation `gen` and commit it (one round trip).
+/// Commit generation `gen` with its phase record (`None`: the generation
+/// keeps the record it was committed with before).
 pub async fn commit(
     node: &Node<'_>,
     gen: u64,
     node_hash: &Digest,
-    phases: &BTreeMap<String, RecordedPhase>,
+    phases: Option<&BTreeMap<String, RecordedPhase>>,
 ) -> Result<(), String> {
-    let dir = format!("{}/{gen}", generations(node));
-    let cmd = format!(
-        "mkdir -p {dir} && cat > {dir}/{RECORD}.tmp && mv -f {dir}/{RECORD}.tmp {dir}/{RECORD} && {}",
-        node.command(&["commit", &gen.to_string(), &node_hash.hex()])
-    );
-    let out = node.host().exec(&cmd, Some(render_record(phases).as_bytes())).await.map_err(|e| e.to_string())?;
-    if out.success() {
-        Ok(())
-    } else {
-        Err(format!("commit failed: {}", String::from_utf8_lossy(&out.stderr).trim()))
-    }
+    let record = phases.map(render_record).unwrap_or_default();
+    node.commit(gen, node_hash, record.as_bytes()).await.map_err(|e| e.to_string())
 }
 
 /// The phase record of any generation (for `rollback`).
 pub async fn read_record(node: &Node<'_>, gen: u64) -> Result<BTreeMap<String, RecordedPhase>, String> {
-    let out = node
-        .host()
-        .exec(&format!("cat {}/{gen}/{RECORD}", generations(node)), None)
-        .await
-        .map_err(|e| e.to_string())?;
-    if !out.success() {
-        return Err(format!("generation {gen} has no phase record on {}", node.host().name()));
-    }
-    let lines: Vec<String> = out.stdout_str().lines().map(str::to_string).collect();
+    let text = node.phase_record(gen).await.map_err(|e| e.to_string())?;
+    let lines: Vec<String> = text.lines().map(str::to_string).collect();
     Ok(parse_record(&lines))
 }
-
 #[cfg(test)]
 mod tests {
     use super::*;

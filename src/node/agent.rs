@@ -9,6 +9,7 @@ use super::lock::NodeLock;
 use super::manifest::{Manifest, ManifestError};
 use super::plan::{plan_units, UnitPlan};
 use super::script;
+use crate::store::Digest;
 use crate::transport::{shell_quote, Error as TransportError, Host, Output};
 
 #[derive(Debug, thiserror::Error)]
@@ -32,10 +33,12 @@ pub enum NodeError {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct NodeStatus {
     /// (generation, node hash) last committed.
-    pub current: Option<(u64, String)>,
+    pub current: Option<(u64, Digest)>,
     /// Lowest generation number not used on the node.
     pub next: u64,
     pub phases: BTreeMap<String, u64>,
+    /// A link moved since the last commit (a run died or was cut off).
+    pub pending: bool,
 }
 
 /// The node program on one host. Create with [`Node::install`].
@@ -139,11 +142,14 @@ impl<'h> Node<'h> {
             let w: Vec<&str> = line.split(' ').collect();
             match w.as_slice() {
                 ["current", "none"] => {}
-                ["current", n, h] => st.current = Some((n.parse().map_err(|_| bad())?, h.to_string())),
+                ["current", n, h] => {
+                    st.current = Some((n.parse().map_err(|_| bad())?, Digest::parse(h).ok_or_else(bad)?))
+                }
                 ["next", n] => st.next = n.parse().map_err(|_| bad())?,
                 ["phase", p, n] => {
                     st.phases.insert(p.to_string(), n.parse().map_err(|_| bad())?);
                 }
+                ["pending"] => st.pending = true,
                 ["lock", ..] => {}
                 _ => return Err(bad()),
             }
@@ -151,28 +157,37 @@ impl<'h> Node<'h> {
         Ok(st)
     }
 
-    /// Which of `hashes` (blake3 hex) the node's store lacks.
-    pub async fn missing(&self, hashes: &[String]) -> Result<Vec<String>, NodeError> {
-        let input = hashes.iter().map(|h| format!("{h}\n")).collect::<String>();
+    /// Which of `blobs` the node's store lacks.
+    pub async fn missing(&self, blobs: &[Digest]) -> Result<Vec<Digest>, NodeError> {
+        let input = blobs.iter().map(|h| format!("{}\n", h.hex())).collect::<String>();
         let out = self.run(&["have"], Some(input.as_bytes())).await?;
-        Ok(out.stdout_str().lines().map(str::to_string).collect())
+        out.stdout_str()
+            .lines()
+            .map(|l| {
+                Digest::parse(l).ok_or_else(|| NodeError::Protocol {
+                    host: self.host.name().to_string(),
+                    command: "have".into(),
+                    answer: l.to_string(),
+                })
+            })
+            .collect()
     }
 
     /// Stream one blob into the store; the node checks `sha256` (hex) of what
     /// it received before the blob becomes visible under `hash`.
     pub async fn put(
         &self,
-        hash: &str,
+        hash: &Digest,
         sha256: &str,
         source: &mut (dyn std::io::Read + Send),
     ) -> Result<(), NodeError> {
-        let out = self.host.upload(&self.command(&["put", hash, sha256]), source).await?;
+        let out = self.host.upload(&self.command(&["put", &hash.hex(), sha256]), source).await?;
         self.check(&format!("put {hash}"), out)?;
         Ok(())
     }
 
     /// [`Node::put`] from memory.
-    pub async fn put_bytes(&self, hash: &str, sha256: &str, bytes: &[u8]) -> Result<(), NodeError> {
+    pub async fn put_bytes(&self, hash: &Digest, sha256: &str, bytes: &[u8]) -> Result<(), NodeError> {
         let mut src = bytes;
         self.put(hash, sha256, &mut src).await
     }
@@ -180,10 +195,10 @@ impl<'h> Node<'h> {
     /// Send a secret: it goes to the node's private `secrets/` (0700, file
     /// 0600 from its creation), never into the shared blob store. `hash` is
     /// its keyed hash; the node checks the length of what arrived.
-    pub async fn put_secret(&self, hash: &str, bytes: &[u8]) -> Result<(), NodeError> {
+    pub async fn put_secret(&self, hash: &Digest, bytes: &[u8]) -> Result<(), NodeError> {
         let len = bytes.len().to_string();
         let mut src = bytes;
-        let out = self.host.upload(&self.command(&["put-secret", hash, &len]), &mut src).await?;
+        let out = self.host.upload(&self.command(&["put-secret", &hash.hex(), &len]), &mut src).await?;
         self.check(&format!("put-secret {hash}"), out)?;
         Ok(())
     }
@@ -217,10 +232,22 @@ impl<'h> Node<'h> {
         Manifest::parse(&out.stdout_str()).map_err(|e| NodeError::Manifest(e, self.host.name().to_string()))
     }
 
-    /// Record generation `gen` (node hash `hash`) as committed.
-    pub async fn commit(&self, gen: u64, hash: &str) -> Result<(), NodeError> {
-        self.run(&["commit", &gen.to_string(), hash], None).await?;
+    /// Record generation `gen` (node hash `hash`) as committed, with its
+    /// phase record (`record` empty: the generation keeps its own).
+    pub async fn commit(&self, gen: u64, hash: &Digest, record: &[u8]) -> Result<(), NodeError> {
+        self.run(&["commit", &gen.to_string(), &hash.hex()], Some(record)).await?;
         Ok(())
+    }
+
+    /// The committed generation's phase record and the manifest of every
+    /// linked phase, as `@record` / `@manifest PHASE` sections.
+    pub async fn state(&self) -> Result<String, NodeError> {
+        Ok(self.run(&["state"], None).await?.stdout_str())
+    }
+
+    /// The phase record generation `gen` was committed with.
+    pub async fn phase_record(&self, gen: u64) -> Result<String, NodeError> {
+        Ok(self.run(&["phase-record", &gen.to_string()], None).await?.stdout_str())
     }
 
     /// `N[ (current)]: phase phase ...` per generation.

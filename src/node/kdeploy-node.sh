@@ -170,6 +170,9 @@ cmd_switch() {
         [ -f "$R/generations/$n/$ph/.complete" ] || die "switch: generation $n of phase $ph is not staged"
         new=../generations/$n/$ph newm=$R/generations/$n/$ph/manifest
     fi
+    # Until the next commit, the node says a run moved links (status
+    # prints `pending`): the deployer then never takes it as unchanged.
+    [ -f "$R/pending" ] || : >"$R/pending"
     oldm=''
     if [ -L "$link" ]; then oldm=$R/generations/$(readlink "$link" | cut -d/ -f3)/$ph/manifest; fi
     # 1. directories (created or fixed; never removed: they may hold data)
@@ -246,18 +249,56 @@ cmd_status() {
             echo "phase $ph $n"
         done
     fi
+    if [ -f "$R/pending" ]; then echo pending; fi
     if [ -f "$R/lock.owner" ]; then
         read -r owner <"$R/lock.owner"
         echo "lock $owner"
     fi
 }
 
+# commit GEN NODE-HASH <PHASE-RECORD: make GEN the committed generation.
+# A non-empty stdin is GEN's phase record (`kdeploy-phases`: one
+# `name TAB hash TAB generation TAB active` line per phase), written first;
+# an empty one keeps the record GEN has (a rollback returns to it).
 cmd_commit() {
-    [ $# -eq 2 ] && is_gen "$1" && is_hash "$2" || die "usage: commit GEN NODE-HASH"
-    mkdir -p "$R/generations/$1"
-    echo "$2" >"$R/generations/$1/node-hash"
+    [ $# -eq 2 ] && is_gen "$1" && is_hash "$2" || die "usage: commit GEN NODE-HASH <PHASE-RECORD"
+    d=$R/generations/$1
+    [ -d "$d" ] || die "commit: generation $1 was never staged"
+    cat >"$d/kdeploy-phases.tmp"
+    if [ -s "$d/kdeploy-phases.tmp" ]; then
+        mv -f "$d/kdeploy-phases.tmp" "$d/kdeploy-phases"
+    else
+        rm -f "$d/kdeploy-phases.tmp"
+        [ -f "$d/kdeploy-phases" ] || die "commit: generation $1 has no phase record"
+    fi
+    echo "$2" >"$d/node-hash"
     printf '%s %s\n' "$1" "$2" >"$R/current.tmp"
     mv -f "$R/current.tmp" "$R/current"
+    rm -f "$R/pending"
+}
+
+# state: what a changed node's plan needs in one round trip -- the phase
+# record of the committed generation and the manifest each phase link
+# points at, in `@record` / `@manifest PHASE` sections.
+cmd_state() {
+    echo @record
+    if [ -f "$R/current" ]; then
+        read -r cur _ <"$R/current"
+        cat "$R/generations/$cur/kdeploy-phases" 2>/dev/null || true
+    fi
+    [ -d "$R/phases" ] || return 0
+    for l in "$R"/phases/*; do
+        [ -L "$l" ] || continue
+        echo "@manifest ${l##*/}"
+        cat "$l/manifest" 2>/dev/null || true
+    done
+}
+
+# phase-record GEN: the phase record generation GEN was committed with.
+cmd_phase_record() {
+    [ $# -eq 1 ] && is_gen "$1" || die "usage: phase-record GEN"
+    [ -f "$R/generations/$1/kdeploy-phases" ] || die "generation $1 has no phase record"
+    cat "$R/generations/$1/kdeploy-phases"
 }
 
 cmd_list_generations() {
@@ -363,9 +404,11 @@ switch) cmd_switch "$@" ;;
 rollback-phase) [ $# -eq 2 ] || die "usage: rollback-phase PHASE GEN|none"; cmd_switch "$2" "$1" ;;
 status | current) cmd_status ;;
 commit) cmd_commit "$@" ;;
+state) cmd_state ;;
+phase-record) cmd_phase_record "$@" ;;
 list-generations) cmd_list_generations ;;
 manifest) cmd_manifest "$@" ;;
 journal) [ $# -ge 1 ] || die "usage: journal UNIT [LINES]"; cmd_journal "$@" ;;
 units) cmd_units "$@" ;;
-*) die "unknown command '$cmd' (lock have put put-secret stage switch rollback-phase status commit list-generations manifest journal units)" ;;
+*) die "unknown command '$cmd' (lock have put put-secret stage switch rollback-phase status commit state phase-record list-generations manifest journal units)" ;;
 esac

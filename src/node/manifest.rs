@@ -19,6 +19,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 use super::plan::{OnChange, UnitSpec};
+use crate::store::Digest;
 
 /// A regular file the phase puts at `path`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,8 +29,8 @@ pub struct FileEntry {
     pub mode: String,
     pub owner: String,
     pub group: String,
-    /// blake3 hex of the content: the store blob.
-    pub hash: String,
+    /// blake3 of the content: the store blob.
+    pub hash: Digest,
 }
 
 /// A directory the phase ensures (created, owner and mode set; never removed).
@@ -93,13 +94,8 @@ fn check_mode(path: &str, v: &str) -> Result<(), ManifestError> {
     }
 }
 
-fn check_hash(path: &str, v: &str) -> Result<(), ManifestError> {
-    let ok = v.len() == 64 && v.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
-    if ok {
-        Ok(())
-    } else {
-        Err(ManifestError::BadField { path: path.into(), field: "hash", value: v.into() })
-    }
+fn parse_hash(line: usize, v: &str) -> Result<Digest, ManifestError> {
+    Digest::parse(v).ok_or_else(|| ManifestError::Parse { line, reason: format!("bad hash {v:?}") })
 }
 
 impl Manifest {
@@ -111,7 +107,7 @@ impl Manifest {
             mode: "0644".into(),
             owner: "root".into(),
             group: "root".into(),
-            hash: unit.text_hash.clone(),
+            hash: unit.text_hash,
         });
         self.units.push(unit);
     }
@@ -124,7 +120,6 @@ impl Manifest {
             check_mode(&f.path, &f.mode)?;
             check_word(&f.path, "owner", &f.owner)?;
             check_word(&f.path, "group", &f.group)?;
-            check_hash(&f.path, &f.hash)?;
             if !seen.insert(f.path.as_str()) {
                 return Err(ManifestError::Duplicate { path: f.path.clone() });
             }
@@ -146,7 +141,6 @@ impl Manifest {
                     value: u.name.clone(),
                 });
             }
-            check_hash(&u.name, &u.text_hash)?;
             for t in &u.restart_triggers {
                 check_path(&t.to_string_lossy())?;
             }
@@ -162,7 +156,7 @@ impl Manifest {
             s += &format!("d\t{}\t{}\t{}\t{}\n", d.mode, d.owner, d.group, d.path);
         }
         for f in &self.files {
-            s += &format!("f\t{}\t{}\t{}\t{}\t{}\n", f.mode, f.owner, f.group, f.hash, f.path);
+            s += &format!("f\t{}\t{}\t{}\t{}\t{}\n", f.mode, f.owner, f.group, f.hash.hex(), f.path);
         }
         for u in &self.units {
             let on = match u.on_change {
@@ -170,7 +164,7 @@ impl Manifest {
                 OnChange::Reload => "reload",
                 OnChange::Nothing => "none",
             };
-            s += &format!("u\t{}\t{}\t{}\t{}", u.name, on, u.enable as u8, u.text_hash);
+            s += &format!("u\t{}\t{}\t{}\t{}", u.name, on, u.enable as u8, u.text_hash.hex());
             for t in &u.restart_triggers {
                 s += &format!("\t{}", t.to_string_lossy());
             }
@@ -202,11 +196,11 @@ impl Manifest {
                     mode: mode.to_string(),
                     owner: owner.to_string(),
                     group: group.to_string(),
-                    hash: hash.to_string(),
+                    hash: parse_hash(i + 1, hash)?,
                 }),
                 ["u", name, on, enable, hash, triggers @ ..] => m.units.push(UnitSpec {
                     name: name.to_string(),
-                    text_hash: hash.to_string(),
+                    text_hash: parse_hash(i + 1, hash)?,
                     on_change: match *on {
                         "restart" => OnChange::Restart,
                         "reload" => OnChange::Reload,
@@ -253,8 +247,8 @@ pub fn changed_files(old: Option<&Manifest>, new: Option<&Manifest>) -> BTreeSet
 mod tests {
     use super::*;
 
-    fn h(c: char) -> String {
-        c.to_string().repeat(64)
+    fn h(c: char) -> Digest {
+        Digest([c as u8; 32])
     }
 
     fn sample() -> Manifest {

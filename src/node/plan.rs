@@ -35,7 +35,7 @@ pub enum OnChange {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UnitSpec {
     pub name: String,
-    pub text_hash: String,
+    pub text_hash: crate::store::Digest,
     pub on_change: OnChange,
     pub enable: bool,
     pub restart_triggers: Vec<PathBuf>,
@@ -168,7 +168,7 @@ mod tests {
     fn unit(name: &str, text: char, on: OnChange, enable: bool, triggers: &[&str]) -> UnitSpec {
         UnitSpec {
             name: name.into(),
-            text_hash: text.to_string().repeat(64),
+            text_hash: crate::store::Digest([text as u8; 32]),
             on_change: on,
             enable,
             restart_triggers: triggers.iter().map(PathBuf::from).collect(),

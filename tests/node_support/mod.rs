@@ -11,30 +11,31 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use kdeploy::node::{FileEntry, Manifest, Node};
+use kdeploy::store::Digest;
 use kdeploy::transport::{HostKeyPolicy, SshAuth, SshHost, SshOptions};
-use sha2::Digest;
+use sha2::Digest as _;
 
 /// A blob: bytes, blake3 hex, sha256 hex.
 pub struct Blob {
     pub bytes: Vec<u8>,
-    pub b3: String,
+    pub b3: Digest,
     pub sha: String,
 }
 
 pub fn blob(bytes: impl Into<Vec<u8>>) -> Blob {
     let bytes = bytes.into();
-    let b3 = blake3::hash(&bytes).to_hex().to_string();
+    let b3 = Digest::of(&bytes);
     let sha = hex::encode(sha2::Sha256::digest(&bytes));
     Blob { bytes, b3, sha }
 }
 
 pub fn file(path: &str, mode: &str, b: &Blob) -> FileEntry {
-    FileEntry { path: path.into(), mode: mode.into(), owner: "root".into(), group: "root".into(), hash: b.b3.clone() }
+    FileEntry { path: path.into(), mode: mode.into(), owner: "root".into(), group: "root".into(), hash: b.b3 }
 }
 
 /// Push the blobs the node lacks.
 pub async fn push(node: &Node<'_>, blobs: &[&Blob]) {
-    let hashes: Vec<String> = blobs.iter().map(|b| b.b3.clone()).collect();
+    let hashes: Vec<Digest> = blobs.iter().map(|b| b.b3).collect();
     let missing = node.missing(&hashes).await.unwrap();
     for b in blobs {
         if missing.contains(&b.b3) {

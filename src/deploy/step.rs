@@ -1,6 +1,6 @@
-//! Activating one phase on one node, and switching one back: hooks (with
-//! their `unless` guards), the unit operations `node::plan` decided, the
-//! phase link flip, checks with retries. Every step reports through the
+//! One [`Step`] on one node, forward or undone: hooks (with their `unless`
+//! guards), the unit operations `node::plan` decided, the phase link flip,
+//! checks with retries. Every step reports through the
 //! [`Sink`]; a failure comes back as a [`Fail`] naming phase, unit and the
 //! unit's last journal lines.
 
@@ -9,9 +9,10 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::events::{Event, Sink};
-use super::plan::{PhaseAction, PhasePlan};
-use crate::closure::{Phase, When};
-use crate::node::{plan_units, Manifest, Node, NodeError, UnitPlan};
+use super::failpoint;
+use super::plan::Step;
+use crate::closure::{Check, Hook, When};
+use crate::node::{changed_files, plan_units, Manifest, Node, NodeError, UnitPlan};
 use crate::transport::shell_quote;
 
 /// Why a phase failed on a node.
@@ -48,9 +49,9 @@ fn output_tail(out: &crate::transport::Output) -> String {
     lines[lines.len().saturating_sub(20)..].join("\n")
 }
 
-async fn run_hooks(node: &Node<'_>, phase: &Phase, when: When, sink: &dyn Sink) -> Result<(), Fail> {
+async fn run_hooks(node: &Node<'_>, phase: &str, hooks: &[Hook], when: When, sink: &dyn Sink) -> Result<(), Fail> {
     let name = node.host().name();
-    for h in phase.hooks.iter().filter(|h| h.when == when) {
+    for h in hooks.iter().filter(|h| h.when == when) {
         // Guard and hook in one round trip; the marker tells a skip apart.
         let cmd = match &h.unless {
             Some(u) => format!(
@@ -60,24 +61,24 @@ async fn run_hooks(node: &Node<'_>, phase: &Phase, when: When, sink: &dyn Sink) 
             ),
             None => format!("exec sh -c {}", shell_quote(&h.run)),
         };
-        let out = node.host().exec(&cmd, None).await.map_err(|e| Fail::msg(Some(&phase.name), e.to_string()))?;
+        let out = node.host().exec(&cmd, None).await.map_err(|e| Fail::msg(Some(phase), e.to_string()))?;
         if !out.success() {
             return Err(Fail {
-                phase: Some(phase.name.clone()),
+                phase: Some(phase.to_string()),
                 unit: None,
                 message: format!("{} hook {} exited with status {}", when.as_str(), h.name, out.status),
                 journal: Some(output_tail(&out)),
             });
         }
         let skipped = out.stdout_str().trim() == SKIPPED;
-        sink.emit(Event::HookRan { node: name.into(), phase: phase.name.clone(), hook: h.name.clone(), skipped });
+        sink.emit(Event::HookRan { node: name.into(), phase: phase.to_string(), hook: h.name.clone(), skipped });
     }
     Ok(())
 }
 
-async fn run_checks(node: &Node<'_>, phase: &Phase, sink: &dyn Sink) -> Result<(), Fail> {
+async fn run_checks(node: &Node<'_>, phase: &str, checks: &[Check], sink: &dyn Sink) -> Result<(), Fail> {
     let name = node.host().name();
-    for c in &phase.checks {
+    for c in checks {
         let tries = c.retries + 1;
         let mut last = None;
         for t in 1..=tries {
@@ -85,11 +86,11 @@ async fn run_checks(node: &Node<'_>, phase: &Phase, sink: &dyn Sink) -> Result<(
                 .host()
                 .exec(&format!("exec sh -c {}", shell_quote(&c.run)), None)
                 .await
-                .map_err(|e| Fail::msg(Some(&phase.name), e.to_string()))?;
+                .map_err(|e| Fail::msg(Some(phase), e.to_string()))?;
             if out.success() {
                 sink.emit(Event::CheckPassed {
                     node: name.into(),
-                    phase: phase.name.clone(),
+                    phase: phase.to_string(),
                     check: c.name.clone(),
                     tries: t,
                 });
@@ -103,7 +104,7 @@ async fn run_checks(node: &Node<'_>, phase: &Phase, sink: &dyn Sink) -> Result<(
         }
         if let Some(out) = last {
             return Err(Fail {
-                phase: Some(phase.name.clone()),
+                phase: Some(phase.to_string()),
                 unit: None,
                 message: format!("check {} failed after {tries} tries", c.name),
                 journal: Some(output_tail(&out)),
@@ -148,49 +149,48 @@ fn emit_units(sink: &dyn Sink, node: &str, phase: &str, plan: &UnitPlan) {
     }
 }
 
-/// Activate (or remove) one phase on one node as planned: pre hooks, stop
-/// what goes away, flip the link, daemon-reload/start/restart/reload, post
-/// hooks, checks. `phase` is `None` for a phase no longer in the closure.
-pub async fn activate(
-    node: &Node<'_>,
-    phase: Option<&Phase>,
-    plan: &PhasePlan,
-    gen: u64,
-    sink: &dyn Sink,
-) -> Result<(), Fail> {
-    let name = &plan.name;
-    let to = if plan.action == PhaseAction::Activate { Some(gen) } else { None };
-    if let (Some(p), Some(_)) = (phase, to) {
-        run_hooks(node, p, When::Pre, sink).await?;
+/// Run `step` forward: pre hooks (when it links a generation), stop what
+/// goes away, flip the link, daemon-reload/enable/reload/restart/start,
+/// post hooks, checks.
+pub async fn forward(node: &Node<'_>, step: &Step, sink: &dyn Sink) -> Result<(), Fail> {
+    let linking = step.to.is_some();
+    if linking {
+        run_hooks(node, &step.phase, &step.hooks, When::Pre, sink).await?;
     }
-    unit_ops(node, name, &plan.units.before_switch()).await?;
-    node.switch(to, name).await.map_err(|e| Fail::msg(Some(name), e.to_string()))?;
-    unit_ops(node, name, &plan.units.after_switch()).await?;
-    emit_units(sink, node.host().name(), name, &plan.units);
-    if let (Some(p), Some(_)) = (phase, to) {
-        run_hooks(node, p, When::Post, sink).await?;
-        run_checks(node, p, sink).await?;
+    move_link(node, &step.phase, step.to, &step.units, sink).await?;
+    if linking {
+        run_hooks(node, &step.phase, &step.hooks, When::Post, sink).await?;
+        run_checks(node, &step.phase, &step.checks, sink).await?;
     }
     Ok(())
 }
 
-/// Switch `phase` from the manifest `from` (live now) to generation `to`
-/// with manifest `to_manifest` (`None`: unlink), restarting what the change
-/// back needs restarted. No hooks, no checks: used by rollbacks.
-pub async fn switch_back(
+/// Move `step`'s link back to where the run found it, restarting what the
+/// way back needs restarted: `changed` holds every file the run changed on
+/// this node (restart triggers may name files of other phases). No hooks.
+pub async fn undo(node: &Node<'_>, step: &Step, changed: &BTreeSet<PathBuf>, sink: &dyn Sink) -> Result<(), Fail> {
+    let units = |m: &Option<Manifest>| m.as_ref().map_or(&[][..], |m| &m.units[..]).to_vec();
+    let plan = plan_units(&units(&step.to_manifest), &units(&step.from_manifest), changed);
+    move_link(node, &step.phase, step.from, &plan, sink).await
+}
+
+/// The files a node's `steps` change, for restart triggers on the way back.
+pub fn changed_by<'s>(steps: impl IntoIterator<Item = &'s Step>) -> BTreeSet<PathBuf> {
+    steps.into_iter().flat_map(|s| changed_files(s.from_manifest.as_ref(), s.to_manifest.as_ref())).collect()
+}
+
+async fn move_link(
     node: &Node<'_>,
     phase: &str,
-    from: Option<&Manifest>,
     to: Option<u64>,
-    to_manifest: Option<&Manifest>,
-    changed: &BTreeSet<PathBuf>,
+    units: &UnitPlan,
     sink: &dyn Sink,
 ) -> Result<(), Fail> {
-    let plan =
-        plan_units(from.map_or(&[][..], |m| &m.units[..]), to_manifest.map_or(&[][..], |m| &m.units[..]), changed);
-    unit_ops(node, phase, &plan.before_switch()).await?;
-    node.rollback_phase(phase, to).await.map_err(|e| Fail::msg(Some(phase), e.to_string()))?;
-    unit_ops(node, phase, &plan.after_switch()).await?;
-    emit_units(sink, node.host().name(), phase, &plan);
+    unit_ops(node, phase, &units.before_switch()).await?;
+    node.switch(to, phase).await.map_err(|e| Fail::msg(Some(phase), e.to_string()))?;
+    failpoint::hit("after-flip");
+    unit_ops(node, phase, &units.after_switch()).await?;
+    failpoint::hit("after-units");
+    emit_units(sink, node.host().name(), phase, units);
     Ok(())
 }

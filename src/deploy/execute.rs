@@ -1,0 +1,344 @@
+//! The one executor: every operation (`switch`, `rollback`) opens its
+//! nodes here, builds a [`Plan`], and runs it here. It owns what must be
+//! the same for all of them: installing the node program and taking each
+//! node's lock ([`Session`], released in one place), pushing and staging,
+//! the waves with their barriers and rollout batches, undoing every step a
+//! failed or interrupted run touched (last first), committing, and
+//! recording the deployer generation. Progress goes out as events only.
+//!
+//! A failed step may be half done (link flipped, a unit failed to start):
+//! it counts as touched and is undone with the rest.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use futures::future::join_all;
+
+use super::events::{Event, Sink};
+use super::failpoint;
+use super::plan::{NodeWork, Plan};
+use super::record;
+use super::state;
+use super::step::{self, Fail};
+use crate::closure::Source;
+use crate::node::{Node, NodeLock, NodeStatus};
+use crate::store::{Digest, Readable, Resolver};
+use crate::transport::Host;
+
+/// How a run ended (maps to the exit code).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    Ok,
+    /// A step failed (touched nodes put back) or a node was locked: exit 3.
+    Failed,
+    /// Some node could not be reached; nothing was changed: exit 4.
+    Unreachable,
+    /// Stopped by Ctrl-C; touched nodes put back: exit 130.
+    Interrupted,
+}
+
+/// A node the run has reached: its connection, whatever the transport, and
+/// the directory the node program keeps everything under ("" on a real
+/// node; a scratch directory when a test drives a run over
+/// [`crate::transport::LocalHost`]).
+#[derive(Clone, Copy)]
+pub struct Reached<'h> {
+    pub host: &'h dyn Host,
+    pub prefix: &'h str,
+}
+
+/// A node this run holds: the node program on it, its lock, its status.
+pub struct Opened<'h> {
+    pub name: String,
+    pub node: Node<'h>,
+    pub lock: NodeLock,
+    pub status: NodeStatus,
+}
+
+/// Every node a run holds. Dropping it lets go of the locks at once;
+/// [`Session::close`] also waits until each node has let go.
+pub struct Session<'h> {
+    pub nodes: Vec<Opened<'h>>,
+}
+
+impl Session<'_> {
+    pub async fn close(self) {
+        join_all(self.nodes.into_iter().map(|o| o.lock.release())).await;
+    }
+}
+
+/// Install the node program, lock and read the status of every node, all
+/// concurrently. `Err` (after reporting each failure and letting go of
+/// the locks taken) when any node could not be opened.
+pub async fn open<'h>(nodes: &[Reached<'h>], owner: &str, sink: &dyn Sink) -> Result<Session<'h>, Session<'h>> {
+    let opened = join_all(nodes.iter().map(|r| async move {
+        let node = Node::install_with_prefix(r.host, r.prefix).await?;
+        let lock = node.lock(owner).await?;
+        let status = node.status().await?;
+        Ok::<_, crate::node::NodeError>(Opened { name: r.host.name().to_string(), node, lock, status })
+    }))
+    .await;
+    let mut session = Session { nodes: Vec::new() };
+    let mut failed = false;
+    for (r, o) in nodes.iter().zip(opened) {
+        match o {
+            Ok(o) => session.nodes.push(o),
+            Err(e) => {
+                failed = true;
+                sink.emit(Fail::msg(None, e.to_string()).event(r.host.name()));
+            }
+        }
+    }
+    if failed {
+        Err(session)
+    } else {
+        Ok(session)
+    }
+}
+
+/// Set by the first Ctrl-C: no new batch starts, touched nodes are put back.
+#[derive(Debug, Default, Clone)]
+pub struct Cancel(Arc<AtomicBool>);
+
+impl Cancel {
+    pub fn cancel(&self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+
+    pub fn is_cancelled(&self) -> bool {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+/// What the executor needs besides the plan.
+pub struct Context<'a> {
+    /// Where blob bytes come from (`None`: the plan pushes nothing).
+    pub resolver: Option<&'a Resolver>,
+    /// `.kdeploy` of the project (generation records).
+    pub state_dir: &'a Path,
+    pub cancel: Cancel,
+}
+
+/// Tell the sink what each node will do.
+pub fn announce(plan: &Plan, sink: &dyn Sink) {
+    for n in &plan.nodes {
+        if n.steps.is_empty() && n.stage.is_empty() {
+            sink.emit(Event::NodeUnchanged { node: n.name.clone() });
+            continue;
+        }
+        let pick =
+            |linked: bool| n.steps.iter().filter(|s| s.to.is_some() == linked).map(|s| s.phase.clone()).collect();
+        sink.emit(Event::NodeChanged {
+            node: n.name.clone(),
+            activate: pick(true),
+            stage: n.staged_only(),
+            remove: pick(false),
+        });
+    }
+}
+
+/// Run `plan` on the session's nodes (same order as `plan.nodes`).
+pub async fn execute(session: &Session<'_>, plan: &Plan, cx: &Context<'_>, sink: &dyn Sink) -> Result<Outcome, String> {
+    let nodes = &session.nodes;
+    if plan.unchanged() {
+        return write_record(plan, cx).map(|_| Outcome::Ok);
+    }
+
+    // push missing blobs and stage; nothing live changes
+    if plan.nodes.iter().any(|n| !n.stage.is_empty()) {
+        let resolver = cx.resolver.ok_or("the plan stages phases but no blob source was given")?;
+        let cache = Mutex::new(HashMap::new());
+        let pushed = join_all(plan.nodes.iter().zip(nodes).filter(|(w, _)| !w.stage.is_empty()).map(|(w, o)| {
+            let cache = &cache;
+            async move { (w, push_and_stage(&o.node, w, resolver, cache, sink).await) }
+        }))
+        .await;
+        let mut failed = false;
+        for (w, r) in pushed {
+            if let Err(f) = r {
+                failed = true;
+                sink.emit(f.event(&w.name));
+            }
+        }
+        if failed {
+            return Ok(Outcome::Failed);
+        }
+        failpoint::hit("after-push");
+    }
+
+    // waves in order, barrier between batches
+    let mut touched: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    let mut outcome = Outcome::Ok;
+    'waves: for wave in &plan.waves {
+        sink.emit(Event::PhaseStarted {
+            phase: wave.phase.clone(),
+            nodes: wave.batches.iter().flatten().map(|&(i, _)| plan.nodes[i].name.clone()).collect(),
+        });
+        let t0 = Instant::now();
+        for batch in &wave.batches {
+            if cx.cancel.is_cancelled() {
+                outcome = Outcome::Interrupted;
+                break;
+            }
+            let results = join_all(batch.iter().map(|&(i, k)| {
+                let (w, node) = (&plan.nodes[i], &nodes[i].node);
+                async move {
+                    let t = Instant::now();
+                    let r = step::forward(node, &w.steps[k], sink).await;
+                    if r.is_ok() {
+                        sink.emit(Event::NodePhaseFinished {
+                            node: w.name.clone(),
+                            phase: w.steps[k].phase.clone(),
+                            took: t.elapsed(),
+                        });
+                    }
+                    r
+                }
+            }))
+            .await;
+            for (&(i, k), r) in batch.iter().zip(results) {
+                touched.entry(i).or_default().push(k);
+                if let Err(f) = r {
+                    outcome = Outcome::Failed;
+                    sink.emit(f.event(&plan.nodes[i].name));
+                }
+            }
+            if outcome != Outcome::Ok {
+                break;
+            }
+        }
+        sink.emit(Event::PhaseFinished { phase: wave.phase.clone(), took: t0.elapsed() });
+        if outcome != Outcome::Ok {
+            break 'waves;
+        }
+    }
+    if outcome != Outcome::Ok {
+        undo(nodes, plan, &touched, sink).await;
+        return Ok(outcome);
+    }
+
+    failpoint::hit("before-commit");
+    let commits = join_all(plan.nodes.iter().zip(nodes).filter_map(|(w, o)| {
+        let c = w.commit.as_ref()?;
+        Some(async move { (w, state::commit(&o.node, c.generation, &c.hash, c.record.as_ref()).await) })
+    }))
+    .await;
+    for (w, r) in commits {
+        match r {
+            Ok(()) => sink.emit(Event::Committed {
+                node: w.name.clone(),
+                generation: w.commit.as_ref().map_or(0, |c| c.generation),
+            }),
+            Err(e) => {
+                outcome = Outcome::Failed;
+                sink.emit(Fail::msg(None, e).event(&w.name));
+            }
+        }
+    }
+    write_record(plan, cx)?;
+    Ok(outcome)
+}
+
+fn write_record(plan: &Plan, cx: &Context<'_>) -> Result<(), String> {
+    match &plan.record {
+        Some(g) => record::write(cx.state_dir, g),
+        None => Ok(()),
+    }
+}
+
+/// Every touched step of every node moved back, last first; all nodes
+/// concurrently.
+async fn undo(nodes: &[Opened<'_>], plan: &Plan, touched: &BTreeMap<usize, Vec<usize>>, sink: &dyn Sink) {
+    join_all(touched.iter().map(|(&i, ks)| {
+        let (w, node) = (&plan.nodes[i], &nodes[i].node);
+        async move {
+            let changed = step::changed_by(ks.iter().map(|&k| &w.steps[k]));
+            for &k in ks.iter().rev() {
+                let s = &w.steps[k];
+                match step::undo(node, s, &changed, sink).await {
+                    Ok(()) => sink.emit(Event::RolledBack { node: w.name.clone(), phase: s.phase.clone() }),
+                    Err(f) => sink.emit(Event::RollbackFailed {
+                        node: w.name.clone(),
+                        phase: s.phase.clone(),
+                        message: format!("{}{}", f.message, f.journal.map(|j| format!("\n{j}")).unwrap_or_default()),
+                    }),
+                }
+            }
+        }
+    }))
+    .await;
+}
+
+/// A blob ready to send: where its bytes are and their sha256 (which the
+/// node checks on arrival; `None` for a secret, which travels outside the
+/// blob store and is checked by length: even an unkeyed hash of it must not
+/// reach a node's command line). Shared by every node that lacks the blob.
+type Blob = Arc<(Readable, Option<String>)>;
+
+fn blob_source(
+    cache: &Mutex<HashMap<Digest, Blob>>,
+    resolver: &Resolver,
+    d: &Digest,
+    s: &Source,
+) -> Result<Blob, String> {
+    if let Some(b) = cache.lock().unwrap_or_else(|p| p.into_inner()).get(d) {
+        return Ok(b.clone());
+    }
+    let readable = resolver.readable(s).map_err(|e| e.0)?;
+    let sha = match s {
+        Source::Secret(_) => None,
+        _ => Some(readable.sha256().map_err(|e| e.0)?),
+    };
+    let b = Arc::new((readable, sha));
+    cache.lock().unwrap_or_else(|p| p.into_inner()).insert(*d, b.clone());
+    Ok(b)
+}
+
+/// Streams one blob to a node: a file is read in chunks as the connection
+/// takes them, so memory stays flat however large the binaries are.
+async fn send_blob(node: &Node<'_>, d: &Digest, blob: &Blob) -> Result<u64, String> {
+    let (readable, sha) = &**blob;
+    match (readable, sha) {
+        (Readable::Bytes(b), None) => {
+            node.put_secret(d, b).await.map_err(|e| e.to_string())?;
+            Ok(b.len() as u64)
+        }
+        (Readable::Path(_), None) => Err(format!("secret {d} must be sent from memory")),
+        (Readable::Bytes(b), Some(sha)) => {
+            node.put_bytes(d, sha, b).await.map_err(|e| e.to_string())?;
+            Ok(b.len() as u64)
+        }
+        (Readable::Path(p), Some(sha)) => {
+            let mut f = std::fs::File::open(p).map_err(|e| format!("{}: {e}", p.display()))?;
+            let len = f.metadata().map_err(|e| format!("{}: {e}", p.display()))?.len();
+            node.put(d, sha, &mut f).await.map_err(|e| e.to_string())?;
+            Ok(len)
+        }
+    }
+}
+
+/// Send the blobs a node lacks, then stage its new phases.
+async fn push_and_stage(
+    node: &Node<'_>,
+    w: &NodeWork,
+    resolver: &Resolver,
+    cache: &Mutex<HashMap<Digest, Blob>>,
+    sink: &dyn Sink,
+) -> Result<(), Fail> {
+    let t0 = Instant::now();
+    let wanted: Vec<Digest> = w.push.keys().copied().collect();
+    let missing = node.missing(&wanted).await.map_err(|e| Fail::msg(None, e.to_string()))?;
+    let mut bytes = 0u64;
+    for d in &missing {
+        let b = blob_source(cache, resolver, d, &w.push[d]).map_err(|e| Fail::msg(None, e))?;
+        bytes += send_blob(node, d, &b).await.map_err(|e| Fail::msg(None, e))?;
+    }
+    for (phase, m) in &w.stage {
+        node.stage(w.stage_generation, phase, m).await.map_err(|e| Fail::msg(Some(phase), e.to_string()))?;
+    }
+    sink.emit(Event::BlobsPushed { node: w.name.clone(), count: missing.len(), bytes, took: t0.elapsed() });
+    Ok(())
+}

@@ -1,0 +1,289 @@
+//! `switch`: converge the selected nodes onto their closures.
+//!
+//! connect (parallel, bounded; host keys verified) → open every node
+//! (node program, lock, `status`) → committed hash equal and no run
+//! pending: unchanged → read the changed nodes' state (`state.rs`) →
+//! the pure plan (`plan_switch.rs`) → the executor (`execute.rs`) pushes,
+//! stages, activates phase by phase with barriers, undoes on failure,
+//! commits and records. Any unreachable or locked node: stop before
+//! changing anything.
+//!
+//! Everything after connecting is [`switch_reached`], over any [`Host`]
+//! with the node program under a prefix, so tests drive the executor over
+//! `LocalHost` on directories (`tests/deploy_local.rs`).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+
+use futures::future::join_all;
+
+use super::connect::{connect_reporting, lock_owner, SshSettings};
+use super::events::{Event, Sink};
+use super::execute::{self, Context, Opened, Session};
+pub use super::execute::{Cancel, Outcome, Reached};
+use super::manifest::phase_manifest;
+use super::plan::{self, NodeWork, Plan};
+use super::plan_switch::{self as planner, Deployed, PhaseInput};
+use super::record::{self, Generation, NodeRecord};
+use super::state;
+use crate::closure::{Closures, Source};
+use crate::node::Manifest;
+use crate::store::{ContentId, Digest, Resolver};
+use crate::transport::Host;
+
+#[derive(Debug, Clone, Default)]
+pub struct SwitchOptions {
+    /// Node names or roles; empty: every node.
+    pub on: Vec<String>,
+    pub dry_run: bool,
+    pub parallel: usize,
+    pub ssh: SshSettings,
+    /// `.kdeploy` of the project (generation records).
+    pub state_dir: PathBuf,
+}
+
+/// The nodes `--on` selects (names or roles), or an error naming the unknown.
+pub fn select(closures: &Closures, on: &[String]) -> Result<Vec<String>, String> {
+    if on.is_empty() {
+        return Ok(closures.cluster.nodes.keys().cloned().collect());
+    }
+    let mut out = BTreeSet::new();
+    for want in on.iter().flat_map(|s| s.split(',')).filter(|s| !s.is_empty()) {
+        let hits: Vec<&String> = closures
+            .cluster
+            .nodes
+            .iter()
+            .filter(|(n, node)| *n == want || node.roles.iter().any(|r| r == want))
+            .map(|(n, _)| n)
+            .collect();
+        if hits.is_empty() {
+            return Err(format!("--on {want}: no node or role of that name in cluster {}", closures.cluster.name));
+        }
+        out.extend(hits.into_iter().cloned());
+    }
+    Ok(out.into_iter().collect())
+}
+
+fn blob_digest(resolver: &Resolver, source: &Source, cid: &ContentId) -> Result<Digest, String> {
+    match cid {
+        ContentId::Blob { digest, .. } => Ok(*digest),
+        ContentId::Artifact { .. } => resolver.store_source(source).map_err(|e| e.0),
+        ContentId::Secret { keyed: Some(k), .. } => Ok(*k),
+        ContentId::Secret { name, keyed: None } => Err(format!("secret {name} is not made yet")),
+    }
+}
+
+/// A node's manifests (one per phase), the source of each blob they name,
+/// and the files left out (see [`node_manifests`]).
+type NodeManifests = (Vec<Manifest>, BTreeMap<Digest, Source>, Vec<String>);
+
+/// New manifests for every phase of a node, the source of every blob, and
+/// the files left out of generate-only phases because their artifact is
+/// not available offline (such a phase is never activated; staging it
+/// without them beats refusing the whole switch).
+fn node_manifests(closures: &Closures, name: &str, resolver: &Resolver) -> Result<NodeManifests, String> {
+    let node = &closures.cluster.nodes[name];
+    let nc = &closures.nodes[name];
+    let mut sources = BTreeMap::new();
+    let mut skipped = Vec::new();
+    let mut manifests = Vec::new();
+    for (p, pc) in node.phases.iter().zip(&nc.phases) {
+        let mut phase = p.clone();
+        let mut blobs = Vec::new();
+        phase.files.clear();
+        for (f, cid) in p.files.iter().zip(&pc.files) {
+            match blob_digest(resolver, &f.source, cid) {
+                Ok(d) => {
+                    sources.insert(d, f.source.clone());
+                    blobs.push(d);
+                    phase.files.push(f.clone());
+                }
+                Err(e) if !p.activate => skipped.push(format!("{} {}: {e}", p.name, f.path)),
+                Err(e) => return Err(e),
+            }
+        }
+        for (u, d) in p.units.iter().zip(&pc.units) {
+            sources.insert(*d, Source::Text(u.text.clone()));
+        }
+        manifests.push(phase_manifest(&phase, pc, &blobs));
+    }
+    Ok((manifests, sources, skipped))
+}
+
+/// Run a switch. Returns the outcome and, for `--dry-run`, the plan text.
+pub async fn switch(
+    closures: &Closures,
+    resolver: &Resolver,
+    opts: &SwitchOptions,
+    cancel: Cancel,
+    sink: &dyn Sink,
+) -> Result<(Outcome, String), String> {
+    let selected = select(closures, &opts.on)?;
+    let targets: Vec<_> = selected
+        .iter()
+        .map(|n| {
+            let node = &closures.cluster.nodes[n];
+            let s = &node.ssh;
+            opts.ssh.target(n, &node.address, &s.user, s.port, s.key.as_deref(), s.jump_host.as_deref())
+        })
+        .collect::<Result<_, _>>()?;
+    let (hosts, unreachable) = connect_reporting(&targets, opts.parallel, sink).await;
+    let reached: Vec<Reached<'_>> = hosts.iter().map(|h| Reached { host: h, prefix: "" }).collect();
+    let result = switch_reached(closures, resolver, opts, &reached, unreachable, cancel, sink).await;
+    join_all(hosts.iter().map(|h| h.close())).await;
+    result
+}
+
+/// A switch on the nodes already reached (each must be a node of
+/// `closures`, by its host's name). `some_unreachable`: other selected
+/// nodes were not reached, so nothing may change. The connections stay
+/// open; closing them is the caller's.
+pub async fn switch_reached(
+    closures: &Closures,
+    resolver: &Resolver,
+    opts: &SwitchOptions,
+    nodes: &[Reached<'_>],
+    some_unreachable: bool,
+    cancel: Cancel,
+    sink: &dyn Sink,
+) -> Result<(Outcome, String), String> {
+    if some_unreachable {
+        return Ok((Outcome::Unreachable, String::new()));
+    }
+    let session = match execute::open(nodes, &lock_owner("switch"), sink).await {
+        Ok(s) => s,
+        Err(s) => {
+            s.close().await;
+            return Ok((Outcome::Failed, String::new()));
+        }
+    };
+    let result = plan_and_run(closures, resolver, opts, &session, cancel, sink).await;
+    session.close().await;
+    result
+}
+
+async fn plan_and_run(
+    closures: &Closures,
+    resolver: &Resolver,
+    opts: &SwitchOptions,
+    session: &Session<'_>,
+    cancel: Cancel,
+    sink: &dyn Sink,
+) -> Result<(Outcome, String), String> {
+    let plan = gather_and_plan(closures, resolver, opts, &session.nodes, sink).await?;
+    execute::announce(&plan, sink);
+    if opts.dry_run {
+        return Ok((Outcome::Ok, plan::render(&plan)));
+    }
+    let cx = Context { resolver: Some(resolver), state_dir: &opts.state_dir, cancel };
+    Ok((execute::execute(session, &plan, &cx, sink).await?, String::new()))
+}
+
+/// Read what the changed nodes run, then plan every node.
+async fn gather_and_plan(
+    closures: &Closures,
+    resolver: &Resolver,
+    opts: &SwitchOptions,
+    nodes: &[Opened<'_>],
+    sink: &dyn Sink,
+) -> Result<Plan, String> {
+    let changed: Vec<&Opened<'_>> =
+        nodes.iter().filter(|o| !planner::node_unchanged(&closures.nodes[&o.name].hash, &o.status)).collect();
+    let states = join_all(changed.iter().map(|o| state::read_deployed(&o.node, &o.status))).await;
+    let mut deployed: BTreeMap<&str, Deployed> = BTreeMap::new();
+    for (o, st) in changed.iter().zip(states) {
+        deployed.insert(&o.name, st.map_err(|e| e.to_string())?);
+    }
+    // one generation number for the run, free on every changed node
+    let gen = changed.iter().map(|o| o.status.next).chain([record::next_number(&opts.state_dir)]).max().unwrap_or(1);
+    let mut work = Vec::new();
+    for o in nodes {
+        let Some(dep) = deployed.get(o.name.as_str()) else {
+            work.push(NodeWork { name: o.name.clone(), ..Default::default() });
+            continue;
+        };
+        let (manifests, sources, skipped) = node_manifests(closures, &o.name, resolver)?;
+        for s in skipped {
+            sink.emit(Event::Warning {
+                node: o.name.clone(),
+                message: format!("not staged (generate-only phase): {s}"),
+            });
+        }
+        let node = &closures.cluster.nodes[&o.name];
+        let nc = &closures.nodes[&o.name];
+        let inputs: Vec<PhaseInput<'_>> = node
+            .phases
+            .iter()
+            .zip(&nc.phases)
+            .zip(&manifests)
+            .map(|((p, pc), m)| PhaseInput { name: &p.name, hash: pc.hash, activate: p.activate, manifest: m })
+            .collect();
+        let node_plan = planner::plan_node(&inputs, dep);
+        let mut w = planner::node_work(&o.name, &node_plan, &node.phases, &manifests, dep, sources, gen, nc.hash);
+        if w.steps.is_empty() && w.stage.is_empty() {
+            // links already right (a run cut off after its last step):
+            // only the commit is missing
+            w.commit = w.commit.map(|mut c| {
+                c.generation = o.status.current.as_ref().map_or(gen, |(g, _)| *g);
+                c.record = None;
+                c
+            });
+        }
+        work.push(w);
+    }
+    let waves = plan::waves(&closures.cluster.phase_order, &work);
+    let record = deployer_record(closures, opts, nodes, &work);
+    Ok(Plan { nodes: work, waves, record })
+}
+
+/// The deployer generation to record after the run, or `None` when the
+/// history already says where every node is (a no-op run).
+fn deployer_record(
+    closures: &Closures,
+    opts: &SwitchOptions,
+    nodes: &[Opened<'_>],
+    work: &[NodeWork],
+) -> Option<Generation> {
+    let latest = record::latest(&opts.state_dir);
+    let mut records = latest.as_ref().map(|g| g.nodes.clone()).unwrap_or_default();
+    for (o, w) in nodes.iter().zip(work) {
+        let n = &closures.cluster.nodes[&o.name];
+        let generation = match &w.commit {
+            Some(c) => c.generation,
+            None => o.status.current.as_ref().map_or(0, |c| c.0),
+        };
+        records.insert(
+            o.name.clone(),
+            NodeRecord {
+                address: n.address.clone(),
+                user: n.ssh.user.clone(),
+                port: n.ssh.port,
+                key: opts.ssh.key.as_ref().map(|k| k.display().to_string()).or_else(|| n.ssh.key.clone()),
+                jump_host: opts.ssh.jump_host.as_ref().map(|j| j.to_string()).or_else(|| n.ssh.jump_host.clone()),
+                generation,
+                hash: closures.nodes[&o.name].hash.hex(),
+            },
+        );
+    }
+    records.retain(|n, _| closures.cluster.nodes.contains_key(n));
+    let same = latest.as_ref().is_some_and(|g| {
+        g.cluster == closures.cluster.name
+            && nodes.iter().all(|o| {
+                g.nodes
+                    .get(&o.name)
+                    .zip(records.get(&o.name))
+                    .is_some_and(|(a, b)| a.generation == b.generation && a.hash == b.hash)
+            })
+    });
+    if same && work.iter().all(NodeWork::unchanged) {
+        return None;
+    }
+    Some(Generation {
+        number: record::next_number(&opts.state_dir),
+        cluster: closures.cluster.name.clone(),
+        time: record::now(),
+        phase_order: closures.cluster.phase_order.clone(),
+        rollback_of: None,
+        nodes: records,
+    })
+}
