@@ -64,6 +64,19 @@ fn first_line(sources: &Sources, span: Span) -> SourceSpan {
     SourceSpan::new(start.into(), end - start)
 }
 
+/// Lines longer than this many bytes are not shown in snippets.
+const MAX_SHOWN_LINE: usize = 400;
+
+/// Whether `span` starts on a line too long to show.
+fn on_long_line(sources: &Sources, span: Span) -> bool {
+    let file = sources.get(span.file);
+    let text = file.text.as_bytes();
+    let at = (span.start as usize).min(text.len());
+    let start = text[..at].iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    let end = text[at..].iter().position(|&b| b == b'\n').map_or(text.len(), |i| at + i);
+    end - start > MAX_SHOWN_LINE
+}
+
 fn context_line(sources: &Sources, c: &Context) -> String {
     let mut line = c.what.clone();
     if let Some(span) = c.span {
@@ -103,12 +116,21 @@ pub fn report(err: &EvalError, sources: &Sources) -> Report {
     let mut source = None;
     let mut elsewhere = Vec::new();
     match err.span {
+        Some(span) if on_long_line(sources, span) => {
+            // No snippet: the line would fill the screen (and miette cannot
+            // draw a label past column 65535).
+            let what = err.label.as_deref().unwrap_or("here");
+            elsewhere.push(format!("{what}: {} (the line is too long to show)", sources.describe(span)));
+            for (what, note) in &err.notes {
+                elsewhere.push(format!("{what}: {}", sources.describe(*note)));
+            }
+        }
         Some(span) => {
             let file = sources.get(span.file);
             source = Some(NamedSource::new(file.name.clone(), file.text.to_string()));
             labels.push(LabeledSpan::new_primary_with_span(err.label.clone(), first_line(sources, span)));
             for (what, note) in &err.notes {
-                if note.file == span.file {
+                if note.file == span.file && !on_long_line(sources, *note) {
                     labels.push(LabeledSpan::new_with_span(Some(what.clone()), first_line(sources, *note)));
                 } else {
                     elsewhere.push(format!("{what}: {}", sources.describe(*note)));

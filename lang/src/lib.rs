@@ -15,6 +15,7 @@ pub mod io;
 mod ir;
 mod load;
 mod lower;
+mod parse;
 pub mod path;
 pub mod print;
 mod repeat;

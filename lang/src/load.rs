@@ -19,11 +19,14 @@ impl Evaluator {
     /// anchors relative paths, `name` is what users see in messages.
     pub fn compile(&mut self, text: &str, file_path: &str, name: String) -> EvalResult<ExprRef> {
         let file = self.sources.add(name.clone(), text.into());
-        let parse = rnix::Root::parse(text);
-        if let Some(e) = parse.errors().first() {
+        let parse = crate::parse::parse(text);
+        if let Some(range) = parse.too_deep {
+            return Err(too_deep(file, range));
+        }
+        if let Some(e) = parse.errors.first() {
             return Err(parse_error(e, file, text));
         }
-        let root = parse.tree();
+        let root = parse.root;
         let globals = self.globals.clone();
         let mut lowerer = Lowerer::new(file, file_path, name, &globals);
         lowerer.lower_root(&root)
@@ -63,6 +66,15 @@ pub fn display_name(p: &str) -> String {
         }
     }
     p.to_string()
+}
+
+/// The text nests deeper than the parser goes: refused before anything else.
+fn too_deep(file: FileId, range: rnix::TextRange) -> Box<EvalError> {
+    let max = crate::parse::MAX_NESTING;
+    EvalError::new(ErrorKind::TooDeep, format!("the expression is nested more than {max} levels deep"))
+        .at(Span::new(file, range))
+        .label(format!("level {} starts here", max + 1))
+        .help("build deep values with a function (such as builtins.foldl') instead of writing them out")
 }
 
 fn parse_error(e: &rnix::ParseError, file: FileId, text: &str) -> Box<EvalError> {

@@ -2,7 +2,7 @@
 //! [`FileId`], so that every [`Span`] in the IR and in errors can be rendered
 //! back into `file:line:col` and a snippet.
 
-use std::cell::RefCell;
+use std::cell::{OnceCell, RefCell};
 use std::rc::Rc;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -28,6 +28,38 @@ pub struct SourceFile {
     /// `<kdeploy>/…` for stdlib files, or `«expr»` for `--expr`.
     pub name: String,
     pub text: Rc<str>,
+    /// Where each line starts and whether it is ASCII (columns are then
+    /// byte differences), made on the first position asked for: `__curPos`
+    /// may ask for many.
+    lines: OnceCell<Vec<(u32, bool)>>,
+}
+
+impl SourceFile {
+    /// 1-based line and column (in characters) of a byte offset.
+    fn line_col(&self, offset: usize) -> (usize, usize) {
+        let text = &*self.text;
+        let offset = offset.min(text.len());
+        let lines = self.lines.get_or_init(|| {
+            let mut lines = Vec::new();
+            let mut start = 0;
+            for l in text.split_inclusive('\n') {
+                lines.push((start as u32, l.is_ascii()));
+                start += l.len();
+            }
+            if text.is_empty() || text.ends_with('\n') {
+                lines.push((start as u32, true));
+            }
+            lines
+        });
+        let line = lines.partition_point(|&(s, _)| s as usize <= offset).max(1);
+        let (start, ascii) = lines[line - 1];
+        let start = start as usize;
+        let upto = match text.get(start..offset) {
+            Some(l) if !ascii => l.chars().count(),
+            _ => offset - start,
+        };
+        (line, upto + 1)
+    }
 }
 
 /// All files parsed so far; shared by the evaluator and the error renderer.
@@ -39,7 +71,7 @@ pub struct Sources {
 impl Sources {
     pub fn add(&self, name: String, text: Rc<str>) -> FileId {
         let mut files = self.files.borrow_mut();
-        files.push(Rc::new(SourceFile { name, text }));
+        files.push(Rc::new(SourceFile { name, text, lines: OnceCell::new() }));
         FileId((files.len() - 1) as u32)
     }
 
@@ -49,11 +81,7 @@ impl Sources {
 
     /// 1-based line and column of a byte offset, columns counted in characters.
     pub fn line_col(&self, span: Span) -> (usize, usize) {
-        let file = self.get(span.file);
-        let upto = &file.text[..(span.start as usize).min(file.text.len())];
-        let line = upto.matches('\n').count() + 1;
-        let col = upto.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-        (line, col)
+        self.get(span.file).line_col(span.start as usize)
     }
 
     pub fn describe(&self, span: Span) -> String {
