@@ -34,6 +34,12 @@ pub struct Inputs {
     /// tracked files.
     #[arg(long, value_name = "DIR", env = "KDEPLOY_SECRETS")]
     pub secrets: Option<PathBuf>,
+    /// Let `local` sources (files of this machine a cluster names, e.g. download.local, etcd.certDir)
+    /// be read from below DIR too. Without it: the project root and /usr/bin, /usr/sbin,
+    /// /usr/local/bin, /usr/local/sbin, /usr/lib, /usr/libexec, /usr/local/lib, /opt, /bin, /sbin.
+    /// Repeatable; the environment variable takes DIR[:DIR...].
+    #[arg(long, value_name = "DIR", env = "KDEPLOY_ALLOW_LOCAL", value_delimiter = ':')]
+    pub allow_local: Vec<PathBuf>,
 }
 
 /// Why a command stopped: bad usage (exit 2) or a failure (exit 1).
@@ -94,7 +100,7 @@ impl Inputs {
     pub fn resolver(&self, file: Option<&Path>) -> Resolver {
         let root = self.roots(file).remove(0);
         let store = Store::new(self.store.clone().unwrap_or_else(|| Store::default_dir(&root)));
-        let resolver = Resolver::new(root, store, Box::new(FileFetcher));
+        let resolver = Resolver::new(root, store, Box::new(FileFetcher)).allow_local(self.allow_local.iter().cloned());
         match &self.secrets {
             Some(dir) => resolver.with_secrets(dir),
             None => resolver,

@@ -5,6 +5,15 @@
 //! and gives the same answer offline and on any machine. `Resolver` turns a
 //! source into bytes or a stored blob when they are really needed (printing
 //! a file, pushing to nodes).
+//!
+//! A `local` source (a file of the deployer named by absolute path, e.g.
+//! `download.local`) is read only from below the project root, the system's
+//! binary directories ([`Resolver::DEFAULT_LOCAL_DIRS`]) and the directories the user
+//! names (`--allow-local DIR`, `KDEPLOY_ALLOW_LOCAL`), symlinks resolved
+//! before the check — as the evaluator confines what a cluster file reads:
+//! the cluster file chooses what to read, so it cannot be what allows it.
+//! The same holds for a secret the cluster names by absolute path (a user's
+//! own CA).
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -61,15 +70,87 @@ pub struct Resolver {
     store: Store,
     secrets: SecretStore,
     fetcher: Box<dyn Fetcher>,
+    /// Where `local` sources may be read from (as given; resolved when used).
+    local_dirs: Vec<PathBuf>,
 }
 
 impl Resolver {
+    /// Where `local` sources may be read from besides the project root and
+    /// the directories the user names: where packages put binaries (the lab
+    /// takes Debian's etcd, containerd and runc from /usr/bin and /usr/sbin).
+    /// Never /etc, /root or /home: that is where a deployer keeps secrets.
+    pub const DEFAULT_LOCAL_DIRS: &'static [&'static str] = &[
+        "/usr/bin",
+        "/usr/sbin",
+        "/usr/local/bin",
+        "/usr/local/sbin",
+        "/usr/lib",
+        "/usr/libexec",
+        "/usr/local/lib",
+        "/opt",
+        "/bin",
+        "/sbin",
+    ];
+
     /// The project root is where `file` sources live; the store defaults to
     /// `.kdeploy/store` below it.
     pub fn new(project_root: impl Into<PathBuf>, store: Store, fetcher: Box<dyn Fetcher>) -> Resolver {
         let project_root = project_root.into();
         let secrets = SecretStore::new(SecretStore::default_dir(&project_root));
-        Resolver { project_root, store, secrets, fetcher }
+        let local_dirs =
+            std::iter::once(project_root.clone()).chain(Self::DEFAULT_LOCAL_DIRS.iter().map(PathBuf::from)).collect();
+        Resolver { project_root, store, secrets, fetcher, local_dirs }
+    }
+
+    /// Also read `local` sources from below these directories.
+    pub fn allow_local(mut self, dirs: impl IntoIterator<Item = PathBuf>) -> Resolver {
+        self.local_dirs.extend(dirs);
+        self
+    }
+
+    /// The directories `local` sources may be read from, as given.
+    pub fn local_dirs(&self) -> &[PathBuf] {
+        &self.local_dirs
+    }
+
+    /// The real path of the deployer file `p` names, once it is known to be a
+    /// regular file below one of [`Resolver::local_dirs`] (symlinks resolved
+    /// first, as the evaluator does for project files).
+    pub fn local_file_path(&self, p: &str) -> Result<PathBuf> {
+        if !Path::new(p).is_absolute() {
+            return Err(Error(format!("deployer file {p:?}: must be an absolute path")));
+        }
+        let real = std::fs::canonicalize(p).map_err(|e| Error(format!("deployer file {p}: {e}")))?;
+        // Resolved too: `/bin` may be a link to `/usr/bin`, the root `.`.
+        let dirs: Vec<PathBuf> =
+            self.local_dirs.iter().map(|d| std::fs::canonicalize(d).unwrap_or_else(|_| d.clone())).collect();
+        if !dirs.iter().any(|d| real.starts_with(d)) {
+            let resolved =
+                if real == Path::new(p) { String::new() } else { format!(" (resolves to {})", real.display()) };
+            let mut shown: Vec<String> = Vec::new();
+            for d in dirs.iter().map(|d| d.display().to_string()) {
+                if !shown.contains(&d) {
+                    shown.push(d);
+                }
+            }
+            return Err(Error(format!(
+                "deployer file {p}{resolved}: outside the directories local sources may be read from ({}); \
+                 allow its directory with --allow-local DIR or KDEPLOY_ALLOW_LOCAL=DIR[:DIR...]",
+                shown.join(", ")
+            )));
+        }
+        if !real.is_file() {
+            return Err(Error(format!("deployer file {p}: not a regular file")));
+        }
+        Ok(real)
+    }
+
+    /// A secret named by absolute path is a deployer file like a `local` one.
+    fn check_own_secret(&self, name: &str) -> Result<()> {
+        if name.starts_with('/') {
+            self.local_file_path(name)?;
+        }
+        Ok(())
     }
 
     /// Keep secrets in `dir` instead of `.kdeploy/secrets` below the
@@ -107,6 +188,7 @@ impl Resolver {
                 member: a.member.as_deref().map(|m| normalize_member(m).to_string()),
             }),
             Source::Secret(s) => {
+                self.check_own_secret(&s.name)?;
                 Ok(ContentId::Secret { name: s.name.clone(), keyed: self.secrets.keyed_hash(&s.name)? })
             }
             Source::File(_) | Source::Local(_) => match self.readable(source)? {
@@ -122,12 +204,7 @@ impl Resolver {
     pub fn readable(&self, source: &Source) -> Result<Readable> {
         match source {
             Source::File(rel) => Ok(Readable::Path(project_file_path(&self.project_root, rel)?)),
-            Source::Local(p) => {
-                if !Path::new(p).is_absolute() {
-                    return Err(Error(format!("deployer file {p:?}: must be an absolute path")));
-                }
-                Ok(Readable::Path(PathBuf::from(p)))
-            }
+            Source::Local(p) => Ok(Readable::Path(self.local_file_path(p)?)),
             Source::Artifact(a) if a.member.is_none() => {
                 let blob = artifact::download_blob(&self.store, &*self.fetcher, &self.downloads_dir(), a)?;
                 Ok(Readable::Path(self.store.blob_path(&blob)))
@@ -143,8 +220,14 @@ impl Resolver {
         match source {
             Source::Text(t) => Ok(t.as_bytes().to_vec()),
             Source::File(rel) => read_project_file(&self.project_root, rel),
-            Source::Local(p) => read_local(p),
-            Source::Secret(s) => self.secrets.read(&s.name),
+            Source::Local(p) => {
+                let real = self.local_file_path(p)?;
+                std::fs::read(&real).map_err(|e| Error(format!("deployer file {p}: {e}")))
+            }
+            Source::Secret(s) => {
+                self.check_own_secret(&s.name)?;
+                self.secrets.read(&s.name)
+            }
             Source::Artifact(a) => {
                 let blob = artifact::download_blob(&self.store, &*self.fetcher, &self.downloads_dir(), a)?;
                 let bytes = self.store.read(&blob)?;
@@ -202,11 +285,4 @@ fn hash_file(p: &Path) -> Result<ContentId> {
     h.update_reader(open(p)?).map_err(|e| Error(format!("deployer file {}: {e}", p.display())))?;
     let size = h.count();
     Ok(ContentId::Blob { digest: Digest(*h.finalize().as_bytes()), size })
-}
-
-fn read_local(p: &str) -> Result<Vec<u8>> {
-    if !Path::new(p).is_absolute() {
-        return Err(Error(format!("deployer file {p:?}: must be an absolute path")));
-    }
-    std::fs::read(p).map_err(|e| Error(format!("deployer file {p}: {e}")))
 }
