@@ -31,6 +31,8 @@ let
   nodesPos = builtins.unsafeGetAttrPos "nodes" args;
   rule = title: msg: pos: errors.fail "${title}: ${msg} (at ${fmtPos pos})";
   names = ns: concatStringsSep ", " (map (n: n.name) ns);
+  # An attribute name as an attribute path shows it (quoted unless plain).
+  attrName = k: if match "[A-Za-z_][-A-Za-z0-9_']*" k != null then k else toJSON k;
 
   dns1123 = n: stringLength n <= 63 && match "[a-z0-9]([-a-z0-9]*[a-z0-9])?" n != null;
 
@@ -128,7 +130,7 @@ let
     # download.local keys
     (let bad = filter (k: !(elem k artifacts.componentNames)) (attrNames s.download.local); in
       if bad == [ ] then true
-      else rule "unknown component" "download.local.${head bad} is not a component.${errors.didYouMean (head bad) artifacts.componentNames} Components: ${concatStringsSep ", " artifacts.componentNames}" (settingPos [ "download" "local" (head bad) ]))
+      else rule "unknown component" "download.local.${attrName (head bad)} is not a component.${errors.didYouMean (head bad) artifacts.componentNames} Components: ${concatStringsSep ", " artifacts.componentNames}" (settingPos [ "download" "local" (head bad) ]))
 
     # runtime settings that must agree
     (let bad = filter (n: n.isK8s && (n.settings.kubelet.cgroupDriver == "systemd") != n.settings.containerd.systemdCgroup) nodeList; in

@@ -4,19 +4,19 @@
 {
   download = {
     githubUrl = opt {
-      type = t.str; default = "https://github.com"; scope = "cluster"; kubespray = "github_url";
+      type = t.url; default = "https://github.com"; scope = "cluster"; kubespray = "github_url";
       description = "Base URL for GitHub release downloads (point at a mirror for air-gapped use; checksums stay the same).";
     };
     dlK8sIoUrl = opt {
-      type = t.str; default = "https://dl.k8s.io"; scope = "cluster"; kubespray = "dl_k8s_io_url";
+      type = t.url; default = "https://dl.k8s.io"; scope = "cluster"; kubespray = "dl_k8s_io_url";
       description = "Base URL for Kubernetes binaries.";
     };
     dockerImageRepo = opt {
-      type = t.str; default = "docker.io"; scope = "cluster"; kubespray = "docker_image_repo";
+      type = t.registry; default = "docker.io"; scope = "cluster"; kubespray = "docker_image_repo";
       description = "Registry for images from Docker Hub (flannel, nginx, haproxy).";
     };
     quayImageRepo = opt {
-      type = t.str; default = "quay.io"; scope = "cluster"; kubespray = "quay_image_repo";
+      type = t.registry; default = "quay.io"; scope = "cluster"; kubespray = "quay_image_repo";
       description = "Registry for images from quay.io (calico).";
     };
     local = opt {

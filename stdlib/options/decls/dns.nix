@@ -8,7 +8,7 @@
       description = "Cluster DNS: coredns, coredns_dual (two CoreDNS services), manual (dns.manualServer) or none.";
     };
     domain = opt {
-      type = t.strMatching "a DNS domain" "[a-z0-9]([-a-z0-9.]*[a-z0-9])?"; default = "cluster.local"; scope = "cluster"; kubespray = "dns_domain";
+      type = t.domain; default = "cluster.local"; scope = "cluster"; kubespray = "dns_domain";
       description = "Cluster DNS domain.";
     };
     manualServer = opt {
@@ -24,7 +24,7 @@
       description = "The node's own resolvers, written after the cluster DNS into /etc/resolv.conf (kdeploy does not read the node's current resolv.conf).";
     };
     searchDomains = opt {
-      type = t.listOf t.str; default = [ ]; kubespray = "searchdomains";
+      type = t.listOf t.domain; default = [ ]; kubespray = "searchdomains";
       description = "Extra search domains for /etc/resolv.conf.";
     };
     removeDefaultSearchDomains = opt {
@@ -67,7 +67,7 @@
         description = "CoreDNS replicas (when the DNS autoscaler is off).";
       };
       memoryLimit = opt {
-        type = t.str; default = "300Mi"; scope = "cluster"; kubespray = "dns_memory_limit";
+        type = t.quantity; default = "300Mi"; scope = "cluster"; kubespray = "dns_memory_limit";
         description = "CoreDNS memory limit.";
       };
     };
@@ -92,7 +92,7 @@
         description = "metrics-server replicas.";
       };
       metricResolution = opt {
-        type = t.str; default = "15s"; scope = "cluster"; kubespray = "metrics_server_metric_resolution";
+        type = t.duration; default = "15s"; scope = "cluster"; kubespray = "metrics_server_metric_resolution";
         description = "--metric-resolution.";
       };
     };

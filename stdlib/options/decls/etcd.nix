@@ -7,7 +7,7 @@
       description = "host: kdeploy runs etcd as a systemd service on the etcd nodes. kubeadm: kubeadm runs etcd as a static pod on the control-plane nodes (no etcd nodes needed).";
     };
     version = opt {
-      type = t.nullOr t.str; default = null; scope = "cluster"; kubespray = "etcd_version";
+      type = t.nullOr t.version; default = null; scope = "cluster"; kubespray = "etcd_version";
       description = "etcd version (null: the one pinned for the Kubernetes minor version). Flags are rendered for this version; set it to what a `download.local.etcd` binary really is.";
     };
     tls = opt {
@@ -19,11 +19,11 @@
       description = "Your own etcd certificates instead of kdeploy's: a directory on the deployer holding Kubespray-named PEM files (ca.pem, member-<node>[-key].pem, admin-<node>[-key].pem on etcd members, node-<node>[-key].pem on control planes), pushed to /etc/ssl/etcd/ssl. null: kdeploy makes them.";
     };
     dataDir = opt {
-      type = t.absPath; default = "/var/lib/etcd"; kubespray = "etcd_data_dir";
+      type = t.dataDir; default = "/var/lib/etcd"; kubespray = "etcd_data_dir";
       description = "etcd data directory (created with mode 0700).";
     };
     memberName = opt {
-      type = t.nullOr t.str; default = null; kubespray = "etcd_member_name";
+      type = t.nullOr t.plainName; default = null; kubespray = "etcd_member_name";
       description = "etcd member name of this node (null: the node name; Kubespray's default is etcd1, etcd2, ... by inventory order, which changes when nodes are reordered).";
     };
     initialClusterState = opt {
@@ -43,7 +43,7 @@
       description = "Committed transactions that trigger a snapshot.";
     };
     compactionRetention = opt {
-      type = t.str; default = "8"; scope = "cluster"; kubespray = "etcd_compaction_retention";
+      type = t.retention; default = "8"; scope = "cluster"; kubespray = "etcd_compaction_retention";
       description = "Auto compaction retention (hours).";
     };
     quotaBackendBytes = opt {
@@ -75,7 +75,7 @@
       description = "If set, serve metrics over plain HTTP on this port (node address and 127.0.0.1).";
     };
     extraVars = opt {
-      type = t.attrsOf t.str; default = { }; scope = "cluster"; kubespray = "etcd_extra_vars";
+      type = t.attrsWithNames t.envName t.envValue; default = { }; scope = "cluster"; kubespray = "etcd_extra_vars";
       example = { ETCD_EXPERIMENTAL_WATCH_PROGRESS_NOTIFY_INTERVAL = "10s"; };
       description = "Extra environment variables appended to /etc/etcd.env.";
     };

@@ -3,10 +3,10 @@
 { opt, t, versions, ... }:
 let
   reserved = t.struct "a reservation { cpu?; memory?; ephemeralStorage?; pid?; }" {
-    cpu = { type = t.str; default = "100m"; };
-    memory = { type = t.str; default = "256Mi"; };
-    ephemeralStorage = { type = t.str; default = "500Mi"; };
-    pid = { type = t.str; default = "1000"; };
+    cpu = { type = t.quantity; default = "100m"; };
+    memory = { type = t.quantity; default = "256Mi"; };
+    ephemeralStorage = { type = t.quantity; default = "500Mi"; };
+    pid = { type = t.quantity; default = "1000"; };
   };
 in
 {
@@ -48,7 +48,7 @@ in
       description = "Authorize kubelet API access through the API server (else AlwaysAllow).";
     };
     statusUpdateFrequency = opt {
-      type = t.str; default = "10s"; kubespray = "kubelet_status_update_frequency";
+      type = t.duration; default = "10s"; kubespray = "kubelet_status_update_frequency";
       description = "nodeStatusUpdateFrequency.";
     };
     logfilesMaxNr = opt {
@@ -56,15 +56,15 @@ in
       description = "containerLogMaxFiles.";
     };
     logfilesMaxSize = opt {
-      type = t.str; default = "10Mi"; kubespray = "kubelet_logfiles_max_size";
+      type = t.quantity; default = "10Mi"; kubespray = "kubelet_logfiles_max_size";
       description = "containerLogMaxSize.";
     };
     shutdownGracePeriod = opt {
-      type = t.str; default = "60s"; kubespray = "kubelet_shutdown_grace_period";
+      type = t.duration; default = "60s"; kubespray = "kubelet_shutdown_grace_period";
       description = "shutdownGracePeriod.";
     };
     shutdownGracePeriodCriticalPods = opt {
-      type = t.str; default = "20s"; kubespray = "kubelet_shutdown_grace_period_critical_pods";
+      type = t.duration; default = "20s"; kubespray = "kubelet_shutdown_grace_period_critical_pods";
       description = "shutdownGracePeriodCriticalPods.";
     };
     eventRecordQPS = opt {
@@ -84,7 +84,7 @@ in
       description = "healthzPort.";
     };
     healthzBindAddress = opt {
-      type = t.str; default = "127.0.0.1"; kubespray = "kubelet_healthz_bind_address";
+      type = t.ipAddress; default = "127.0.0.1"; kubespray = "kubelet_healthz_bind_address";
       description = "healthzBindAddress.";
     };
     kubeReserved = opt {
@@ -96,16 +96,16 @@ in
       description = "Resources reserved for the operating system (null: none).";
     };
     evictionHard = opt {
-      type = t.attrsOf t.str; default = { }; kubespray = "eviction_hard";
+      type = t.attrsOf t.line; default = { }; kubespray = "eviction_hard";
       example = { "memory.available" = "100Mi"; };
       description = "evictionHard thresholds.";
     };
     featureGates = opt {
-      type = t.listOf t.str; default = [ ]; kubespray = "kubelet_feature_gates";
+      type = t.listOf t.featureGate; default = [ ]; kubespray = "kubelet_feature_gates";
       description = "Kubelet feature gates (Name=bool); empty: kubernetes.featureGates.";
     };
     customFlags = opt {
-      type = t.listOf t.str; default = [ ]; kubespray = "kubelet_custom_flags";
+      type = t.listOf t.flag; default = [ ]; kubespray = "kubelet_custom_flags";
       description = "Extra command-line flags for the kubelet.";
     };
     extraConfig = opt {

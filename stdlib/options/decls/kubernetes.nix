@@ -5,16 +5,16 @@
 {
   kubernetes = {
     version = opt {
-      type = t.str; default = versions.kubernetes.default; scope = "cluster";
+      type = t.version; default = versions.kubernetes.default; scope = "cluster";
       kubespray = "kube_version";
       description = "Kubernetes version to deploy. Must be a version pinned in stdlib/versions.nix (checksums) and at least ${versions.kubernetes.minimum}.";
     };
     clusterName = opt {
-      type = t.str; default = "cluster.local"; scope = "cluster"; kubespray = "cluster_name";
+      type = t.domain; default = "cluster.local"; scope = "cluster"; kubespray = "cluster_name";
       description = "Cluster name written into the kubeadm ClusterConfiguration.";
     };
     imageRepo = opt {
-      type = t.str; default = "registry.k8s.io"; scope = "cluster"; kubespray = "kube_image_repo";
+      type = t.registry; default = "registry.k8s.io"; scope = "cluster"; kubespray = "kube_image_repo";
       description = "Registry of the Kubernetes images (pause, control plane, CoreDNS, nodelocaldns, metrics-server).";
     };
     imagePullPolicy = opt {
@@ -27,7 +27,7 @@
       description = "Verbosity (--v) of kubelet.";
     };
     featureGates = opt {
-      type = t.listOf t.str; default = [ ]; scope = "cluster"; kubespray = "kube_feature_gates";
+      type = t.listOf t.featureGate; default = [ ]; scope = "cluster"; kubespray = "kube_feature_gates";
       example = [ "SomeGate=true" ];
       description = "Feature gates (Name=bool) for all components.";
     };
@@ -39,7 +39,7 @@
       description = "Secure port of kube-apiserver.";
     };
     bindAddress = opt {
-      type = t.str; default = "::"; scope = "cluster"; kubespray = "kube_apiserver_bind_address";
+      type = t.ipAddress; default = "::"; scope = "cluster"; kubespray = "kube_apiserver_bind_address";
       description = "Address kube-apiserver binds to.";
     };
     nodePortRange = opt {
@@ -48,7 +48,7 @@
       description = "Port range reserved for NodePort services (also reserved in sysctl ip_local_reserved_ports).";
     };
     extraSANs = opt {
-      type = t.listOf t.str; default = [ ]; scope = "cluster"; kubespray = "supplementary_addresses_in_ssl_keys";
+      type = t.listOf t.san; default = [ ]; scope = "cluster"; kubespray = "supplementary_addresses_in_ssl_keys";
       description = "Extra names/addresses for the API server certificate.";
     };
     authorizationModes = opt {
@@ -61,25 +61,25 @@
       description = "--anonymous-auth of kube-apiserver.";
     };
     extraArgs = opt {
-      type = t.attrsOf t.str; default = { }; scope = "cluster"; kubespray = "kube_kubeadm_apiserver_extra_args";
+      type = t.attrsWithNames t.argName t.line; default = { }; scope = "cluster"; kubespray = "kube_kubeadm_apiserver_extra_args";
       description = "Extra kube-apiserver flags (name without dashes = value).";
     };
   };
 
   controllerManager = {
     nodeMonitorGracePeriod = opt {
-      type = t.str; default = "40s"; scope = "cluster"; kubespray = "kube_controller_node_monitor_grace_period";
+      type = t.duration; default = "40s"; scope = "cluster"; kubespray = "kube_controller_node_monitor_grace_period";
       description = "--node-monitor-grace-period of kube-controller-manager.";
     };
     extraArgs = opt {
-      type = t.attrsOf t.str; default = { }; scope = "cluster"; kubespray = "kube_kubeadm_controller_extra_args";
+      type = t.attrsWithNames t.argName t.line; default = { }; scope = "cluster"; kubespray = "kube_kubeadm_controller_extra_args";
       description = "Extra kube-controller-manager flags.";
     };
   };
 
   scheduler = {
     extraArgs = opt {
-      type = t.attrsOf t.str; default = { }; scope = "cluster"; kubespray = "kube_kubeadm_scheduler_extra_args";
+      type = t.attrsWithNames t.argName t.line; default = { }; scope = "cluster"; kubespray = "kube_kubeadm_scheduler_extra_args";
       description = "Extra kube-scheduler flags.";
     };
   };
@@ -118,7 +118,7 @@
       description = "If set, the localhost load balancer answers /healthz on this port.";
     };
     externalAddress = opt {
-      type = t.nullOr t.str; default = null; scope = "cluster"; kubespray = "loadbalancer_apiserver.address";
+      type = t.nullOr t.host; default = null; scope = "cluster"; kubespray = "loadbalancer_apiserver.address";
       description = "Address (or DNS name) of an external API load balancer; when set, every node uses it.";
     };
     externalPort = opt {
@@ -139,11 +139,11 @@
       description = "Your own file holding the 64-hex-digit key that encrypts the control-plane certificates uploaded by `kubeadm init --upload-certs`. null: kdeploy makes one (.kdeploy/secrets/<cluster>/kubeadm/certificate-key). Used with more than one control-plane node.";
     };
     ignorePreflightErrors = opt {
-      type = t.listOf t.str; default = [ ]; scope = "cluster"; kubespray = "kubeadm_ignore_preflight_errors";
+      type = t.listOf t.plainName; default = [ ]; scope = "cluster"; kubespray = "kubeadm_ignore_preflight_errors";
       description = "Preflight checks kubeadm should ignore.";
     };
     discoveryTimeout = opt {
-      type = t.str; default = "5m0s"; scope = "cluster"; kubespray = "discovery_timeout";
+      type = t.duration; default = "5m0s"; scope = "cluster"; kubespray = "discovery_timeout";
       description = "How long `kubeadm join` waits for the API server.";
     };
   };

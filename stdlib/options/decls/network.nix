@@ -29,7 +29,7 @@
 
   calico = {
     version = opt {
-      type = t.str; default = versions.calico.default; scope = "cluster"; kubespray = "calico_version";
+      type = t.version; default = versions.calico.default; scope = "cluster"; kubespray = "calico_version";
       description = "Calico version (images, calicoctl, CRDs); must be pinned in versions.nix.";
     };
     backend = opt {
@@ -73,15 +73,15 @@
       description = "FELIX_IPTABLESBACKEND.";
     };
     ipAutodetectionMethod = opt {
-      type = t.nullOr t.str; default = null; scope = "cluster"; kubespray = "calico_ip_auto_method";
+      type = t.nullOr t.line; default = null; scope = "cluster"; kubespray = "calico_ip_auto_method";
       description = "IP_AUTODETECTION_METHOD of calico-node (null: can-reach the node's own address).";
     };
     nodeMemoryLimit = opt {
-      type = t.str; default = "500M"; scope = "cluster"; kubespray = "calico_node_memory_limit";
+      type = t.quantity; default = "500M"; scope = "cluster"; kubespray = "calico_node_memory_limit";
       description = "Memory limit of calico-node.";
     };
     nodeCpuRequests = opt {
-      type = t.str; default = "150m"; scope = "cluster"; kubespray = "calico_node_cpu_requests";
+      type = t.quantity; default = "150m"; scope = "cluster"; kubespray = "calico_node_cpu_requests";
       description = "CPU request of calico-node.";
     };
   };
@@ -104,7 +104,7 @@
       description = "Use direct routes between nodes on the same subnet (vxlan backend).";
     };
     interface = opt {
-      type = t.nullOr t.str; default = null; scope = "cluster"; kubespray = "flannel_interface";
+      type = t.nullOr t.plainName; default = null; scope = "cluster"; kubespray = "flannel_interface";
       description = "Interface flannel uses (--iface); null: the default route's interface.";
     };
   };

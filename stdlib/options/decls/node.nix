@@ -4,7 +4,7 @@
 {
   ssh = {
     user = opt {
-      type = t.str; default = "root"; kubespray = "ansible_user";
+      type = t.userName; default = "root"; kubespray = "ansible_user";
       description = "SSH user (must be root or have passwordless sudo; kdeploy needs root on nodes).";
     };
     port = opt {
@@ -16,7 +16,7 @@
       description = "Private key file on the deployer (null: the SSH agent / default keys).";
     };
     jumpHost = opt {
-      type = t.nullOr (t.strMatching "user@host:port" "[^@ ]+@[^: ]+:[0-9]+"); default = null; kubespray = "bastion host";
+      type = t.nullOr (t.strMatching "user@host:port" "[A-Za-z_][-A-Za-z0-9_.]*@[A-Za-z0-9]([-A-Za-z0-9.]*[A-Za-z0-9])?:[0-9]+"); default = null; kubespray = "bastion host";
       description = "Bastion to connect through, as \"user@host:port\".";
     };
   };
@@ -27,7 +27,7 @@
       description = "File that receives kdeploy's sysctl settings.";
     };
     additionalSysctl = opt {
-      type = t.attrsOf (t.oneOf [ t.str t.int ]); default = { }; kubespray = "additional_sysctl";
+      type = t.attrsWithNames t.sysctlKey (t.oneOf [ t.line t.int ]); default = { }; kubespray = "additional_sysctl";
       example = { "kernel.pid_max" = 131072; };
       description = "Extra sysctl settings.";
     };
@@ -36,7 +36,7 @@
       description = "Write /etc/hosts with localhost entries and every cluster node (<address> <name>.<dns.domain> <name>). The whole file is managed.";
     };
     etcHostsExtra = opt {
-      type = t.listOf t.str; default = [ ];
+      type = t.listOf t.line; default = [ ];
       example = [ "10.0.0.5 registry.example.com" ];
       description = "Extra lines for /etc/hosts.";
     };
@@ -49,15 +49,15 @@
 
   proxy = {
     http = opt {
-      type = t.nullOr t.str; default = null; scope = "cluster"; kubespray = "http_proxy";
+      type = t.nullOr t.url; default = null; scope = "cluster"; kubespray = "http_proxy";
       description = "HTTP proxy for containerd (systemd drop-in).";
     };
     https = opt {
-      type = t.nullOr t.str; default = null; scope = "cluster"; kubespray = "https_proxy";
+      type = t.nullOr t.url; default = null; scope = "cluster"; kubespray = "https_proxy";
       description = "HTTPS proxy for containerd.";
     };
     noProxy = opt {
-      type = t.nullOr t.str; default = null; scope = "cluster"; kubespray = "no_proxy";
+      type = t.nullOr t.noProxy; default = null; scope = "cluster"; kubespray = "no_proxy";
       description = "NO_PROXY for containerd (null with a proxy set: node addresses, service and pod networks, localhost).";
     };
   };

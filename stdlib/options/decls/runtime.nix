@@ -3,7 +3,7 @@
 { opt, t, versions, ... }:
 let
   mirror = t.struct "a registry mirror { host; capabilities?; skipVerify?; overridePath?; }" {
-    host = { type = t.str; };
+    host = { type = t.url; };
     capabilities = { type = t.listOf (t.enum [ "pull" "resolve" "push" ]); default = [ "pull" "resolve" ]; };
     skipVerify = { type = t.bool; default = false; };
     overridePath = { type = t.bool; default = false; };
@@ -17,15 +17,15 @@ in
 
   containerd = {
     version = opt {
-      type = t.str; default = versions.containerd.default; kubespray = "containerd_version";
+      type = t.version; default = versions.containerd.default; kubespray = "containerd_version";
       description = "containerd version. Selects the config.toml schema (version 2 below 2.0, version 3 from 2.0, version 4 from 2.3). With a URL download it must be pinned in versions.nix; with download.local.containerd set it to what that binary is (e.g. \"1.6.20\" for Debian 12).";
     };
     storageDir = opt {
-      type = t.absPath; default = "/var/lib/containerd"; kubespray = "containerd_storage_dir";
+      type = t.dataDir; default = "/var/lib/containerd"; kubespray = "containerd_storage_dir";
       description = "containerd root directory.";
     };
     stateDir = opt {
-      type = t.absPath; default = "/run/containerd"; kubespray = "containerd_state_dir";
+      type = t.dataDir; default = "/run/containerd"; kubespray = "containerd_state_dir";
       description = "containerd state directory.";
     };
     oomScore = opt {
@@ -33,11 +33,11 @@ in
       description = "oom_score of the containerd daemon.";
     };
     defaultRuntime = opt {
-      type = t.str; default = "runc"; kubespray = "containerd_default_runtime";
+      type = t.plainName; default = "runc"; kubespray = "containerd_default_runtime";
       description = "Default CRI runtime handler.";
     };
     snapshotter = opt {
-      type = t.str; default = "overlayfs"; kubespray = "containerd_snapshotter";
+      type = t.plainName; default = "overlayfs"; kubespray = "containerd_snapshotter";
       description = "Snapshotter used by the CRI plugin.";
     };
     systemdCgroup = opt {
@@ -45,7 +45,7 @@ in
       description = "runc option SystemdCgroup (must match kubelet.cgroupDriver).";
     };
     registryMirrors = opt {
-      type = t.attrsOf (t.listOf mirror);
+      type = t.attrsWithNames t.registryHost (t.listOf mirror);
       default = { "docker.io" = [{ host = "https://registry-1.docker.io"; }]; };
       kubespray = "containerd_registries_mirrors";
       example = { "docker.io" = [{ host = "https://mirror.example.com"; }]; };
@@ -68,7 +68,7 @@ in
       description = "Discard layer blobs once unpacked (containerd < 2.1).";
     };
     imagePullProgressTimeout = opt {
-      type = t.str; default = "5m"; kubespray = "containerd_image_pull_progress_timeout";
+      type = t.duration; default = "5m"; kubespray = "containerd_image_pull_progress_timeout";
       description = "Abort a pull without progress after this long (containerd >= 1.7).";
     };
     debugLevel = opt {
@@ -90,17 +90,17 @@ in
   };
 
   runc.version = opt {
-    type = t.str; default = versions.runc.default; kubespray = "runc_version";
+    type = t.version; default = versions.runc.default; kubespray = "runc_version";
     description = "runc version (URL download: pinned in versions.nix).";
   };
 
   crictl.version = opt {
-    type = t.nullOr t.str; default = null; kubespray = "crictl_version";
+    type = t.nullOr t.version; default = null; kubespray = "crictl_version";
     description = "crictl version (null: the one pinned for the Kubernetes minor version).";
   };
 
   cni.version = opt {
-    type = t.str; default = versions.cni.default; scope = "cluster"; kubespray = "cni_version";
+    type = t.version; default = versions.cni.default; scope = "cluster"; kubespray = "cni_version";
     description = "Version of the CNI reference plugins placed in /opt/cni/bin.";
   };
 }
