@@ -4,125 +4,13 @@
 //! so its own .kdeploy history) and leaves the nodes on the unmodified lab
 //! cluster. Lab down: skipped, or a failure when CI is set.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 mod node_support;
 use node_support::lab_check::assert_deployed;
+use node_support::lab_project::*;
 use node_support::{lab_lock, lab_up, repo};
-
-fn kdeploy_cmd(sub: &str, cluster: &Path, known_hosts: Option<&Path>, extra: &[&str]) -> Command {
-    let lab = repo().join(".lab");
-    let kh = known_hosts.map_or(lab.join("known_hosts"), Path::to_path_buf);
-    let mut c = Command::new(env!("CARGO_BIN_EXE_kdeploy"));
-    c.arg(sub)
-        .arg(cluster)
-        .args(["--ssh-key", lab.join("id_ed25519").to_str().unwrap()])
-        .args(["--known-hosts", kh.to_str().unwrap()])
-        .args(["--output", "json", "--connect-timeout", "3"])
-        .env("KDEPLOY_SECRETS", node_support::lab_secrets())
-        .args(extra);
-    c
-}
-
-fn run(mut c: Command) -> (Output, serde_json::Value) {
-    let out = c.output().unwrap();
-    let json = serde_json::from_slice(&out.stdout).unwrap_or(serde_json::Value::Null);
-    (out, json)
-}
-
-fn switch(cluster: &Path) -> (Output, serde_json::Value) {
-    run(kdeploy_cmd("switch", cluster, None, &[]))
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "status {:?}\nstdout:\n{}\nstderr:\n{}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
-fn ssh(i: u32, cmd: &str) -> String {
-    let out = Command::new(repo().join("lab/lab.sh")).args(["ssh", &i.to_string(), cmd]).output().unwrap();
-    String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr)
-}
-
-fn active_since(i: u32, unit: &str) -> String {
-    ssh(i, &format!("systemctl show -p ActiveEnterTimestampMonotonic {unit}"))
-}
-
-fn config(i: u32) -> String {
-    ssh(i, "cat /etc/containerd/config.toml")
-}
-
-/// State of every node a failed run must not change: the current link
-/// targets, the committed generation and the containerd config.
-fn snapshot() -> Vec<String> {
-    (1..=3)
-        .map(|i| ssh(i, "cd /var/lib/kdeploy/phases && for l in *; do echo \"$l -> $(readlink $l)\"; done; cat /var/lib/kdeploy/current; cat /etc/containerd/config.toml; systemctl is-active containerd etcd"))
-        .collect()
-}
-
-/// A temp project with `base.nix` (= clusters/lab.nix) and variants.
-struct Project {
-    dir: tempfile::TempDir,
-    lab: String,
-}
-
-impl Project {
-    fn new() -> Project {
-        let lab = std::fs::read_to_string(repo().join("clusters/lab.nix")).unwrap();
-        let p = Project { dir: tempfile::tempdir().unwrap(), lab };
-        std::fs::write(p.base(), &p.lab).unwrap();
-        p
-    }
-
-    fn base(&self) -> PathBuf {
-        self.dir.path().join("base.nix")
-    }
-
-    /// `settings` text inserted after the containerd version line.
-    fn variant(&self, name: &str, extra: &str) -> PathBuf {
-        let anchor = "containerd.version = \"1.6.20\";";
-        assert!(self.lab.contains(anchor));
-        let f = self.dir.path().join(format!("{name}.nix"));
-        std::fs::write(&f, self.lab.replace(anchor, &format!("{anchor} {extra}"))).unwrap();
-        f
-    }
-
-    /// Like `variant`, plus a pre hook sleeping `secs` in container-runtime
-    /// (added to the evaluated cluster value, as a cluster file may).
-    fn slow_variant(&self, name: &str, extra: &str, secs: u32) -> PathBuf {
-        let f = self.variant(name, extra);
-        let anchor = "let kd = import <kdeploy>; in\nkd.cluster";
-        let t = std::fs::read_to_string(&f).unwrap();
-        assert!(t.contains(anchor));
-        let t = t.replace(anchor, "let kd = import <kdeploy>; c = kd.cluster").trim_end().to_string()
-            + &format!(
-                ";\nin c // {{ nodes = builtins.mapAttrs (n: node: node // {{ phases = map (p: if p.name == \"container-runtime\" \
-                 then p // {{ hooks = p.hooks ++ [ {{ name = \"slow\"; when = \"pre\"; run = \"sleep {secs}\"; unless = null; }} ]; }} \
-                 else p) node.phases; }}) c.nodes; }}\n"
-            );
-        std::fs::write(&f, t).unwrap();
-        f
-    }
-
-    /// Back to the lab cluster (same node hashes as clusters/lab.nix).
-    fn restore(&self) {
-        let (out, _) = switch(&self.base());
-        assert!(out.status.success(), "restoring the lab failed:\n{}", text(&out));
-        assert_deployed(&self.base());
-    }
-}
-
-fn statuses(j: &serde_json::Value) -> Vec<(String, String)> {
-    j["nodes"].as_object().map_or(vec![], |m| {
-        m.iter().map(|(k, n)| (k.clone(), n["status"].as_str().unwrap_or("").to_string())).collect()
-    })
-}
 
 #[test]
 fn rollback_returns_to_previous_generation() {
@@ -217,22 +105,6 @@ fn failing_unit_rolls_back_every_node() {
     assert!(stderr.contains("containerd: failed to load TOML: /etc/containerd/config.toml"), "{stderr}");
     assert_eq!(snapshot(), before, "previous generation must run again everywhere");
     assert_deployed(&p.base());
-}
-
-fn nspawn_child(i: u32) -> String {
-    let st = Command::new(repo().join("lab/lab.sh")).arg("status").output().unwrap();
-    let pid = String::from_utf8_lossy(&st.stdout)
-        .lines()
-        .find(|l| l.starts_with(&format!("kdnode{i} ")))
-        .and_then(|l| l.split_whitespace().nth(4).map(str::to_string))
-        .expect("node pid in lab status");
-    let c = Command::new("pgrep").args(["-P", &pid]).output().unwrap();
-    String::from_utf8_lossy(&c.stdout).lines().next().expect("container init").trim().to_string()
-}
-
-/// Runs `cmd` inside node `i` without SSH (nsenter into its init).
-fn inside(i: u32, cmd: &str) -> Output {
-    Command::new("nsenter").args(["-t", &nspawn_child(i), "-a", "sh", "-c", cmd]).output().unwrap()
 }
 
 #[test]
@@ -350,9 +222,10 @@ fn concurrent_switch_is_refused() {
     }
     let p = Project::new();
     p.restore();
-    // the first run sleeps 4 s in a pre hook of container-runtime, so it
-    // still holds the locks when the second (evaluated ~1 s later) asks
-    let b = p.slow_variant("slow", "containerd.maxContainerLogLineSize = 32768;", 4);
+    // the first run sleeps 15 s in a pre hook of container-runtime, so it
+    // still holds the locks (and beats) while the second watches for up
+    // to 12 s for a heartbeat: a live holder is refused, never broken
+    let b = p.slow_variant("slow", "containerd.maxContainerLogLineSize = 32768;", 15);
     let c = p.variant("c", "containerd.maxContainerLogLineSize = 65536;");
     let mut first = kdeploy_cmd("switch", &b, None, &[]);
     let first = first.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();

@@ -13,7 +13,7 @@ use clap::Args;
 
 use super::generations::state_dir;
 use super::interrupt::run_cancellable;
-use super::switch::{finish, OutputFormat, SshArgs};
+use super::switch::{finish, DeadlineArgs, OutputFormat, SshArgs};
 use super::EXIT_ERROR;
 use crate::deploy::events::{Sink, Tee};
 use crate::deploy::live::Progress;
@@ -58,6 +58,8 @@ pub struct RollbackArgs {
     verbose: bool,
     #[command(flatten)]
     ssh: SshArgs,
+    #[command(flatten)]
+    deadlines: DeadlineArgs,
 }
 
 pub fn run(args: RollbackArgs) -> ExitCode {
@@ -69,6 +71,7 @@ pub fn run(args: RollbackArgs) -> ExitCode {
         ssh: args.ssh.settings(),
         state_dir: state_dir(&args.file, args.root.as_ref()),
         dry_run: args.dry_run,
+        deadlines: args.deadlines.deadlines(),
     };
     let tgt = match target(&record::list(&opts.state_dir), opts.to) {
         Ok(t) => t,

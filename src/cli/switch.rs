@@ -17,6 +17,7 @@ use super::{EXIT_DEPLOY_FAILED, EXIT_ERROR, EXIT_INTERRUPTED, EXIT_UNREACHABLE, 
 use crate::deploy::events::{Event, Sink, Tee};
 use crate::deploy::live::Progress;
 use crate::deploy::recap::{Recap, RecapData};
+use crate::deploy::step::Deadlines;
 use crate::deploy::{Cancel, Outcome, SshSettings, SwitchOptions};
 
 #[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
@@ -57,6 +58,27 @@ impl SshArgs {
     }
 }
 
+/// Deadlines on the nodes, shared by switch and rollback.
+#[derive(Args, Clone)]
+pub struct DeadlineArgs {
+    /// Seconds a hook may run on a node before it is killed and its step fails.
+    #[arg(long, value_name = "SECS", default_value_t = 600)]
+    pub hook_timeout: u64,
+    /// Seconds one try of a check may run.
+    #[arg(long, value_name = "SECS", default_value_t = 60)]
+    pub check_timeout: u64,
+    /// Seconds one systemctl operation (stop, start, restart, reload) may take.
+    #[arg(long, value_name = "SECS", default_value_t = 300)]
+    pub unit_timeout: u64,
+}
+
+impl DeadlineArgs {
+    pub fn deadlines(&self) -> Deadlines {
+        let s = |n: u64| Duration::from_secs(n.max(1));
+        Deadlines { hook: s(self.hook_timeout), check: s(self.check_timeout), unit: s(self.unit_timeout) }
+    }
+}
+
 #[derive(Args)]
 #[command(after_help = "\
 Exit codes: 0 converged (or nothing to do), 1 evaluation error, 2 usage error,
@@ -92,6 +114,8 @@ pub struct SwitchArgs {
     #[command(flatten)]
     ssh: SshArgs,
     #[command(flatten)]
+    deadlines: DeadlineArgs,
+    #[command(flatten)]
     inputs: Inputs,
 }
 
@@ -117,6 +141,7 @@ pub fn run(args: SwitchArgs) -> ExitCode {
         parallel: args.parallel,
         ssh: args.ssh.settings(),
         state_dir: resolver.project_root().join(".kdeploy"),
+        deadlines: args.deadlines.deadlines(),
     };
     let selected = match crate::deploy::switch::select(&closures, &opts.on) {
         Ok(s) => s,

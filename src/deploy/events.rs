@@ -95,6 +95,8 @@ pub enum Event {
         node: String,
         message: String,
     },
+    /// Ctrl-C: no new batch starts; touched nodes are put back.
+    Interrupted,
 }
 
 /// Where events go. Shared by all the node tasks of a run.

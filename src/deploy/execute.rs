@@ -22,7 +22,7 @@ use super::failpoint;
 use super::plan::{NodeWork, Plan};
 use super::record;
 use super::state;
-use super::step::{self, Fail};
+use super::step::{self, Deadlines, Fail};
 use crate::closure::Source;
 use crate::node::{Node, NodeLock, NodeStatus};
 use crate::store::{Digest, Readable, Resolver};
@@ -120,6 +120,7 @@ pub struct Context<'a> {
     /// `.kdeploy` of the project (generation records).
     pub state_dir: &'a Path,
     pub cancel: Cancel,
+    pub deadlines: Deadlines,
 }
 
 /// Tell the sink what each node will do.
@@ -180,6 +181,7 @@ pub async fn execute(session: &Session<'_>, plan: &Plan, cx: &Context<'_>, sink:
         let t0 = Instant::now();
         for batch in &wave.batches {
             if cx.cancel.is_cancelled() {
+                sink.emit(Event::Interrupted);
                 outcome = Outcome::Interrupted;
                 break;
             }
@@ -187,7 +189,7 @@ pub async fn execute(session: &Session<'_>, plan: &Plan, cx: &Context<'_>, sink:
                 let (w, node) = (&plan.nodes[i], &nodes[i].node);
                 async move {
                     let t = Instant::now();
-                    let r = step::forward(node, &w.steps[k], sink).await;
+                    let r = step::forward(node, &w.steps[k], &cx.deadlines, sink).await;
                     if r.is_ok() {
                         sink.emit(Event::NodePhaseFinished {
                             node: w.name.clone(),
@@ -215,8 +217,13 @@ pub async fn execute(session: &Session<'_>, plan: &Plan, cx: &Context<'_>, sink:
             break 'waves;
         }
     }
+    if outcome == Outcome::Ok && cx.cancel.is_cancelled() {
+        // interrupted during the last wave: nothing is committed either
+        sink.emit(Event::Interrupted);
+        outcome = Outcome::Interrupted;
+    }
     if outcome != Outcome::Ok {
-        undo(nodes, plan, &touched, sink).await;
+        undo(nodes, plan, &touched, &cx.deadlines, sink).await;
         return Ok(outcome);
     }
 
@@ -251,14 +258,20 @@ fn write_record(plan: &Plan, cx: &Context<'_>) -> Result<(), String> {
 
 /// Every touched step of every node moved back, last first; all nodes
 /// concurrently.
-async fn undo(nodes: &[Opened<'_>], plan: &Plan, touched: &BTreeMap<usize, Vec<usize>>, sink: &dyn Sink) {
+async fn undo(
+    nodes: &[Opened<'_>],
+    plan: &Plan,
+    touched: &BTreeMap<usize, Vec<usize>>,
+    d: &Deadlines,
+    sink: &dyn Sink,
+) {
     join_all(touched.iter().map(|(&i, ks)| {
         let (w, node) = (&plan.nodes[i], &nodes[i].node);
         async move {
             let changed = step::changed_by(ks.iter().map(|&k| &w.steps[k]));
             for &k in ks.iter().rev() {
                 let s = &w.steps[k];
-                match step::undo(node, s, &changed, sink).await {
+                match step::undo(node, s, &changed, d, sink).await {
                     Ok(()) => sink.emit(Event::RolledBack { node: w.name.clone(), phase: s.phase.clone() }),
                     Err(f) => sink.emit(Event::RollbackFailed {
                         node: w.name.clone(),

@@ -61,6 +61,8 @@ pub struct NodeRecap {
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct RecapData {
     pub cluster: String,
+    /// Stopped by Ctrl-C.
+    pub interrupted: bool,
     pub generation: Option<u64>,
     pub dry_run: bool,
     /// Seconds per barrier phase (all nodes), in run order.
@@ -145,6 +147,7 @@ impl Sink for Recap {
                 d.generation = Some(generation);
             }
             Event::PhaseFinished { phase, took } => d.phases.push((phase, took.as_secs_f64())),
+            Event::Interrupted => d.interrupted = true,
             _ => {}
         }
     }
@@ -189,6 +192,9 @@ impl RecapData {
                 }
             }
         }
+        if self.interrupted {
+            let _ = writeln!(o, "interrupted by Ctrl-C: nodes touched by this run were put back");
+        }
         if !self.phases.is_empty() {
             let times: Vec<String> = self.phases.iter().map(|(p, t)| format!("{p} {t:.2} s")).collect();
             let _ = writeln!(o, "phase times: {}", times.join(", "));
@@ -203,6 +209,7 @@ impl RecapData {
             "cluster": self.cluster,
             "generation": self.generation,
             "dryRun": self.dry_run,
+            "interrupted": self.interrupted,
             "took": self.took,
             "phases": phases,
             "phaseOrder": self.phases.iter().map(|(p, _)| p.clone()).collect::<Vec<_>>(),

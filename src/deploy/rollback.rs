@@ -27,6 +27,7 @@ use super::plan::{self, Plan};
 use super::plan_rollback::{self as planner, NodeState};
 use super::record::{self, Generation};
 use super::state;
+use super::step::Deadlines;
 use crate::store::Digest;
 use crate::transport::Host;
 
@@ -40,6 +41,7 @@ pub struct RollbackOptions {
     pub ssh: SshSettings,
     pub state_dir: PathBuf,
     pub dry_run: bool,
+    pub deadlines: Deadlines,
 }
 
 pub use planner::target;
@@ -110,7 +112,7 @@ async fn plan_and_run(
     if opts.dry_run {
         return Ok((Outcome::Ok, None, plan::render(&plan)));
     }
-    let cx = Context { resolver: None, state_dir: &opts.state_dir, cancel };
+    let cx = Context { resolver: None, state_dir: &opts.state_dir, cancel, deadlines: opts.deadlines };
     let outcome = execute::execute(session, &plan, &cx, sink).await?;
     let number = plan.record.as_ref().map(|g| g.number).filter(|_| outcome == Outcome::Ok);
     Ok((outcome, number, String::new()))

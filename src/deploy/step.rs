@@ -49,24 +49,63 @@ fn output_tail(out: &crate::transport::Output) -> String {
     lines[lines.len().saturating_sub(20)..].join("\n")
 }
 
-async fn run_hooks(node: &Node<'_>, phase: &str, hooks: &[Hook], when: When, sink: &dyn Sink) -> Result<(), Fail> {
+/// How long a hook, one try of a check, and one unit operation may take
+/// on a node before it is killed and the step fails.
+#[derive(Debug, Clone, Copy)]
+pub struct Deadlines {
+    pub hook: Duration,
+    pub check: Duration,
+    pub unit: Duration,
+}
+
+impl Default for Deadlines {
+    fn default() -> Self {
+        Deadlines { hook: Duration::from_secs(600), check: Duration::from_secs(60), unit: Duration::from_secs(300) }
+    }
+}
+
+/// `script` under sh, killed (with everything it started) after `limit`;
+/// exit status [`TIMED_OUT`] then.
+fn within(limit: Duration, script: &str) -> String {
+    format!("timeout -k 10 {} sh -c {}", limit.as_secs().max(1), shell_quote(script))
+}
+
+/// `timeout`'s exit status when the deadline passed.
+const TIMED_OUT: u32 = 124;
+
+fn status_text(status: u32, limit: Duration) -> String {
+    if status == TIMED_OUT {
+        format!("did not finish within {} s (its deadline) and was killed", limit.as_secs())
+    } else {
+        format!("exited with status {status}")
+    }
+}
+
+async fn run_hooks(
+    node: &Node<'_>,
+    phase: &str,
+    hooks: &[Hook],
+    when: When,
+    limit: Duration,
+    sink: &dyn Sink,
+) -> Result<(), Fail> {
     let name = node.host().name();
     for h in hooks.iter().filter(|h| h.when == when) {
         // Guard and hook in one round trip; the marker tells a skip apart.
         let cmd = match &h.unless {
             Some(u) => format!(
-                "if sh -c {} >/dev/null 2>&1; then echo {SKIPPED}; exit 0; fi; exec sh -c {}",
-                shell_quote(u),
-                shell_quote(&h.run)
+                "if {} >/dev/null 2>&1; then echo {SKIPPED}; exit 0; fi; exec {}",
+                within(limit, u),
+                within(limit, &h.run)
             ),
-            None => format!("exec sh -c {}", shell_quote(&h.run)),
+            None => format!("exec {}", within(limit, &h.run)),
         };
         let out = node.host().exec(&cmd, None).await.map_err(|e| Fail::msg(Some(phase), e.to_string()))?;
         if !out.success() {
             return Err(Fail {
                 phase: Some(phase.to_string()),
                 unit: None,
-                message: format!("{} hook {} exited with status {}", when.as_str(), h.name, out.status),
+                message: format!("{} hook {} {}", when.as_str(), h.name, status_text(out.status, limit)),
                 journal: Some(output_tail(&out)),
             });
         }
@@ -76,7 +115,13 @@ async fn run_hooks(node: &Node<'_>, phase: &str, hooks: &[Hook], when: When, sin
     Ok(())
 }
 
-async fn run_checks(node: &Node<'_>, phase: &str, checks: &[Check], sink: &dyn Sink) -> Result<(), Fail> {
+async fn run_checks(
+    node: &Node<'_>,
+    phase: &str,
+    checks: &[Check],
+    limit: Duration,
+    sink: &dyn Sink,
+) -> Result<(), Fail> {
     let name = node.host().name();
     for c in checks {
         let tries = c.retries + 1;
@@ -84,7 +129,7 @@ async fn run_checks(node: &Node<'_>, phase: &str, checks: &[Check], sink: &dyn S
         for t in 1..=tries {
             let out = node
                 .host()
-                .exec(&format!("exec sh -c {}", shell_quote(&c.run)), None)
+                .exec(&format!("exec {}", within(limit, &c.run)), None)
                 .await
                 .map_err(|e| Fail::msg(Some(phase), e.to_string()))?;
             if out.success() {
@@ -103,10 +148,15 @@ async fn run_checks(node: &Node<'_>, phase: &str, checks: &[Check], sink: &dyn S
             }
         }
         if let Some(out) = last {
+            let how = if out.status == TIMED_OUT {
+                format!(" (the last {})", status_text(out.status, limit))
+            } else {
+                String::new()
+            };
             return Err(Fail {
                 phase: Some(phase.to_string()),
                 unit: None,
-                message: format!("check {} failed after {tries} tries", c.name),
+                message: format!("check {} failed after {tries} tries{how}", c.name),
                 journal: Some(output_tail(&out)),
             });
         }
@@ -115,8 +165,8 @@ async fn run_checks(node: &Node<'_>, phase: &str, checks: &[Check], sink: &dyn S
 }
 
 /// Run unit operations; a failed unit becomes a [`Fail`] with its journal.
-pub async fn unit_ops(node: &Node<'_>, phase: &str, ops: &[String]) -> Result<(), Fail> {
-    match node.units(ops).await {
+pub async fn unit_ops(node: &Node<'_>, phase: &str, ops: &[String], limit: Duration) -> Result<(), Fail> {
+    match node.units_within(ops, Some(limit)).await {
         Ok(()) => Ok(()),
         Err(NodeError::UnitFailed { what, journal, .. }) => {
             let unit = journal
@@ -152,15 +202,15 @@ fn emit_units(sink: &dyn Sink, node: &str, phase: &str, plan: &UnitPlan) {
 /// Run `step` forward: pre hooks (when it links a generation), stop what
 /// goes away, flip the link, daemon-reload/enable/reload/restart/start,
 /// post hooks, checks.
-pub async fn forward(node: &Node<'_>, step: &Step, sink: &dyn Sink) -> Result<(), Fail> {
+pub async fn forward(node: &Node<'_>, step: &Step, d: &Deadlines, sink: &dyn Sink) -> Result<(), Fail> {
     let linking = step.to.is_some();
     if linking {
-        run_hooks(node, &step.phase, &step.hooks, When::Pre, sink).await?;
+        run_hooks(node, &step.phase, &step.hooks, When::Pre, d.hook, sink).await?;
     }
-    move_link(node, &step.phase, step.to, &step.units, sink).await?;
+    move_link(node, &step.phase, step.to, &step.units, d, sink).await?;
     if linking {
-        run_hooks(node, &step.phase, &step.hooks, When::Post, sink).await?;
-        run_checks(node, &step.phase, &step.checks, sink).await?;
+        run_hooks(node, &step.phase, &step.hooks, When::Post, d.hook, sink).await?;
+        run_checks(node, &step.phase, &step.checks, d.check, sink).await?;
     }
     Ok(())
 }
@@ -168,10 +218,16 @@ pub async fn forward(node: &Node<'_>, step: &Step, sink: &dyn Sink) -> Result<()
 /// Move `step`'s link back to where the run found it, restarting what the
 /// way back needs restarted: `changed` holds every file the run changed on
 /// this node (restart triggers may name files of other phases). No hooks.
-pub async fn undo(node: &Node<'_>, step: &Step, changed: &BTreeSet<PathBuf>, sink: &dyn Sink) -> Result<(), Fail> {
+pub async fn undo(
+    node: &Node<'_>,
+    step: &Step,
+    changed: &BTreeSet<PathBuf>,
+    d: &Deadlines,
+    sink: &dyn Sink,
+) -> Result<(), Fail> {
     let units = |m: &Option<Manifest>| m.as_ref().map_or(&[][..], |m| &m.units[..]).to_vec();
     let plan = plan_units(&units(&step.to_manifest), &units(&step.from_manifest), changed);
-    move_link(node, &step.phase, step.from, &plan, sink).await
+    move_link(node, &step.phase, step.from, &plan, d, sink).await
 }
 
 /// The files a node's `steps` change, for restart triggers on the way back.
@@ -184,12 +240,13 @@ async fn move_link(
     phase: &str,
     to: Option<u64>,
     units: &UnitPlan,
+    d: &Deadlines,
     sink: &dyn Sink,
 ) -> Result<(), Fail> {
-    unit_ops(node, phase, &units.before_switch()).await?;
+    unit_ops(node, phase, &units.before_switch(), d.unit).await?;
     node.switch(to, phase).await.map_err(|e| Fail::msg(Some(phase), e.to_string()))?;
     failpoint::hit("after-flip");
-    unit_ops(node, phase, &units.after_switch()).await?;
+    unit_ops(node, phase, &units.after_switch(), d.unit).await?;
     failpoint::hit("after-units");
     emit_units(sink, node.host().name(), phase, units);
     Ok(())

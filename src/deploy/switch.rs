@@ -26,6 +26,7 @@ use super::plan::{self, NodeWork, Plan};
 use super::plan_switch::{self as planner, Deployed, PhaseInput};
 use super::record::{self, Generation, NodeRecord};
 use super::state;
+use super::step::Deadlines;
 use crate::closure::{Closures, Source};
 use crate::node::Manifest;
 use crate::store::{ContentId, Digest, Resolver};
@@ -40,6 +41,7 @@ pub struct SwitchOptions {
     pub ssh: SshSettings,
     /// `.kdeploy` of the project (generation records).
     pub state_dir: PathBuf,
+    pub deadlines: Deadlines,
 }
 
 /// The nodes `--on` selects (names or roles), or an error naming the unknown.
@@ -175,7 +177,7 @@ async fn plan_and_run(
     if opts.dry_run {
         return Ok((Outcome::Ok, plan::render(&plan)));
     }
-    let cx = Context { resolver: Some(resolver), state_dir: &opts.state_dir, cancel };
+    let cx = Context { resolver: Some(resolver), state_dir: &opts.state_dir, cancel, deadlines: opts.deadlines };
     Ok((execute::execute(session, &plan, &cx, sink).await?, String::new()))
 }
 

@@ -4,6 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
+use std::time::Duration;
 
 use super::lock::NodeLock;
 use super::manifest::{Manifest, ManifestError};
@@ -260,12 +261,30 @@ impl<'h> Node<'h> {
     /// A unit that fails to start/restart/reload comes back as
     /// [`NodeError::UnitFailed`] with its last journal lines.
     pub async fn units(&self, ops: &[String]) -> Result<(), NodeError> {
+        self.units_within(ops, None).await
+    }
+
+    /// [`Node::units`], killed after `deadline` (a unit whose start hangs
+    /// must not hang the run): then a [`NodeError::Command`] saying so.
+    pub async fn units_within(&self, ops: &[String], deadline: Option<Duration>) -> Result<(), NodeError> {
         if ops.is_empty() {
             return Ok(());
         }
         let mut args = vec!["units"];
         args.extend(ops.iter().map(String::as_str));
-        let out = self.host.exec(&self.command(&args), None).await?;
+        let cmd = match deadline {
+            Some(d) => format!("timeout -k 10 {} {}", d.as_secs().max(1), self.command(&args)),
+            None => self.command(&args),
+        };
+        let out = self.host.exec(&cmd, None).await?;
+        if let (124, Some(d)) = (out.status, deadline) {
+            return Err(NodeError::Command {
+                host: self.host.name().to_string(),
+                command: args.join(" "),
+                status: out.status,
+                message: format!("did not finish within {} s (its deadline) and was killed", d.as_secs()),
+            });
+        }
         if out.status == 3 {
             return Err(NodeError::UnitFailed {
                 host: self.host.name().to_string(),

@@ -46,20 +46,40 @@ entries() { [ -n "$1" ] && [ -f "$1" ] && grep "^$2$TAB" "$1" || true; }
 # Paths of the files of manifest $1 (may be empty), one per line.
 file_paths() { entries "$1" f | cut -f6; }
 
+# lock OWNER: hold the node lock for as long as the deployer's heartbeat (a
+# byte every 5 s on stdin) goes on: 30 s of silence or end of input lets go.
+# A run that finds the lock taken watches lock.owner for 12 s: touched (the
+# holder is alive) -> refused, exit 75; never touched -> the holder is gone
+# (killed or cut off) and its shell lets go within 30 s: wait for it.
 cmd_lock() {
     harden
     exec 9>>"$R/lock"
     if ! flock -n 9; then
-        printf 'kdeploy-node: locked by another run (%s)\n' \
-            "$(cat "$R/lock.owner" 2>/dev/null || echo unknown)" >&2
-        exit 75
+        before=$(stat -c %Y "$R/lock.owner" 2>/dev/null || echo 0)
+        waited=0
+        while [ "$waited" -lt 12 ]; do
+            sleep 1
+            waited=$((waited + 1))
+            now=$(stat -c %Y "$R/lock.owner" 2>/dev/null || echo 0)
+            if [ "$now" != "$before" ] || flock -n 9; then break; fi
+        done
+        if ! flock -n 9; then
+            if [ "$now" != "$before" ] || ! flock -w 40 9; then
+                printf 'kdeploy-node: locked by another run (%s)\n' \
+                    "$(cat "$R/lock.owner" 2>/dev/null || echo unknown)" >&2
+                exit 75
+            fi
+            printf 'kdeploy-node: took over the lock of a run that stopped answering (%s)\n' \
+                "$(cat "$R/lock.owner" 2>/dev/null || echo unknown)" >&2
+        fi
     fi
     printf '%s pid=%s since=%s\n' "${1:-unknown}" $$ "$(date -u +%Y-%m-%dT%H:%M:%SZ)" >"$R/lock.owner"
     echo locked
-    # Hold the lock while our stdin is open, i.e. while the deployer's SSH
-    # session lives. The lock is the open fd 9 of this shell; cat does not
+    # The lock is the open fd 9 of this shell; the commands below do not
     # inherit it, so killing this shell releases the lock too.
-    cat >/dev/null 9>&-
+    while b=$(timeout 30 head -c 1 9>&-) && [ -n "$b" ]; do
+        touch "$R/lock.owner" 9>&-
+    done
 }
 
 cmd_have() {

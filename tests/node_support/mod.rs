@@ -5,6 +5,7 @@
 #![allow(dead_code)]
 
 pub mod lab_check;
+pub mod lab_project;
 
 use std::path::PathBuf;
 use std::sync::OnceLock;
