@@ -5,7 +5,7 @@
 use std::cmp::Ordering;
 
 use crate::error::{err, type_err, ErrorKind, EvalResult};
-use crate::eval::Evaluator;
+use crate::eval::{Evaluator, Walk, WATCH_DEPTH};
 use crate::ir::BinOp;
 use crate::value::Value;
 
@@ -66,8 +66,13 @@ fn as_f64(v: &Value) -> f64 {
     }
 }
 
-/// Nix's `<`: numbers, strings, paths, and lists lexicographically.
+/// Nix's `<`: numbers, strings, paths, and lists lexicographically. Two
+/// distinct cyclic lists are infinite recursion, where Nix overflows.
 pub fn compare(ev: &mut Evaluator, a: &Value, b: &Value) -> EvalResult<Ordering> {
+    compare_in(ev, a, b, &mut Walk::watching_from(WATCH_DEPTH))
+}
+
+fn compare_in(ev: &mut Evaluator, a: &Value, b: &Value, walk: &mut Walk) -> EvalResult<Ordering> {
     match (a, b) {
         (Value::Int(x), Value::Int(y)) => Ok(x.cmp(y)),
         (Value::Int(_) | Value::Float(_), Value::Int(_) | Value::Float(_)) => {
@@ -76,15 +81,18 @@ pub fn compare(ev: &mut Evaluator, a: &Value, b: &Value) -> EvalResult<Ordering>
         (Value::String(x), Value::String(y)) => Ok(x.as_bytes().cmp(y.as_bytes())),
         (Value::Path(x), Value::Path(y)) => Ok(x.as_bytes().cmp(y.as_bytes())),
         (Value::List(x), Value::List(y)) => {
-            for (p, q) in x.iter().zip(y.iter()) {
-                let (p, q) = (ev.force(p)?, ev.force(q)?);
-                // Nix decides each position by equality first, then `<`.
-                if ev.equal(&p, &q)? {
-                    continue;
+            let key = (x.as_ptr() as usize, y.as_ptr() as usize);
+            ev.walk_into(walk, key, |ev, walk| {
+                for (p, q) in x.iter().zip(y.iter()) {
+                    let (p, q) = (ev.force(p)?, ev.force(q)?);
+                    // Nix decides each position by equality first, then `<`.
+                    if ev.equal(&p, &q)? {
+                        continue;
+                    }
+                    return compare_in(ev, &p, &q, walk);
                 }
-                return compare(ev, &p, &q);
-            }
-            Ok(x.len().cmp(&y.len()))
+                Ok(x.len().cmp(&y.len()))
+            })
         }
         _ => type_err(format!("cannot compare {} with {}", a.type_article(), b.type_article())),
     }

@@ -27,6 +27,7 @@ pub enum ErrorKind {
     Io,
     InvalidValue,
     TooDeep,
+    TooLarge,
     NotSupported,
 }
 
@@ -53,6 +54,7 @@ impl ErrorKind {
             ErrorKind::Io => "kdeploy::io",
             ErrorKind::InvalidValue => "kdeploy::invalid-value",
             ErrorKind::TooDeep => "kdeploy::too-deep",
+            ErrorKind::TooLarge => "kdeploy::too-large",
             ErrorKind::NotSupported => "kdeploy::not-supported",
         }
     }

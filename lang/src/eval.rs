@@ -13,6 +13,7 @@ use crate::env::Env;
 use crate::error::{err, type_err, ErrorExt, ErrorKind, EvalError, EvalResult};
 use crate::io::Io;
 use crate::ir::*;
+use crate::limits::{check_list_len, check_string_len, push_bounded, Budget};
 use crate::lower::position_attrs;
 use crate::path;
 use crate::source::{Sources, Span};
@@ -41,7 +42,14 @@ pub struct Evaluator {
     pub(crate) regex_cache: HashMap<NixString, Rc<crate::builtins::pure::regex::NixRegex>>,
     /// Where `builtins.trace` writes.
     pub trace: Box<dyn FnMut(&str)>,
+    /// Steps left until the memory budget is checked again.
+    ticks: u32,
+    pub(crate) budget: Budget,
 }
+
+/// Evaluation steps between two checks of the memory budget (a few
+/// milliseconds of work; a check reads one `/proc` file).
+const TICKS: u32 = 1 << 16;
 
 impl Evaluator {
     pub fn new(io: Io) -> Evaluator {
@@ -54,6 +62,8 @@ impl Evaluator {
             calls: Vec::new(),
             regex_cache: HashMap::new(),
             trace: Box::new(|msg| eprintln!("trace: {msg}")),
+            ticks: TICKS,
+            budget: Budget::from_env(),
         }
     }
 
@@ -267,6 +277,34 @@ impl Evaluator {
         r
     }
 
+    /// Every [`TICKS`] steps: an error at `expr` if the evaluation has
+    /// outgrown its memory budget.
+    #[cold]
+    #[inline(never)]
+    fn check_memory(&mut self, expr: &Expr) -> EvalResult<()> {
+        self.ticks = TICKS;
+        self.budget.check(0).map_err(|e| e.at_if_unset(expr_span(expr)))
+    }
+
+    /// An error if `bytes` more (a large list or string about to be made)
+    /// would take the evaluation past its memory budget.
+    pub(crate) fn reserve(&self, bytes: usize) -> EvalResult<()> {
+        self.budget.check(bytes)
+    }
+
+    /// Room for a list of `len` elements: within [`MAX_LIST`] and the budget
+    /// (counting a lazy cell per element, as `map` and `genList` make).
+    pub(crate) fn reserve_list(&self, len: usize) -> EvalResult<()> {
+        check_list_len(len)?;
+        self.reserve(len.saturating_mul(std::mem::size_of::<Thunk>() + 64))
+    }
+
+    /// Room for a string of `len` bytes: within [`MAX_STRING`] and the budget.
+    pub(crate) fn reserve_string(&self, len: usize) -> EvalResult<()> {
+        check_string_len(len)?;
+        self.reserve(len)
+    }
+
     #[inline(never)]
     fn eval_checked(&mut self, expr: &ExprRef, env: &Rc<Env>) -> EvalResult<Value> {
         if self.depth > MAX_DEPTH {
@@ -324,6 +362,10 @@ impl Evaluator {
 
     #[inline]
     fn step(&mut self, expr: &ExprRef, env: &Rc<Env>) -> EvalResult<Step> {
+        self.ticks -= 1;
+        if self.ticks == 0 {
+            self.check_memory(expr)?;
+        }
         let v = match &**expr {
             Expr::Const(v) => Ok(v.clone()),
             Expr::Local { depth, index, .. } => match env.get(*depth, *index) {
@@ -537,21 +579,32 @@ impl Evaluator {
 
     /// String coercion as Nix does it: interpolation accepts strings, paths
     /// and sets with `__toString`/`outPath`; `toString` also numbers, Booleans,
-    /// null and lists.
+    /// null and lists. A value that coerces through itself (`let x = [ x ];
+    /// in toString x`) is infinite recursion; the result is bounded by
+    /// [`MAX_STRING`].
     #[inline(never)]
     pub fn coerce_to_string(&mut self, v: &Value, mode: CoerceMode, out: &mut String) -> EvalResult<()> {
         match v {
-            Value::String(s) => out.push_str(s),
-            Value::Path(p) => out.push_str(p),
+            Value::String(s) => push_bounded(out, s),
+            Value::Path(p) => push_bounded(out, p),
+            _ => self.coerce_in(v, mode, out, &mut Walk::watching_from(WATCH_DEPTH)),
+        }
+    }
+
+    fn coerce_in(&mut self, v: &Value, mode: CoerceMode, out: &mut String, walk: &mut Walk) -> EvalResult<()> {
+        match v {
+            Value::String(s) => push_bounded(out, s)?,
+            Value::Path(p) => push_bounded(out, p)?,
             Value::Attrs(a) => {
+                let key = (Rc::as_ptr(a) as usize, 0);
                 if let Some(f) = a.get("__toString") {
                     let f = self.force(&f.clone())?;
                     let r = self.apply(f, Thunk::value(v.clone()), None)?;
-                    return self.coerce_to_string(&r, mode, out);
+                    return self.walk_into(walk, key, |ev, walk| ev.coerce_in(&r, mode, out, walk));
                 }
                 if let Some(p) = a.get("outPath") {
                     let p = self.force(&p.clone())?;
-                    return self.coerce_to_string(&p, mode, out);
+                    return self.walk_into(walk, key, |ev, walk| ev.coerce_in(&p, mode, out, walk));
                 }
                 return err(ErrorKind::NotCoercible, "cannot coerce a set to a string");
             }
@@ -568,13 +621,16 @@ impl Evaluator {
             Value::List(items) => {
                 // As Nix: a space after every element but the last, except
                 // after an empty list.
-                for (i, t) in items.iter().enumerate() {
-                    let item = self.force(t)?;
-                    self.coerce_to_string(&item, mode, out)?;
-                    if i + 1 < items.len() && !matches!(item, Value::List(ref l) if l.is_empty()) {
-                        out.push(' ');
+                self.walk_into(walk, (items.as_ptr() as *const u8 as usize, 0), |ev, walk| {
+                    for (i, t) in items.iter().enumerate() {
+                        let item = ev.force(t)?;
+                        ev.coerce_in(&item, mode, out, walk)?;
+                        if i + 1 < items.len() && !matches!(item, Value::List(ref l) if l.is_empty()) {
+                            push_bounded(out, " ")?;
+                        }
                     }
-                }
+                    Ok(())
+                })?;
             }
             Value::Lambda(_) | Value::Builtin(_) => {
                 return err(ErrorKind::NotCoercible, "cannot coerce a function to a string")
@@ -911,13 +967,17 @@ impl Evaluator {
                     format!("cannot add {} and {}", a.type_article(), b.type_article()),
                 )
                 .help("convert with toString, or make both numbers")),
-                (Value::String(x), Value::String(y)) => Ok(Value::String(concat_strings(x, y))),
+                (Value::String(x), Value::String(y)) => {
+                    self.reserve_string(x.len().saturating_add(y.len()))?;
+                    Ok(Value::String(concat_strings(x, y)))
+                }
                 (Value::String(x), _) => {
                     let mut s = x.to_string();
                     self.coerce_to_string(&b, CoerceMode::Interpolation, &mut s)?;
                     Ok(Value::string(s))
                 }
                 (Value::Path(x), Value::String(y) | Value::Path(y)) => {
+                    self.reserve_string(x.len().saturating_add(y.len()))?;
                     Ok(Value::Path(path::normalize(&format!("{x}{y}")).into()))
                 }
                 (Value::Path(x), Value::Attrs(_)) => {
@@ -930,6 +990,7 @@ impl Evaluator {
             BinOp::Sub | BinOp::Mul | BinOp::Div => arith(op, &a, &b),
             BinOp::Concat => match (&a, &b) {
                 (Value::List(x), Value::List(y)) => {
+                    self.reserve_list(x.len() + y.len())?;
                     let mut v = Vec::with_capacity(x.len() + y.len());
                     v.extend_from_slice(x);
                     v.extend_from_slice(y);
@@ -987,7 +1048,13 @@ impl Evaluator {
 
     /// Deep equality with Nix's rules: numbers compare across int/float,
     /// functions are never equal, elements sharing one thunk are equal.
+    /// Two distinct cyclic values (`let x = { a = x; }; y = { a = y; }; in
+    /// x == y`) are infinite recursion, where Nix overflows its stack.
     pub fn equal(&mut self, a: &Value, b: &Value) -> EvalResult<bool> {
+        self.equal_in(a, b, &mut Walk::watching_from(WATCH_DEPTH))
+    }
+
+    fn equal_in(&mut self, a: &Value, b: &Value, walk: &mut Walk) -> EvalResult<bool> {
         Ok(match (a, b) {
             (Value::Null, Value::Null) => true,
             (Value::Bool(x), Value::Bool(y)) => x == y,
@@ -1000,12 +1067,15 @@ impl Evaluator {
                 if x.len() != y.len() {
                     return Ok(false);
                 }
-                for (p, q) in x.iter().zip(y.iter()) {
-                    if !self.thunks_equal(p, q)? {
-                        return Ok(false);
+                let key = (x.as_ptr() as usize, y.as_ptr() as usize);
+                self.walk_into(walk, key, |ev, walk| {
+                    for (p, q) in x.iter().zip(y.iter()) {
+                        if !ev.thunks_equal(p, q, walk)? {
+                            return Ok(false);
+                        }
                     }
-                }
-                true
+                    Ok(true)
+                })?
             }
             (Value::Attrs(x), Value::Attrs(y)) => {
                 if Rc::ptr_eq(x, y) {
@@ -1013,18 +1083,22 @@ impl Evaluator {
                 }
                 if self.is_derivation(x)? && self.is_derivation(y)? {
                     if let (Some(p), Some(q)) = (x.get("outPath").cloned(), y.get("outPath").cloned()) {
-                        return self.thunks_equal(&p, &q);
+                        let key = (Rc::as_ptr(x) as usize, Rc::as_ptr(y) as usize);
+                        return self.walk_into(walk, key, |ev, walk| ev.thunks_equal(&p, &q, walk));
                     }
                 }
                 if x.len() != y.len() || !x.keys().zip(y.keys()).all(|(p, q)| p == q) {
                     return Ok(false);
                 }
-                for ((_, p), (_, q)) in x.iter().zip(y.iter()) {
-                    if !self.thunks_equal(p, q)? {
-                        return Ok(false);
+                let key = (Rc::as_ptr(x) as usize, Rc::as_ptr(y) as usize);
+                self.walk_into(walk, key, |ev, walk| {
+                    for ((_, p), (_, q)) in x.iter().zip(y.iter()) {
+                        if !ev.thunks_equal(p, q, walk)? {
+                            return Ok(false);
+                        }
                     }
-                }
-                true
+                    Ok(true)
+                })?
             }
             _ => false,
         })
@@ -1032,7 +1106,7 @@ impl Evaluator {
 
     /// Inside containers Nix first compares by identity, so one function
     /// stored twice is equal to itself there.
-    fn thunks_equal(&mut self, p: &Thunk, q: &Thunk) -> EvalResult<bool> {
+    fn thunks_equal(&mut self, p: &Thunk, q: &Thunk, walk: &mut Walk) -> EvalResult<bool> {
         if p.ptr_eq(q) {
             return Ok(true);
         }
@@ -1042,38 +1116,74 @@ impl Evaluator {
             }
         }
         let (a, b) = (self.force(p)?, self.force(q)?);
-        self.equal(&a, &b)
+        self.equal_in(&a, &b, walk)
+    }
+
+    /// One level down a walk over a value (comparing, converting, printing,
+    /// forcing): `key` names the container (or pair of containers) entered.
+    /// A key already on the walk's path is a cycle, reported as infinite
+    /// recursion; the depth counts towards [`MAX_DEPTH`] like evaluation
+    /// and the stack grows on the heap.
+    pub(crate) fn walk_into<R>(
+        &mut self,
+        walk: &mut Walk,
+        key: (usize, usize),
+        f: impl FnOnce(&mut Evaluator, &mut Walk) -> EvalResult<R>,
+    ) -> EvalResult<R> {
+        let watched = walk.enter(key)?;
+        self.depth += 1;
+        let r = if self.depth > MAX_DEPTH {
+            Err(value_too_deep())
+        } else {
+            stacker::maybe_grow(256 * 1024, 16 * 1024 * 1024, || f(self, walk))
+        };
+        self.depth -= 1;
+        walk.leave(key, watched);
+        r
     }
 
     /// Forces a value and everything inside it (for `--strict`, `deepSeq`,
-    /// JSON output); shared structures are visited once.
+    /// JSON output); shared structures are visited once, so a cyclic value
+    /// is forced without end neither here nor in Nix.
     pub fn deep_force(&mut self, v: &Value) -> EvalResult<()> {
         let mut seen = std::collections::HashSet::new();
-        self.deep_force_inner(v, &mut seen)
+        self.deep_force_inner(v, &mut seen, &mut Walk::watching_from(usize::MAX))
     }
 
-    fn deep_force_inner(&mut self, v: &Value, seen: &mut std::collections::HashSet<usize>) -> EvalResult<()> {
+    fn deep_force_inner(
+        &mut self,
+        v: &Value,
+        seen: &mut std::collections::HashSet<usize>,
+        walk: &mut Walk,
+    ) -> EvalResult<()> {
         match v {
             Value::List(items) => {
-                if !seen.insert(items.as_ptr() as *const u8 as usize) {
+                let key = items.as_ptr() as *const u8 as usize;
+                if !seen.insert(key) {
                     return Ok(());
                 }
-                for t in items.iter() {
-                    let x = self.force(t)?;
-                    stacker::maybe_grow(64 * 1024, 1024 * 1024, || self.deep_force_inner(&x, seen))?;
-                }
+                self.walk_into(walk, (key, 0), |ev, walk| {
+                    for t in items.iter() {
+                        let x = ev.force(t)?;
+                        ev.deep_force_inner(&x, seen, walk)?;
+                    }
+                    Ok(())
+                })?;
             }
             Value::Attrs(a) => {
-                if !seen.insert(Rc::as_ptr(a) as usize) {
+                let key = Rc::as_ptr(a) as usize;
+                if !seen.insert(key) {
                     return Ok(());
                 }
-                for (name, t) in a.iter() {
-                    let x = self
-                        .force(t)
-                        .map_err(|e| e.context(format!("while evaluating the attribute '{name}'"), None))?;
-                    stacker::maybe_grow(64 * 1024, 1024 * 1024, || self.deep_force_inner(&x, seen))
-                        .map_err(|e| e.context(format!("while evaluating the attribute '{name}'"), None))?;
-                }
+                self.walk_into(walk, (key, 0), |ev, walk| {
+                    for (name, t) in a.iter() {
+                        let in_attr =
+                            |e: Box<EvalError>| e.context(format!("while evaluating the attribute '{name}'"), None);
+                        let x = ev.force(t).map_err(in_attr)?;
+                        ev.deep_force_inner(&x, seen, walk).map_err(in_attr)?;
+                    }
+                    Ok(())
+                })?;
             }
             _ => {}
         }
@@ -1127,6 +1237,61 @@ fn infinite_recursion(span: Option<Span>) -> Box<EvalError> {
     EvalError::new(ErrorKind::InfiniteRecursion, "infinite recursion encountered")
         .at_if_unset(span)
         .label("this value depends on itself")
+}
+
+#[cold]
+fn value_too_deep() -> Box<EvalError> {
+    EvalError::new(ErrorKind::TooDeep, format!("the value is nested more than {MAX_DEPTH} levels deep"))
+        .help("a value this deep is usually built without end, by a function that always nests once more")
+}
+
+/// Nesting of a walk over a value past which it watches the containers on
+/// its path: a cyclic value is then caught within one turn of its cycle,
+/// while walks of ordinary values never pay for watching.
+pub(crate) const WATCH_DEPTH: usize = 64;
+
+/// The state of one walk over a value: its depth, and past the depth it
+/// watches from, the keys of the containers on its path.
+pub(crate) struct Walk {
+    depth: usize,
+    watch_from: usize,
+    path: std::collections::HashSet<(usize, usize)>,
+}
+
+impl Walk {
+    pub(crate) fn watching_from(watch_from: usize) -> Walk {
+        Walk { depth: 0, watch_from, path: std::collections::HashSet::new() }
+    }
+
+    /// Enters `key`: whether it is watched, or an error if it is on the
+    /// path already.
+    fn enter(&mut self, key: (usize, usize)) -> EvalResult<bool> {
+        self.depth += 1;
+        if self.depth <= self.watch_from {
+            return Ok(false);
+        }
+        if self.path.insert(key) {
+            Ok(true)
+        } else {
+            self.depth -= 1;
+            Err(cyclic())
+        }
+    }
+
+    fn leave(&mut self, key: (usize, usize), watched: bool) {
+        self.depth -= 1;
+        if watched {
+            self.path.remove(&key);
+        }
+    }
+}
+
+/// A walk met a value inside itself.
+#[cold]
+pub(crate) fn cyclic() -> Box<EvalError> {
+    EvalError::new(ErrorKind::InfiniteRecursion, "infinite recursion encountered")
+        .label("this value contains itself")
+        .help("the value is cyclic (it contains itself), so this never ends")
 }
 
 #[cold]

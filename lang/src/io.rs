@@ -1,7 +1,8 @@
 //! The one I/O boundary of the evaluator. Files are read only below the
 //! project roots and from the stdlib (embedded in the binary or, for
 //! development, a directory); nothing else on the machine is visible, and
-//! no environment, clock or network exists for the language.
+//! no environment, clock or network exists for the language. The process's
+//! own size (for the memory budget of `limits.rs`) is read here too.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -185,4 +186,24 @@ fn list_dir(shown: &str, p: &Path) -> EvalResult<Vec<(String, FileKind)>> {
     }
     out.sort();
     Ok(out)
+}
+
+/// The resident memory of this process in bytes (Linux: `VmRSS` in
+/// `/proc/self/status`), for the evaluation's memory budget; `None` where
+/// it cannot be known, and then the budget is not enforced.
+pub(crate) fn resident_memory() -> Option<usize> {
+    proc_field("/proc/self/status", "VmRSS:")
+}
+
+/// The machine's memory in bytes (`MemTotal` in `/proc/meminfo`).
+pub(crate) fn physical_memory() -> Option<usize> {
+    proc_field("/proc/meminfo", "MemTotal:")
+}
+
+/// A `Name:  1234 kB` line of a `/proc` file, in bytes.
+fn proc_field(file: &str, name: &str) -> Option<usize> {
+    let text = std::fs::read_to_string(file).ok()?;
+    let line = text.lines().find_map(|l| l.strip_prefix(name))?;
+    let kib: usize = line.trim().trim_end_matches("kB").trim().parse().ok()?;
+    kib.checked_mul(1024)
 }

@@ -13,6 +13,7 @@ pub mod eval;
 mod indented;
 pub mod io;
 mod ir;
+pub mod limits;
 mod load;
 mod lower;
 mod parse;

@@ -4,16 +4,14 @@
 //! prints them).
 
 use crate::builtins::pure::float_fmt::{format_float_display, format_float_json};
-use crate::error::{err, ErrorExt, ErrorKind, EvalResult};
-use crate::eval::{CoerceMode, Evaluator};
-use crate::value::Value;
+use std::collections::HashSet;
+use std::rc::Rc;
 
-/// Readable form of a value; with `deep`, everything inside is forced.
-pub fn print_value(ev: &mut Evaluator, v: &Value, deep: bool) -> EvalResult<String> {
-    let mut out = String::new();
-    write_value(ev, v, deep, 0, &mut out)?;
-    Ok(out)
-}
+use crate::error::{err, ErrorExt, ErrorKind, EvalError, EvalResult};
+use crate::eval::{CoerceMode, Evaluator, Walk, MAX_DEPTH, WATCH_DEPTH};
+use crate::limits::{check_string_len, MAX_STRING};
+use crate::thunk::Thunk;
+use crate::value::Value;
 
 fn is_ident(s: &str) -> bool {
     let mut chars = s.chars();
@@ -38,101 +36,234 @@ pub fn quote_string(s: &str, out: &mut String) {
     out.push('"');
 }
 
+/// Readable form of a value; with `deep`, everything inside is forced.
+/// A container inside itself prints as `«repeated»` (as in Nix); the time
+/// and the output are linear in the value (indentation stops growing at
+/// [`MAX_INDENT`]), and the output is bounded by [`MAX_STRING`].
+pub fn print_value(ev: &mut Evaluator, v: &Value, deep: bool) -> EvalResult<String> {
+    let mut p = Printer { deep, out: String::new(), path: HashSet::new(), depth: 0 };
+    p.value(ev, v, 0)?;
+    Ok(p.out)
+}
+
 const WIDTH: usize = 80;
 
-fn write_value(ev: &mut Evaluator, v: &Value, deep: bool, indent: usize, out: &mut String) -> EvalResult<()> {
+/// Deeper containers are indented no further: a deep value then prints in
+/// lines of bounded length instead of output quadratic in its depth.
+const MAX_INDENT: usize = 64;
+
+const SPACES: &str = "                                                                  ";
+
+/// One readable printing: the text so far, and the containers being
+/// printed (by address), to print a container inside itself once.
+struct Printer {
+    deep: bool,
+    out: String,
+    path: HashSet<usize>,
+    depth: usize,
+}
+
+/// An element, the value of an attribute or of a list element: forced when
+/// printing deeply, else only if already known.
+fn element(ev: &mut Evaluator, t: &Thunk, deep: bool, name: Option<&str>) -> EvalResult<Option<Value>> {
+    if !deep {
+        return Ok(t.peek());
+    }
+    let v = ev.force(t);
+    match name {
+        Some(k) => v.map_err(|e| e.context(format!("while evaluating the attribute '{k}'"), None)).map(Some),
+        None => v.map(Some),
+    }
+}
+
+fn container_key(v: &Value) -> Option<usize> {
     match v {
-        Value::Null => out.push_str("null"),
-        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Value::Int(i) => out.push_str(&i.to_string()),
-        Value::Float(f) => out.push_str(&format_float_display(*f)),
-        Value::String(s) => quote_string(s, out),
-        Value::Path(p) => out.push_str(p),
-        Value::Lambda(_) => out.push_str("<LAMBDA>"),
-        Value::Builtin(_) => out.push_str("<PRIMOP>"),
-        Value::List(items) => {
-            let mut parts = Vec::with_capacity(items.len());
-            for t in items.iter() {
-                let x = if deep { Some(ev.force(t)?) } else { t.peek() };
-                let mut s = String::new();
-                match x {
-                    Some(x) => {
-                        stacker::maybe_grow(64 * 1024, 1024 * 1024, || write_value(ev, &x, deep, indent + 2, &mut s))?
-                    }
-                    None => s.push_str("<CODE>"),
-                }
-                parts.push(s);
-            }
-            join(out, "[", "]", &parts, indent);
-        }
-        Value::Attrs(a) => {
-            let mut parts = Vec::with_capacity(a.len());
-            for (k, t) in a.iter() {
-                let x = if deep {
-                    Some(ev.force(t).map_err(|e| e.context(format!("while evaluating the attribute '{k}'"), None))?)
-                } else {
-                    t.peek()
-                };
-                let mut s = String::new();
-                if is_ident(k) {
-                    s.push_str(k);
-                } else {
-                    quote_string(k, &mut s);
-                }
-                s.push_str(" = ");
-                match x {
-                    Some(x) => {
-                        stacker::maybe_grow(64 * 1024, 1024 * 1024, || write_value(ev, &x, deep, indent + 2, &mut s))?
-                    }
-                    None => s.push_str("<CODE>"),
-                }
-                s.push(';');
-                parts.push(s);
-            }
-            join(out, "{", "}", &parts, indent);
-        }
-    }
-    Ok(())
-}
-
-/// One line if it fits and has no line breaks, else one item per line.
-fn join(out: &mut String, open: &str, close: &str, parts: &[String], indent: usize) {
-    if parts.is_empty() {
-        out.push_str(open);
-        out.push(' ');
-        out.push_str(close);
-        return;
-    }
-    let total: usize = parts.iter().map(|p| p.len() + 1).sum::<usize>() + indent + 4;
-    if total <= WIDTH && parts.iter().all(|p| !p.contains('\n')) {
-        out.push_str(open);
-        for p in parts {
-            out.push(' ');
-            out.push_str(p);
-        }
-        out.push(' ');
-        out.push_str(close);
-    } else {
-        out.push_str(open);
-        out.push('\n');
-        for p in parts {
-            out.push_str(&" ".repeat(indent + 2));
-            out.push_str(p);
-            out.push('\n');
-        }
-        out.push_str(&" ".repeat(indent));
-        out.push_str(close);
+        Value::List(items) if !items.is_empty() => Some(items.as_ptr() as *const u8 as usize),
+        Value::Attrs(a) if !a.is_empty() => Some(Rc::as_ptr(a) as usize),
+        _ => None,
     }
 }
 
-/// The JSON text of a value, forcing everything inside it.
+impl Printer {
+    /// A value at `indent`: on one line if its one-line form fits in
+    /// [`WIDTH`] with the indentation (and closing), else one item a line.
+    fn value(&mut self, ev: &mut Evaluator, v: &Value, indent: usize) -> EvalResult<()> {
+        let Some(key) = container_key(v) else { return self.scalar(v) };
+        if self.path.contains(&key) {
+            self.out.push_str("«repeated»");
+            return Ok(());
+        }
+        let start = self.out.len();
+        // One line if `[ a b ]` plus the indentation stays within WIDTH - 1.
+        let limit = start + (WIDTH - 1).saturating_sub(indent);
+        if self.flat(ev, v, limit)? {
+            return Ok(());
+        }
+        self.out.truncate(start);
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return Err(EvalError::new(
+                ErrorKind::TooDeep,
+                format!("the value is nested more than {MAX_DEPTH} levels deep"),
+            ));
+        }
+        self.path.insert(key);
+        let r = stacker::maybe_grow(64 * 1024, 4 * 1024 * 1024, || self.broken(ev, v, indent));
+        self.path.remove(&key);
+        self.depth -= 1;
+        r
+    }
+
+    /// Null, Booleans, numbers, strings, paths, functions, empty containers.
+    fn scalar(&mut self, v: &Value) -> EvalResult<()> {
+        let out = &mut self.out;
+        match v {
+            Value::Null => out.push_str("null"),
+            Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+            Value::Int(i) => out.push_str(&i.to_string()),
+            Value::Float(f) => out.push_str(&format_float_display(*f)),
+            Value::String(s) => quote_string(s, out),
+            Value::Path(p) => out.push_str(p),
+            Value::Lambda(_) => out.push_str("<LAMBDA>"),
+            Value::Builtin(_) => out.push_str("<PRIMOP>"),
+            Value::List(_) => out.push_str("[ ]"),
+            Value::Attrs(_) => out.push_str("{ }"),
+        }
+        if out.len() > MAX_STRING {
+            return Err(printed_too_large());
+        }
+        Ok(())
+    }
+
+    /// Writes `v` on one line; false as soon as the text passes `limit` or
+    /// holds a line break (a path may), leaving what it wrote.
+    fn flat(&mut self, ev: &mut Evaluator, v: &Value, limit: usize) -> EvalResult<bool> {
+        let Some(key) = container_key(v) else {
+            let start = self.out.len();
+            self.scalar(v)?;
+            return Ok(self.out.len() <= limit && !self.out[start..].contains('\n'));
+        };
+        if self.path.contains(&key) {
+            self.out.push_str("«repeated»");
+            return Ok(self.out.len() <= limit);
+        }
+        self.path.insert(key);
+        let fits = self.flat_items(ev, v, limit);
+        self.path.remove(&key);
+        fits
+    }
+
+    fn flat_items(&mut self, ev: &mut Evaluator, v: &Value, limit: usize) -> EvalResult<bool> {
+        match v {
+            Value::List(items) => {
+                self.out.push('[');
+                for t in items.iter() {
+                    self.out.push(' ');
+                    if !self.flat_element(ev, t, None, limit)? {
+                        return Ok(false);
+                    }
+                }
+                self.out.push_str(" ]");
+            }
+            Value::Attrs(a) => {
+                self.out.push('{');
+                for (k, t) in a.iter() {
+                    self.out.push(' ');
+                    self.name(k);
+                    if !self.flat_element(ev, t, Some(k), limit)? {
+                        return Ok(false);
+                    }
+                    self.out.push(';');
+                }
+                self.out.push_str(" }");
+            }
+            _ => unreachable!("containers only"),
+        }
+        Ok(self.out.len() <= limit)
+    }
+
+    fn flat_element(&mut self, ev: &mut Evaluator, t: &Thunk, name: Option<&str>, limit: usize) -> EvalResult<bool> {
+        if self.out.len() > limit {
+            return Ok(false);
+        }
+        match element(ev, t, self.deep, name)? {
+            Some(x) => self.flat(ev, &x, limit),
+            None => {
+                self.out.push_str("<CODE>");
+                Ok(self.out.len() <= limit)
+            }
+        }
+    }
+
+    /// `name = ` of an attribute.
+    fn name(&mut self, k: &str) {
+        if is_ident(k) {
+            self.out.push_str(k);
+        } else {
+            quote_string(k, &mut self.out);
+        }
+        self.out.push_str(" = ");
+    }
+
+    /// One item a line, each indented by two more spaces than `indent`.
+    fn broken(&mut self, ev: &mut Evaluator, v: &Value, indent: usize) -> EvalResult<()> {
+        let inner = (indent + 2).min(MAX_INDENT);
+        let (open, close) = if matches!(v, Value::List(_)) { ('[', ']') } else { ('{', '}') };
+        self.out.push(open);
+        self.out.push('\n');
+        let mut item = |p: &mut Printer, t: &Thunk, name: Option<&str>| -> EvalResult<()> {
+            p.out.push_str(&SPACES[..inner]);
+            if let Some(k) = name {
+                p.name(k);
+            }
+            match element(ev, t, p.deep, name)? {
+                Some(x) => p.value(ev, &x, inner)?,
+                None => p.out.push_str("<CODE>"),
+            }
+            if name.is_some() {
+                p.out.push(';');
+            }
+            p.out.push('\n');
+            if p.out.len() > MAX_STRING {
+                return Err(printed_too_large());
+            }
+            Ok(())
+        };
+        match v {
+            Value::List(items) => {
+                for t in items.iter() {
+                    item(self, t, None)?;
+                }
+            }
+            Value::Attrs(a) => {
+                for (k, t) in a.iter() {
+                    item(self, t, Some(k))?;
+                }
+            }
+            _ => unreachable!("containers only"),
+        }
+        self.out.push_str(&SPACES[..indent.min(MAX_INDENT)]);
+        self.out.push(close);
+        Ok(())
+    }
+}
+
+#[cold]
+fn printed_too_large() -> Box<EvalError> {
+    EvalError::new(ErrorKind::TooLarge, format!("the printed value is longer than the limit of {MAX_STRING} bytes"))
+}
+
+/// The JSON text of a value, forcing everything inside it. A value inside
+/// itself is infinite recursion (Nix overflows its stack), reported at the
+/// attribute that holds it when that is known; the text is bounded by
+/// [`MAX_STRING`].
 pub fn to_json(ev: &mut Evaluator, v: &Value) -> EvalResult<String> {
     let mut out = String::new();
-    write_json(ev, v, &mut out)?;
+    write_json(ev, v, &mut out, &mut Walk::watching_from(WATCH_DEPTH))?;
     Ok(out)
 }
 
-fn write_json(ev: &mut Evaluator, v: &Value, out: &mut String) -> EvalResult<()> {
+fn write_json(ev: &mut Evaluator, v: &Value, out: &mut String, walk: &mut Walk) -> EvalResult<()> {
     match v {
         Value::Null => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
@@ -141,15 +272,19 @@ fn write_json(ev: &mut Evaluator, v: &Value, out: &mut String) -> EvalResult<()>
         Value::String(s) => json_string(s, out),
         Value::Path(p) => json_string(p, out),
         Value::List(items) => {
-            out.push('[');
-            for (i, t) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
+            let key = (items.as_ptr() as *const u8 as usize, 0);
+            ev.walk_into(walk, key, |ev, walk| {
+                out.push('[');
+                for (i, t) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    let x = ev.force(t)?;
+                    write_json(ev, &x, out, walk)?;
                 }
-                let x = ev.force(t)?;
-                stacker::maybe_grow(64 * 1024, 1024 * 1024, || write_json(ev, &x, out))?;
-            }
-            out.push(']');
+                out.push(']');
+                Ok(())
+            })?;
         }
         Value::Attrs(a) => {
             if a.contains("__toString") || a.contains("outPath") {
@@ -158,24 +293,36 @@ fn write_json(ev: &mut Evaluator, v: &Value, out: &mut String) -> EvalResult<()>
                 json_string(&s, out);
                 return Ok(());
             }
-            out.push('{');
-            for (i, (k, t)) in a.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
+            let key = (Rc::as_ptr(a) as usize, 0);
+            ev.walk_into(walk, key, |ev, walk| {
+                out.push('{');
+                for (i, (k, t)) in a.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    json_string(k, out);
+                    out.push(':');
+                    let in_attr = |e: Box<EvalError>| {
+                        let cycle = e.kind == ErrorKind::InfiniteRecursion;
+                        let e = e.context(format!("while evaluating the attribute '{k}'"), None);
+                        if cycle {
+                            e.at_if_unset(a.position(k))
+                        } else {
+                            e
+                        }
+                    };
+                    let x = ev.force(t).map_err(in_attr)?;
+                    write_json(ev, &x, out, walk).map_err(in_attr)?;
                 }
-                json_string(k, out);
-                out.push(':');
-                let x = ev.force(t).map_err(|e| e.context(format!("while evaluating the attribute '{k}'"), None))?;
-                stacker::maybe_grow(64 * 1024, 1024 * 1024, || write_json(ev, &x, out))
-                    .map_err(|e| e.context(format!("while evaluating the attribute '{k}'"), None))?;
-            }
-            out.push('}');
+                out.push('}');
+                Ok(())
+            })?;
         }
         Value::Lambda(_) | Value::Builtin(_) => {
             return err(ErrorKind::NotCoercible, "cannot convert a function to JSON")
         }
     }
-    Ok(())
+    check_string_len(out.len())
 }
 
 fn json_string(s: &str, out: &mut String) {

@@ -6,6 +6,7 @@ use std::rc::Rc;
 use super::{arg_context, Args, BuiltinDef};
 use crate::error::{err, ErrorKind, EvalError, EvalResult};
 use crate::eval::Evaluator;
+use crate::limits::check_list_len;
 use crate::repeat::Repeat;
 use crate::thunk::Thunk;
 use crate::value::{Attrs, Value};
@@ -31,6 +32,7 @@ pub const DEFS: &[BuiltinDef] = &[
 fn map(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
     let f = ev.force(&args[0])?;
     let list = ev.list(&args[1], "the second argument of map")?;
+    ev.reserve_list(list.len())?;
     Ok(Value::List(list.iter().map(|x| lazy_apply(ev, &f, x.clone())).collect()))
 }
 
@@ -69,7 +71,21 @@ fn gen_list(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
     if n < 0 {
         return err(ErrorKind::InvalidValue, format!("cannot create a list of size {n}"));
     }
+    ev.reserve_list(usize::try_from(n).unwrap_or(usize::MAX))?;
     Ok(Value::List((0..n).map(|i| lazy_apply(ev, &f, Thunk::value(Value::Int(i)))).collect()))
+}
+
+/// Room for `more` elements in a list being built: within the list limit,
+/// and the memory budget is asked each time the vector doubles.
+fn grow(ev: &Evaluator, out: &mut Vec<Thunk>, more: usize) -> EvalResult<()> {
+    let len = out.len().saturating_add(more);
+    check_list_len(len)?;
+    if len > out.capacity() {
+        let cap = len.max(2 * out.capacity());
+        ev.reserve(cap.saturating_mul(std::mem::size_of::<Thunk>()))?;
+        out.reserve_exact(cap - out.len());
+    }
+    Ok(())
 }
 
 /// `f x` as a list element: its value when that is cheap to know now, else
@@ -140,7 +156,9 @@ fn concat_lists(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
     let lists = ev.list(&args[0], "the argument of builtins.concatLists")?;
     let mut out = Vec::new();
     for l in lists.iter() {
-        out.extend_from_slice(&ev.list(l, "an element of the list passed to builtins.concatLists")?);
+        let l = ev.list(l, "an element of the list passed to builtins.concatLists")?;
+        grow(ev, &mut out, l.len())?;
+        out.extend_from_slice(&l);
     }
     Ok(Value::list(out))
 }
@@ -151,7 +169,10 @@ fn concat_map(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
     let mut out = Vec::new();
     for x in list.iter() {
         match f.call1(ev, x.clone())? {
-            Value::List(l) => out.extend_from_slice(&l),
+            Value::List(l) => {
+                grow(ev, &mut out, l.len())?;
+                out.extend_from_slice(&l)
+            }
             v => return Err(super::expected("the result of the function passed to builtins.concatMap", "a list", &v)),
         }
     }
@@ -176,7 +197,9 @@ fn partition(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
 }
 
 /// Breadth-first closure over `operator`, deduplicating on `key` with Nix's
-/// ordering, kept in a sorted vector for logarithmic membership tests.
+/// ordering: integer and string keys (the usual ones) in a hash set, other
+/// keys in a sorted vector for logarithmic membership tests. The closure is
+/// a list, so it is bounded by [`crate::limits::MAX_LIST`].
 fn generic_closure(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
     let params = ev.attrs(&args[0], "the argument of builtins.genericClosure")?;
     let start = params.get("startSet").cloned().ok_or_else(|| {
@@ -187,7 +210,7 @@ fn generic_closure(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
     })?;
     let op = ev.func(&op, "the operator of builtins.genericClosure")?;
     let mut queue: std::collections::VecDeque<Thunk> = ev.list(&start, "startSet")?.iter().cloned().collect();
-    let mut seen: Vec<Value> = Vec::new();
+    let mut seen = Keys::default();
     let mut out = Vec::new();
     while let Some(t) = queue.pop_front() {
         let item = arg_context(ev.attrs(&t, "an element of the closure"), "first", "genericClosure")?;
@@ -195,24 +218,10 @@ fn generic_closure(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
             EvalError::new(ErrorKind::MissingAttribute, "attribute 'key' required by builtins.genericClosure")
         })?;
         let key = ev.force(&key)?;
-        let mut lo = 0;
-        let mut hi = seen.len();
-        let mut found = false;
-        while lo < hi {
-            let mid = (lo + hi) / 2;
-            match crate::arith::compare(ev, &seen[mid], &key)? {
-                std::cmp::Ordering::Less => lo = mid + 1,
-                std::cmp::Ordering::Greater => hi = mid,
-                std::cmp::Ordering::Equal => {
-                    found = true;
-                    break;
-                }
-            }
-        }
-        if found {
+        if !seen.insert(ev, key)? {
             continue;
         }
-        seen.insert(lo, key);
+        grow(ev, &mut out, 1)?;
         out.push(t.clone());
         let next = ev.call1(&op, t)?;
         match next {
@@ -221,4 +230,49 @@ fn generic_closure(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
         }
     }
     Ok(Value::list(out))
+}
+
+/// The keys `genericClosure` has seen. Under Nix's ordering an integer
+/// equals only an equal integer (or float) and a string only an equal
+/// string, so while every key is an integer, or every key a string, a hash
+/// set answers; the first other key (a float, a list, or a string among
+/// integers, which Nix refuses to compare) moves all to a sorted vector.
+#[derive(Default)]
+struct Keys {
+    ints: std::collections::HashSet<i64>,
+    strings: std::collections::HashSet<crate::value::NixString>,
+    others: Option<Vec<Value>>,
+}
+
+impl Keys {
+    /// Adds `key`; false if an equal key was there.
+    fn insert(&mut self, ev: &mut Evaluator, key: Value) -> EvalResult<bool> {
+        if self.others.is_none() {
+            match &key {
+                Value::Int(i) if self.strings.is_empty() => return Ok(self.ints.insert(*i)),
+                Value::String(s) if self.ints.is_empty() => return Ok(self.strings.insert(s.clone())),
+                _ => {
+                    let mut ints: Vec<i64> = self.ints.drain().collect();
+                    ints.sort_unstable();
+                    let mut strings: Vec<_> = self.strings.drain().collect();
+                    strings.sort_unstable_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
+                    let all = ints.into_iter().map(Value::Int).chain(strings.into_iter().map(Value::String));
+                    self.others = Some(all.collect());
+                }
+            }
+        }
+        let seen = self.others.as_mut().expect("set above");
+        let mut lo = 0;
+        let mut hi = seen.len();
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            match crate::arith::compare(ev, &seen[mid], &key)? {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => return Ok(false),
+            }
+        }
+        seen.insert(lo, key);
+        Ok(true)
+    }
 }

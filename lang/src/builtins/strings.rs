@@ -10,6 +10,7 @@ use super::pure::{hash, regex::NixRegex, regex::SplitPart, versions};
 use super::{Args, BuiltinDef};
 use crate::error::{err, ErrorKind, EvalError, EvalResult};
 use crate::eval::{CoerceMode, Evaluator};
+use crate::limits::{check_string_len, push_bounded};
 use crate::path;
 use crate::thunk::Thunk;
 use crate::value::{Attrs, NixString, Value};
@@ -87,14 +88,18 @@ fn concat_strings_sep(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
             _ => break,
         }
     }
-    let known: usize = strings.iter().map(|s| s.len()).sum();
-    let mut out = String::with_capacity(known + sep.len() * list.len());
+    let known = strings.iter().fold(0usize, |n, s| n.saturating_add(s.len()));
+    let room = known.saturating_add(sep.len().saturating_mul(list.len().saturating_sub(1)));
+    // A lower bound of the result's length: the leading strings and every
+    // separator.
+    ev.reserve_string(room)?;
+    let mut out = String::with_capacity(room);
     for (i, t) in list.iter().enumerate() {
         if i > 0 {
-            out.push_str(&sep);
+            push_bounded(&mut out, &sep)?;
         }
         match strings.get(i) {
-            Some(s) => out.push_str(s),
+            Some(s) => push_bounded(&mut out, s)?,
             None => {
                 let v = ev.force(t)?;
                 ev.coerce_to_string(&v, CoerceMode::Interpolation, &mut out)?;
@@ -134,7 +139,9 @@ fn replace_strings(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
                             .to_string(),
                     );
                 }
-                out.extend_from_slice(to[i].as_deref().unwrap_or_default().as_bytes());
+                let to = to[i].as_deref().unwrap_or_default();
+                check_string_len(out.len().saturating_add(to.len()))?;
+                out.extend_from_slice(to.as_bytes());
                 if f.is_empty() {
                     if pos < bytes.len() {
                         out.push(bytes[pos]);
