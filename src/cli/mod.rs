@@ -14,6 +14,7 @@ mod interrupt;
 mod options;
 mod plan;
 mod rollback;
+mod status;
 mod summary;
 mod switch;
 mod tasks;
@@ -55,6 +56,8 @@ enum Command {
     Generations(generations::GenerationsArgs),
     /// Re-activate the previous (or --to N) recorded generation on every node: no evaluation, no transfer.
     Rollback(rollback::RollbackArgs),
+    /// Per node: the committed generation, a pending run, and drift (hand edits, stopped units); changes nothing.
+    Status(status::StatusArgs),
     /// List every certificate of the cluster with its expiry (from the deployer's secret store); --renew re-issues what is due.
     Certs(certs::CertsArgs),
 }
@@ -75,5 +78,6 @@ pub fn run() -> ExitCode {
         Command::Generations(args) => generations::run(args),
         Command::Rollback(args) => rollback::run(args),
         Command::Certs(args) => certs::run(args),
+        Command::Status(args) => status::run(args),
     }
 }

@@ -95,6 +95,15 @@ pub enum Event {
         node: String,
         message: String,
     },
+    /// A managed file edited or replaced by hand, or an enabled unit not
+    /// running: `switch` repairs it.
+    Drift {
+        node: String,
+        phase: String,
+        kind: String,
+        what: String,
+        why: String,
+    },
     /// Ctrl-C: no new batch starts; touched nodes are put back.
     Interrupted,
 }

@@ -77,7 +77,7 @@ pub async fn open<'h>(nodes: &[Reached<'h>], owner: &str, sink: &dyn Sink) -> Re
     let opened = join_all(nodes.iter().map(|r| async move {
         let node = Node::install_with_prefix(r.host, r.prefix).await?;
         let lock = node.lock(owner).await?;
-        let status = node.status().await?;
+        let status = node.status_verified().await?;
         Ok::<_, crate::node::NodeError>(Opened { name: r.host.name().to_string(), node, lock, status })
     }))
     .await;

@@ -22,7 +22,7 @@ use serde::Serialize;
 
 use super::plan::{Commit, NodeWork, Step};
 use crate::closure::{Phase, Source};
-use crate::node::{changed_files, plan_units, Manifest, NodeStatus, UnitPlan};
+use crate::node::{changed_files, plan_units, Drift, Manifest, NodeStatus, UnitPlan};
 use crate::store::Digest;
 
 /// One phase as recorded on the node when its current generation was
@@ -48,6 +48,8 @@ pub struct Deployed {
     pub recorded: BTreeMap<String, RecordedPhase>,
     /// Manifest of each linked phase (the live one).
     pub manifests: BTreeMap<String, Manifest>,
+    /// Hand edits and stopped units found on the node.
+    pub drift: Vec<Drift>,
 }
 
 /// A new phase, as the plan needs it.
@@ -138,9 +140,9 @@ impl NodePlan {
 }
 
 /// The cheap test that costs one round trip: committed hash == new hash,
-/// and no run moved a link since that commit.
+/// no run moved a link since that commit, and nothing drifted.
 pub fn node_unchanged(new_hash: &Digest, status: &NodeStatus) -> bool {
-    !status.pending && status.current.as_ref().is_some_and(|(_, h)| h == new_hash)
+    !status.pending && status.drift.is_empty() && status.current.as_ref().is_some_and(|(_, h)| h == new_hash)
 }
 
 /// Plan one changed node.
@@ -151,8 +153,9 @@ pub fn plan_node(new: &[PhaseInput<'_>], deployed: &Deployed) -> NodePlan {
         let rec = deployed.recorded.get(p.name);
         let link = deployed.links.get(p.name).copied();
         let old = link.and_then(|_| deployed.manifests.get(p.name));
+        let drift: Vec<&Drift> = deployed.drift.iter().filter(|d| d.phase == p.name).collect();
         let action = if p.activate {
-            let same = rec.is_some_and(|r| r.hash == p.hash && r.active && link == Some(r.generation));
+            let same = drift.is_empty() && rec.is_some_and(|r| r.hash == p.hash && r.active && link == Some(r.generation));
             if same {
                 PhaseAction::Unchanged
             } else {
@@ -171,9 +174,17 @@ pub fn plan_node(new: &[PhaseInput<'_>], deployed: &Deployed) -> NodePlan {
         let (files, units) = match action {
             PhaseAction::Activate => {
                 changed.extend(changed_files(old, Some(p.manifest)));
+                // a hand-edited file is replaced; what it triggers restarts
+                changed.extend(drift.iter().filter(|d| d.kind == "file").map(|d| PathBuf::from(&d.what)));
                 let mut units = plan_units(old.map_or(&[][..], |m| &m.units[..]), &p.manifest.units, &changed);
                 if interrupted(rec, link) {
                     restart_all(&mut units, old, p.manifest);
+                }
+                for d in drift.iter().filter(|d| d.kind == "unit") {
+                    let listed = [&units.start, &units.stop, &units.restart].iter().any(|l| l.contains(&d.what));
+                    if !listed && p.manifest.units.iter().any(|u| u.name == d.what && u.enable) {
+                        units.restart.push(d.what.clone());
+                    }
                 }
                 (FileDiff::between(old, Some(p.manifest)), units)
             }

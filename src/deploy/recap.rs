@@ -56,6 +56,8 @@ pub struct NodeRecap {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     pub rolled_back: Vec<String>,
+    /// Drift found (and, by `switch`, repaired): "phase: kind what why".
+    pub drift: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
@@ -148,6 +150,9 @@ impl Sink for Recap {
             }
             Event::PhaseFinished { phase, took } => d.phases.push((phase, took.as_secs_f64())),
             Event::Interrupted => d.interrupted = true,
+            Event::Drift { node: n, phase, kind, what, why } => {
+                node(d, &n).drift.push(format!("{phase}: {kind} {what} {why}"))
+            }
             _ => {}
         }
     }
@@ -186,6 +191,9 @@ impl RecapData {
                 let _ = write!(o, " rolled-back={}", n.rolled_back.join(","));
             }
             let _ = writeln!(o);
+            for d in &n.drift {
+                let _ = writeln!(o, "{:w$}     drift: {d}", "");
+            }
             if let Some(e) = &n.error {
                 for l in e.lines() {
                     let _ = writeln!(o, "{:w$}     {l}", "");

@@ -77,6 +77,7 @@ pub fn line(e: &Event, verbose: bool) -> Option<String> {
         Event::RollbackFailed { node, phase, message } => format!("[{node}] {phase}: ROLLBACK FAILED: {message}"),
         Event::Warning { node, message } => format!("[{node}] warning: {}", message.lines().next().unwrap_or("")),
         Event::Committed { node, generation } => format!("[{node}] committed generation {generation}"),
+        Event::Drift { node, phase, kind, what, why } => format!("[{node}] drift in {phase}: {kind} {what} {why}"),
         Event::Interrupted => "interrupted: no new work starts; putting touched nodes back".to_string(),
         _ => return None,
     })

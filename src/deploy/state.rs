@@ -64,6 +64,7 @@ pub async fn read_deployed(node: &Node<'_>, status: &NodeStatus) -> Result<Deplo
         committed: status.current.clone(),
         next: status.next,
         links: status.phases.clone(),
+        drift: status.drift.clone(),
         ..Default::default()
     };
     if status.current.is_none() && status.phases.is_empty() {

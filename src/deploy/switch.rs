@@ -189,6 +189,17 @@ async fn gather_and_plan(
     nodes: &[Opened<'_>],
     sink: &dyn Sink,
 ) -> Result<Plan, String> {
+    for o in nodes {
+        for d in &o.status.drift {
+            sink.emit(Event::Drift {
+                node: o.name.clone(),
+                phase: d.phase.clone(),
+                kind: d.kind.clone(),
+                what: d.what.clone(),
+                why: d.why.clone(),
+            });
+        }
+    }
     let changed: Vec<&Opened<'_>> =
         nodes.iter().filter(|o| !planner::node_unchanged(&closures.nodes[&o.name].hash, &o.status)).collect();
     let states = join_all(changed.iter().map(|o| state::read_deployed(&o.node, &o.status))).await;

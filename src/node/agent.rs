@@ -40,6 +40,27 @@ pub struct NodeStatus {
     pub phases: BTreeMap<String, u64>,
     /// A link moved since the last commit (a run died or was cut off).
     pub pending: bool,
+    /// What differs from the linked generations (only from
+    /// [`Node::status_verified`]).
+    pub drift: Vec<Drift>,
+}
+
+/// One difference between a node and its linked generations: a managed
+/// file replaced or edited by hand, or an enabled unit not running.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Drift {
+    pub phase: String,
+    /// "file" or "unit".
+    pub kind: String,
+    /// The managed path or the unit name.
+    pub what: String,
+    pub why: String,
+}
+
+impl std::fmt::Display for Drift {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {} {} {}", self.phase, self.kind, self.what, self.why)
+    }
 }
 
 /// The node program on one host. Create with [`Node::install`].
@@ -131,7 +152,16 @@ impl<'h> Node<'h> {
 
     /// Committed generation, next free number, phase links.
     pub async fn status(&self) -> Result<NodeStatus, NodeError> {
-        let out = self.run(&["status"], None).await?;
+        self.status_with(&["status"]).await
+    }
+
+    /// [`Node::status`] plus every [`Drift`] from the linked generations.
+    pub async fn status_verified(&self) -> Result<NodeStatus, NodeError> {
+        self.status_with(&["status", "--verify"]).await
+    }
+
+    async fn status_with(&self, args: &[&str]) -> Result<NodeStatus, NodeError> {
+        let out = self.run(args, None).await?;
         let text = out.stdout_str();
         let mut st = NodeStatus::default();
         let bad = || NodeError::Protocol {
@@ -140,6 +170,18 @@ impl<'h> Node<'h> {
             answer: text.clone(),
         };
         for line in text.lines() {
+            if let Some(d) = line.strip_prefix("drift\t") {
+                match d.splitn(4, '\t').collect::<Vec<_>>().as_slice() {
+                    [phase, kind, what, why] => st.drift.push(Drift {
+                        phase: phase.to_string(),
+                        kind: kind.to_string(),
+                        what: what.to_string(),
+                        why: why.to_string(),
+                    }),
+                    _ => return Err(bad()),
+                }
+                continue;
+            }
             let w: Vec<&str> = line.split(' ').collect();
             match w.as_slice() {
                 ["current", "none"] => {}

@@ -15,12 +15,29 @@ die() { printf 'kdeploy-node: %s\n' "$*" >&2; exit 1; }
 is_hash() { case $1 in *[!0-9a-f]* | '') return 1 ;; esac; [ ${#1} -eq 64 ]; }
 is_gen() { case $1 in *[!0-9]* | '') return 1 ;; esac; }
 is_name() { case $1 in *[!A-Za-z0-9._@-]* | '' | .* | -*) return 1 ;; esac; }
+# Absolute, normalised, printable, and not where the node's own state or
+# the kernel's views live (the deployer refuses these too; a node trusts
+# no one).
+CTRL=$(printf '[\001-\037\177]')
 is_path() {
     case $1 in
-    /*/../* | */.. | /*/./* | */. | *//* | /) return 1 ;;
+    /*/../* | */.. | /*/./* | */. | *//* | */ | /) return 1 ;;
+    /var/lib/kdeploy | /var/lib/kdeploy/* | /proc | /proc/* | /sys | /sys/* | /dev | /dev/*) return 1 ;;
+    *$CTRL*) return 1 ;;
     /*) return 0 ;;
     *) return 1 ;;
     esac
+}
+is_mode() { case $1 in [0-7][0-7][0-7] | [0-7][0-7][0-7][0-7]) return 0 ;; *) return 1 ;; esac; }
+# A user or group: a name as useradd takes it, or a numeric id.
+is_owner() { case $1 in *[!A-Za-z0-9._-]* | '' | -*) return 1 ;; esac; }
+# Size, mtime, mode and owner of each file of manifest $2 below directory $1
+# (a generation's files/), one `path TAB stat` line each, sorted: recorded
+# at stage, compared by `verify`.
+file_stats() {
+    file_paths "$2" | sort | while IFS= read -r path; do
+        printf '%s\t%s\n' "$path" "$(stat -c '%s %Y %a %U %G' "$1$path" 2>/dev/null || echo missing)"
+    done
 }
 UID_=''
 is_root() {
@@ -105,6 +122,7 @@ cmd_put() {
     got=${got%% *}
     [ "$got" = "$2" ] || die "blob $1 rejected: sha256 of the received bytes is $got, expected $2"
     chmod 0444 "$t"
+    sync "$t"
     mv -f "$t" "$R/store/$1"
     trap - EXIT
 }
@@ -126,6 +144,7 @@ cmd_put_secret() {
     cat >"$t"
     got=$(wc -c <"$t")
     [ "$got" -eq "$2" ] || die "secret $1 rejected: received $got bytes, expected $2"
+    sync "$t"
     mv -f "$t" "$R/secrets/$1"
     trap - EXIT
 }
@@ -147,34 +166,33 @@ cmd_stage() {
     mv "$m" "$g/manifest"
     trap - EXIT
     entries "$g/manifest" f | while IFS=$TAB read -r _ mode owner group h path; do
-        is_hash "$h" && is_path "$path" || die "stage: bad file line for '$path'"
+        is_hash "$h" && is_path "$path" && is_mode "$mode" && is_owner "$owner" && is_owner "$group" ||
+            die "stage: bad file line for '$path'"
         blob=$R/store/$h
         [ -f "$blob" ] || blob=$R/secrets/$h
         [ -f "$blob" ] || die "stage: blob $h of $path is not in the store"
         dst=$g/files$path
         mkdir -p "${dst%/*}"
-        # One materialised copy per (blob, mode, owner, group), hard-linked
-        # into every generation that uses it: generations cost no space for
-        # files they share (a node's disk would otherwise fill up with a copy
-        # of every binary per switch).
-        # Created 0600 (umask 077), then owner, then mode: a file of a secret
-        # is never readable by anyone but root before it has its owner.
+        # Every generation has its own copy (a reflink where the file system
+        # can): a hand edit through a managed path changes the live
+        # generation only -- never the store or another generation -- and
+        # `verify` sees it. Created 0600 (umask 077), then owner, then mode:
+        # a file of a secret is never readable by anyone but root before it
+        # has its owner.
         umask 077
-        obj=$R/objects/$h.$mode.$owner.$group
-        if [ ! -f "$obj" ]; then
-            mkdir -p "$R/objects"
-            cp "$blob" "$obj.tmp.$$"
-            if is_root; then chown "$owner:$group" "$obj.tmp.$$"; fi
-            chmod "$mode" "$obj.tmp.$$"
-            mv -f "$obj.tmp.$$" "$obj"
-        fi
-        ln -f "$obj" "$dst.tmp" 2>/dev/null || cp -p "$obj" "$dst.tmp"
+        cp --reflink=auto "$blob" "$dst.tmp"
+        if is_root; then chown "$owner:$group" "$dst.tmp"; fi
+        chmod "$mode" "$dst.tmp"
         mv -f "$dst.tmp" "$dst"
         umask 022
     done
     entries "$g/manifest" d | while IFS=$TAB read -r _ mode owner group path; do
-        is_path "$path" || die "stage: bad directory '$path'"
+        is_path "$path" && is_mode "$mode" && is_owner "$owner" && is_owner "$group" ||
+            die "stage: bad directory line for '$path'"
     done
+    file_stats "$g/files" "$g/manifest" >"$g/stat"
+    # On disk before anything can point at it.
+    sync -f "$g/stat"
     : >"$g/.complete"
 }
 
@@ -280,6 +298,45 @@ cmd_status() {
 # A non-empty stdin is GEN's phase record (`kdeploy-phases`: one
 # `name TAB hash TAB generation TAB active` line per phase), written first;
 # an empty one keeps the record GEN has (a rollback returns to it).
+# verify: what differs on this node from its linked generations, one
+# tab-separated line each: `drift PHASE file PATH WHY` (the managed path is
+# not kdeploy's link any more, or the file's size, mtime, mode or owner
+# changed since it was staged) or `drift PHASE unit NAME inactive` (an
+# enabled unit that is not running). Changes nothing.
+cmd_verify() {
+    [ -d "$R/phases" ] || return 0
+    for l in "$R"/phases/*; do
+        [ -L "$l" ] || continue
+        ph=${l##*/}
+        m=$l/manifest
+        file_paths "$m" | while IFS= read -r path; do
+            t=$(readlink "$P$path" 2>/dev/null || true)
+            [ "$t" = "$R/phases/$ph/files$path" ] ||
+                printf 'drift\t%s\tfile\t%s\treplaced by something else\n' "$ph" "$path"
+        done
+        if [ -f "$l/stat" ]; then
+            file_stats "$l/files" "$m" | diff "$l/stat" - | while IFS= read -r d; do
+                case $d in
+                ">"*) d=${d#> }; printf 'drift\t%s\tfile\t%s\tedited (size, time, mode or owner)\n' "$ph" "${d%%"$TAB"*}" ;;
+                esac
+            done
+        else
+            # staged by an older node program: compare bytes with the store
+            entries "$m" f | while IFS=$TAB read -r _ _ _ _ h path; do
+                b=$R/store/$h
+                [ -f "$b" ] || b=$R/secrets/$h
+                cmp -s "$l/files$path" "$b" ||
+                    printf 'drift\t%s\tfile\t%s\tedited (content)\n' "$ph" "$path"
+            done
+        fi
+        entries "$m" u | while IFS=$TAB read -r _ u _ enable _; do
+            [ "$enable" = 1 ] || continue
+            systemctl is-active --quiet -- "$u" 2>/dev/null ||
+                printf 'drift\t%s\tunit\t%s\tinactive\n' "$ph" "$u"
+        done
+    done
+}
+
 cmd_commit() {
     [ $# -eq 2 ] && is_gen "$1" && is_hash "$2" || die "usage: commit GEN NODE-HASH <PHASE-RECORD"
     d=$R/generations/$1
@@ -295,6 +352,8 @@ cmd_commit() {
     printf '%s %s\n' "$1" "$2" >"$R/current.tmp"
     mv -f "$R/current.tmp" "$R/current"
     rm -f "$R/pending"
+    # A committed generation survives a power cut.
+    sync -f "$R/current"
 }
 
 # state: what a changed node's plan needs in one round trip -- the phase
@@ -422,7 +481,10 @@ put-secret) cmd_put_secret "$@" ;;
 stage) cmd_stage "$@" ;;
 switch) cmd_switch "$@" ;;
 rollback-phase) [ $# -eq 2 ] || die "usage: rollback-phase PHASE GEN|none"; cmd_switch "$2" "$1" ;;
-status | current) cmd_status ;;
+status | current)
+    cmd_status
+    if [ "${1:-}" = --verify ]; then cmd_verify; fi ;;
+verify) cmd_verify ;;
 commit) cmd_commit "$@" ;;
 state) cmd_state ;;
 phase-record) cmd_phase_record "$@" ;;
@@ -430,5 +492,5 @@ list-generations) cmd_list_generations ;;
 manifest) cmd_manifest "$@" ;;
 journal) [ $# -ge 1 ] || die "usage: journal UNIT [LINES]"; cmd_journal "$@" ;;
 units) cmd_units "$@" ;;
-*) die "unknown command '$cmd' (lock have put put-secret stage switch rollback-phase status commit state phase-record list-generations manifest journal units)" ;;
+*) die "unknown command '$cmd' (lock have put put-secret stage switch rollback-phase status verify commit state phase-record list-generations manifest journal units)" ;;
 esac

@@ -11,7 +11,7 @@ pub mod manifest;
 pub mod plan;
 pub mod script;
 
-pub use agent::{Node, NodeError, NodeStatus};
+pub use agent::{Drift, Node, NodeError, NodeStatus};
 pub use lock::NodeLock;
 pub use manifest::{changed_files, DirEntry, FileEntry, Manifest};
 pub use plan::{plan_units, unit_action, Action, OnChange, UnitPlan, UnitSpec};
