@@ -1,6 +1,6 @@
 //! Command-line definition (clap) and dispatch. Exit codes: 0 success,
 //! 1 evaluation error, 2 usage error, 3 deploy failed (rolled back) or a
-//! node locked by another run, 4 a node unreachable.
+//! node locked by another run, 4 a node unreachable, 130 interrupted.
 
 use std::process::ExitCode;
 
@@ -35,7 +35,7 @@ pub const EXIT_INTERRUPTED: u8 = 130;
     name = "kdeploy",
     version,
     about = "Declarative Kubernetes clusters: a pure configuration language, hashed per-node closures, atomic switch over SSH.",
-    after_help = "Exit codes: 0 success, 1 evaluation error, 2 usage error, 3 deploy failed (rolled back) or node locked, 4 node unreachable."
+    after_help = "Exit codes: 0 success, 1 evaluation error, 2 usage error, 3 deploy failed (rolled back) or node locked, 4 node unreachable, 130 interrupted by Ctrl-C (touched nodes rolled back)."
 )]
 struct Cli {
     #[command(subcommand)]
