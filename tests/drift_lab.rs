@@ -35,10 +35,12 @@ fn hand_edits_are_reported_kept_out_of_the_store_and_repaired() {
     assert_eq!(j["nodes"]["k8s-worker01"]["drift"], serde_json::json!([]));
 
     // the hand edits
-    ssh(2, "echo '# edited by hand' >> /etc/containerd/config.toml");
+    let marker = format!("edited by hand {:?}", std::time::SystemTime::now());
+    ssh(2, &format!("echo '# {marker}' >> /etc/containerd/config.toml"));
     ssh(3, "systemctl stop etcd");
     let started = active_since(2, "containerd");
-    let marked = ssh(2, "grep -rl 'edited by hand' /var/lib/kdeploy/store /var/lib/kdeploy/generations || true");
+    let grep = format!("grep -rlF '{marker}' /var/lib/kdeploy/store /var/lib/kdeploy/generations || true");
+    let marked = ssh(2, &grep);
     let live = ssh(2, "readlink -f /etc/containerd/config.toml");
     assert_eq!(marked.trim(), live.trim(), "the edit reached more than the live generation:\n{marked}");
 
@@ -49,7 +51,7 @@ fn hand_edits_are_reported_kept_out_of_the_store_and_repaired() {
     assert!(drift("k8s-worker02").contains("etcd.service"), "{}", text(&out));
     assert_eq!(drift("k8s-master"), "[]");
     // status changed nothing
-    assert!(ssh(2, "cat /etc/containerd/config.toml").contains("edited by hand"));
+    assert!(ssh(2, "cat /etc/containerd/config.toml").contains(&marker));
     assert!(ssh(3, "systemctl is-active etcd").contains("inactive"));
 
     let (out, j) = switch(&p.base());
@@ -58,7 +60,9 @@ fn hand_edits_are_reported_kept_out_of_the_store_and_repaired() {
     assert!(t.contains("drift"), "{t}");
     assert!(j["nodes"]["k8s-worker01"]["drift"].to_string().contains("/etc/containerd/config.toml"), "{t}");
     assert_eq!(j["nodes"]["k8s-worker01"]["status"], "changed", "{t}");
-    assert!(!ssh(2, "cat /etc/containerd/config.toml").contains("edited by hand"));
+    assert!(!ssh(2, "cat /etc/containerd/config.toml").contains(&marker));
+    // the generation it left (now a rollback target) is as it was staged
+    assert_eq!(ssh(2, &grep).trim(), "", "the hand edit is still in a generation");
     assert_ne!(active_since(2, "containerd"), started, "containerd still runs the hand-edited config");
     assert_deployed(&p.base());
     let (out, _) = status(&p);

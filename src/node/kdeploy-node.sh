@@ -196,6 +196,34 @@ cmd_stage() {
     : >"$g/.complete"
 }
 
+# heal DIR: put back, from the store, every file of staged phase DIR that
+# was edited by hand (its stat differs from the one recorded at stage):
+# the generation a switch leaves is a rollback target and must be as it
+# was staged.
+heal() {
+    [ -f "$1/stat" ] || return 0
+    file_stats "$1/files" "$1/manifest" | diff "$1/stat" - | while IFS= read -r d; do
+        case $d in ">"*) ;; *) continue ;; esac
+        d=${d#> }
+        path=${d%%"$TAB"*}
+        line=$(entries "$1/manifest" f | awk -F"$TAB" -v p="$path" '$6 == p' | head -n 1)
+        [ -n "$line" ] || continue
+        IFS=$TAB read -r _ mode owner group h _ <<EOL
+$line
+EOL
+        b=$R/store/$h
+        [ -f "$b" ] || b=$R/secrets/$h
+        [ -f "$b" ] || continue
+        umask 077
+        cp --reflink=auto "$b" "$1/files$path.tmp"
+        if is_root; then chown "$owner:$group" "$1/files$path.tmp"; fi
+        chmod "$mode" "$1/files$path.tmp"
+        mv -f "$1/files$path.tmp" "$1/files$path"
+        umask 022
+    done
+    file_stats "$1/files" "$1/manifest" >"$1/stat"
+}
+
 # switch GEN|none PHASE: point phases/PHASE at generations/GEN/PHASE with one
 # rename, then fix up the managed symlinks and directories.
 cmd_switch() {
@@ -212,7 +240,11 @@ cmd_switch() {
     # prints `pending`): the deployer then never takes it as unchanged.
     [ -f "$R/pending" ] || : >"$R/pending"
     oldm=''
-    if [ -L "$link" ]; then oldm=$R/generations/$(readlink "$link" | cut -d/ -f3)/$ph/manifest; fi
+    if [ -L "$link" ]; then
+        oldg=$R/generations/$(readlink "$link" | cut -d/ -f3)/$ph
+        oldm=$oldg/manifest
+        heal "$oldg"
+    fi
     # 1. directories (created or fixed; never removed: they may hold data)
     entries "$newm" d | while IFS=$TAB read -r _ mode owner group path; do
         mkdir -p "$P$path"
