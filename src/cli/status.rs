@@ -120,8 +120,10 @@ pub fn run(args: StatusArgs) -> ExitCode {
     match args.output {
         OutputFormat::Json => println!(
             "{}",
-            serde_json::to_string_pretty(&serde_json::json!({"cluster": latest.cluster, "generation": latest.number, "nodes": reports}))
-                .expect("status serialises")
+            serde_json::to_string_pretty(
+                &serde_json::json!({"cluster": latest.cluster, "generation": latest.number, "nodes": reports})
+            )
+            .expect("status serialises")
         ),
         OutputFormat::Text => print!("{}", text(&latest.cluster, latest.number, &reports)),
     }

@@ -155,7 +155,8 @@ pub fn plan_node(new: &[PhaseInput<'_>], deployed: &Deployed) -> NodePlan {
         let old = link.and_then(|_| deployed.manifests.get(p.name));
         let drift: Vec<&Drift> = deployed.drift.iter().filter(|d| d.phase == p.name).collect();
         let action = if p.activate {
-            let same = drift.is_empty() && rec.is_some_and(|r| r.hash == p.hash && r.active && link == Some(r.generation));
+            let same =
+                drift.is_empty() && rec.is_some_and(|r| r.hash == p.hash && r.active && link == Some(r.generation));
             if same {
                 PhaseAction::Unchanged
             } else {
