@@ -16,7 +16,7 @@ mod ir;
 pub mod limits;
 mod load;
 mod lower;
-mod parse;
+pub mod parse;
 pub mod path;
 pub mod print;
 mod repeat;

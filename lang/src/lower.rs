@@ -31,19 +31,37 @@ pub struct Lowerer<'a> {
     file_name: String,
     globals: &'a HashMap<NixString, Value>,
     scopes: Vec<Scope>,
+    /// For each name bound by a frame in `scopes`, the positions of those
+    /// frames, innermost last; and the positions of the `with`s. Resolving
+    /// a name is then a lookup, not a walk of every enclosing scope (which
+    /// made 10000 nested `let`s and many names quadratic).
+    bound: HashMap<NixString, Vec<usize>>,
+    with_positions: Vec<usize>,
+    /// The `with` depths made last for a variable, shared by the variables
+    /// of the same scope: (scope count, skip, `withs` made) → depths.
+    with_cache: RefCell<Option<((usize, usize, usize), Rc<[u32]>)>>,
 }
 
 /// Resolves where a name lives: in a frame, behind `with`s, or nowhere.
 enum Resolved {
     Local(u32, u32),
     Global(Value),
-    With(Vec<u32>),
+    With(Rc<[u32]>),
     Unbound,
 }
 
 impl<'a> Lowerer<'a> {
     pub fn new(file: FileId, file_path: &str, file_name: String, globals: &'a HashMap<NixString, Value>) -> Self {
-        Lowerer { file, dir: path::dir_of(file_path), file_name, globals, scopes: Vec::new() }
+        Lowerer {
+            file,
+            dir: path::dir_of(file_path),
+            file_name,
+            globals,
+            scopes: Vec::new(),
+            bound: HashMap::new(),
+            with_positions: Vec::new(),
+            with_cache: RefCell::new(None),
+        }
     }
 
     fn span(&self, node: &impl AstNode<Language = rnix::NixLanguage>) -> Span {
@@ -58,36 +76,77 @@ impl<'a> Lowerer<'a> {
         }
     }
 
-    fn resolve(&self, name: &str, skip: usize) -> Resolved {
-        let mut withs = Vec::new();
-        for (depth, scope) in self.scopes.iter().rev().enumerate() {
-            if depth < skip {
-                continue;
+    fn push_scope(&mut self, scope: Scope) {
+        let at = self.scopes.len();
+        match &scope {
+            Scope::Frame(names) => {
+                for name in names.keys() {
+                    self.bound.entry(name.clone()).or_default().push(at);
+                }
             }
-            match scope {
-                Scope::Frame(names) => {
-                    if let Some(&i) = names.get(name) {
-                        return Resolved::Local(depth as u32, i);
+            Scope::With => self.with_positions.push(at),
+        }
+        self.scopes.push(scope);
+    }
+
+    fn pop_scope(&mut self) {
+        match self.scopes.pop() {
+            Some(Scope::Frame(names)) => {
+                for name in names.keys() {
+                    if let Some(at) = self.bound.get_mut(name) {
+                        at.pop();
+                        if at.is_empty() {
+                            self.bound.remove(name);
+                        }
                     }
                 }
-                Scope::With => withs.push(depth as u32),
+            }
+            Some(Scope::With) => {
+                self.with_positions.pop();
+            }
+            None => {}
+        }
+        // Depths are relative to the innermost scope: made anew from here.
+        self.with_cache.replace(None);
+    }
+
+    /// Where `name` lives, ignoring the innermost `skip` scopes: the
+    /// innermost frame binding it, else a builtin, else the enclosing
+    /// `with`s (innermost first), else nowhere.
+    fn resolve(&self, name: &str, skip: usize) -> Resolved {
+        let top = self.scopes.len();
+        let visible = top.saturating_sub(skip);
+        if let Some(at) = self.bound.get(name) {
+            let i = at.partition_point(|&p| p < visible);
+            if i > 0 {
+                let pos = at[i - 1];
+                let Scope::Frame(names) = &self.scopes[pos] else { unreachable!("bound by a frame") };
+                return Resolved::Local((top - 1 - pos) as u32, names[name]);
             }
         }
         if let Some(v) = self.globals.get(name) {
             return Resolved::Global(v.clone());
         }
-        if withs.is_empty() {
-            Resolved::Unbound
-        } else {
-            Resolved::With(withs)
+        let n = self.with_positions.partition_point(|&p| p < visible);
+        if n == 0 {
+            return Resolved::Unbound;
         }
+        let key = (top, skip, n);
+        if let Some((k, withs)) = &*self.with_cache.borrow() {
+            if *k == key {
+                return Resolved::With(withs.clone());
+            }
+        }
+        let withs: Rc<[u32]> = self.with_positions[..n].iter().rev().map(|&p| (top - 1 - p) as u32).collect();
+        self.with_cache.replace(Some((key, withs.clone())));
+        Resolved::With(withs)
     }
 
     fn var(&self, name: &str, span: Span, skip: usize) -> EvalResult<ExprRef> {
         Ok(Rc::new(match self.resolve(name, skip) {
             Resolved::Local(depth, index) => Expr::Local { depth, index, span },
             Resolved::Global(v) => Expr::Const(v),
-            Resolved::With(withs) => Expr::WithVar { name: name.into(), withs: withs.into(), span },
+            Resolved::With(withs) => Expr::WithVar { name: name.into(), withs, span },
             Resolved::Unbound => {
                 let candidates = self.visible_names();
                 let mut e = EvalError::new(ErrorKind::UndefinedVariable, format!("undefined variable '{name}'"))
@@ -159,9 +218,9 @@ impl<'a> Lowerer<'a> {
             }
             ast::Expr::With(w) => {
                 let namespace = self.lower(&child(w.namespace(), span)?, None)?;
-                self.scopes.push(Scope::With);
+                self.push_scope(Scope::With);
                 let body = self.lower(&child(w.body(), span)?, None);
-                self.scopes.pop();
+                self.pop_scope();
                 Rc::new(Expr::With { namespace, body: body?, span })
             }
             ast::Expr::Lambda(l) => self.lambda(l, span, name)?,
@@ -401,7 +460,7 @@ impl<'a> Lowerer<'a> {
     fn plain_tree(&mut self, tree: &Tree) -> EvalResult<AttrsDef> {
         let hidden = !tree.sources.is_empty();
         if hidden {
-            self.scopes.push(Scope::Frame(HashMap::new()));
+            self.push_scope(Scope::Frame(HashMap::new()));
         }
         let result = (|| {
             let frame = tree.sources.iter().map(|s| self.lower(s, None)).collect::<EvalResult<Vec<_>>>()?;
@@ -415,7 +474,7 @@ impl<'a> Lowerer<'a> {
             Ok(AttrsDef { frame: hidden.then_some(frame), statics, dynamics })
         })();
         if hidden {
-            self.scopes.pop();
+            self.pop_scope();
         }
         result
     }
@@ -441,7 +500,7 @@ impl<'a> Lowerer<'a> {
         for (i, (name, _, _)) in tree.statics.iter().enumerate() {
             names.insert(name.clone(), i as u32);
         }
-        self.scopes.push(Scope::Frame(names));
+        self.push_scope(Scope::Frame(names));
         let result = (|| {
             let base = tree.statics.len();
             let mut frame = Vec::new();
@@ -454,7 +513,7 @@ impl<'a> Lowerer<'a> {
             }
             Ok((frame, inner(self)?))
         })();
-        self.scopes.pop();
+        self.pop_scope();
         result
     }
 
@@ -488,9 +547,9 @@ impl<'a> Lowerer<'a> {
                 let id = child(ip.ident(), span)?;
                 let mut names = HashMap::new();
                 names.insert(NixString::from(ident_text(&id)), 0);
-                self.scopes.push(Scope::Frame(names));
+                self.push_scope(Scope::Frame(names));
                 let body = self.lower(&child(l.body(), span)?, None);
-                self.scopes.pop();
+                self.pop_scope();
                 Lambda { param: Param::Ident, body: body?, span, name: name.cloned() }
             }
             ast::Param::Pattern(p) => {
@@ -525,7 +584,7 @@ impl<'a> Lowerer<'a> {
                     }
                     None => false,
                 };
-                self.scopes.push(Scope::Frame(names));
+                self.push_scope(Scope::Frame(names));
                 let result = (|| -> EvalResult<(Vec<Formal>, ExprRef)> {
                     let mut formals = Vec::new();
                     for (n, default, fspan) in formal_nodes {
@@ -538,7 +597,7 @@ impl<'a> Lowerer<'a> {
                     let body = self.lower(&child(l.body(), span)?, None)?;
                     Ok((formals, body))
                 })();
-                self.scopes.pop();
+                self.pop_scope();
                 let (formals, body) = result?;
                 let pattern = Pattern { formals, ellipsis: p.ellipsis_token().is_some(), bind };
                 Lambda { param: Param::Pattern(Rc::new(pattern)), body, span, name: name.cloned() }

@@ -86,17 +86,36 @@ mod tests {
     fn same_trees_as_rnix() {
         for (name, text) in texts() {
             let ours = parse(&text);
+            if ours.too_deep.is_some() {
+                // Past the bound, by design (and rnix takes quadratic time).
+                assert!(name.ends_with("nesting-too-deep.nix"), "{name} is too deep");
+                continue;
+            }
             let theirs = rnix::Root::parse(&text);
+            if theirs.errors().contains(&ParseError::RecursionLimitExceeded) {
+                // rnix gives up past 512 levels of `parse_expr`.
+                assert!(!ours.errors.contains(&ParseError::RecursionLimitExceeded), "{name}");
+                continue;
+            }
             assert_eq!(format!("{:#?}", ours.root.syntax()), format!("{:#?}", theirs.syntax()), "{name}");
             assert_eq!(ours.errors, theirs.errors(), "{name}");
-            assert!(ours.too_deep.is_none());
         }
     }
 
     #[test]
     fn nesting_is_bounded_and_located() {
         let n = MAX_NESTING as usize;
-        for (open, close) in [("[", "]"), ("(", ")"), ("-", ""), ("!", ""), ("{a=", ";}"), ("[1]++", "")] {
+        for (open, close) in [
+            ("[", "]"),
+            ("(", ")"),
+            ("-", ""),
+            ("!", ""),
+            ("{a=", ";}"),
+            ("[1]++", ""),
+            ("1+", ""),
+            ("f ", ""),
+            ("a?b+", ""),
+        ] {
             let text = format!("{}1{}", open.repeat(n + 5), close.repeat(n + 5));
             let p = parse(&text);
             let at = p.too_deep.unwrap_or_else(|| panic!("{open}: not refused"));

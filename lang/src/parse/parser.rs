@@ -6,12 +6,16 @@
 //!   table that re-hashes whole subtrees whenever it grows, so a deep tree
 //!   (`[[[[…]]]]`, `- - - 1`, `f 1 1 1 …`, `1+1+1…`) took time quadratic in
 //!   its depth: 100000 levels took minutes.
-//! - Every way the parser recurses counts towards one nesting depth, bounded
-//!   by [`MAX_NESTING`]; rnix bounded only `parse_expr` (at 512), so nested
-//!   lists, unary operators, right-associative operators (`++`, `//`, `->`)
-//!   and `or` defaults recursed without bound. Past the bound the rest of the
-//!   input becomes an error node, as rnix does, and [`Parsed::too_deep`]
-//!   says where. Each level may also grow the stack on the heap (`stacker`).
+//! - Every way the tree gets deeper counts towards one nesting depth,
+//!   bounded by [`MAX_NESTING`]; rnix bounded only `parse_expr` (at 512),
+//!   so nested lists, unary operators, right-associative operators (`++`,
+//!   `//`, `->`) and `or` defaults recursed without bound, and chains of
+//!   left-associative operators and arguments (`1+1+…`, `f 1 1 …`), which
+//!   it parses in a loop, made trees as deep as they are long (which
+//!   lowering, evaluation and dropping the tree then recurse over). Past
+//!   the bound the rest of the input becomes an error node, as rnix does,
+//!   and [`Parsed::too_deep`] says where. Each level may also grow the
+//!   stack on the heap (`stacker`).
 //!
 //! Within the bound it builds exactly rnix's trees (tested against it).
 
@@ -28,9 +32,11 @@ use super::tokenizer::Token;
 
 /// How deeply constructs may nest: each bracket, each `let`/`with`/`if`/
 /// `assert`/function body, each attribute value, each interpolation, each
-/// unary operator and each right-associative operator (`++`, `//`, `->`,
-/// `<|`) of a chain is one level. Nix 2.8's parser gives up ("memory
-/// exhausted") between 5000 and 10000 levels, depending on the construct.
+/// unary operator, and each operator or argument of a chain (`a ++ b ++
+/// c`, `1 + 2 + 3`, `f x y`) is one level. Nix 2.8's parser gives up
+/// ("memory exhausted") between 5000 and 10000 levels of nesting, but
+/// takes left-associative chains of any length; kdeploy counts those too,
+/// since evaluating one recurses as deeply as it is long.
 pub const MAX_NESTING: u32 = 10_000;
 
 /// A set of token kinds (rnix's is private to it).
@@ -637,12 +643,17 @@ where
     }
     fn parse_fn(&mut self) -> Checkpoint {
         let checkpoint = self.parse_simple();
-
+        let mut links = 0;
         while self.peek().map(|t| t.is_fn_arg()).unwrap_or(false) {
+            if !self.enter() {
+                break;
+            }
+            links += 1;
             self.start_node_at(checkpoint, NODE_APPLY);
             self.parse_simple();
             self.finish_node();
         }
+        self.depth -= links;
         checkpoint
     }
     fn parse_negate(&mut self) -> Checkpoint {
@@ -672,12 +683,18 @@ where
     }
     fn parse_left_assoc(&mut self, next: fn(&mut Self) -> Checkpoint, ops: TokenSet) -> Checkpoint {
         let checkpoint = next(self);
+        let mut links = 0;
         while self.peek().map(|t| ops.contains(t)).unwrap_or(false) {
+            if !self.enter() {
+                break;
+            }
+            links += 1;
             self.start_node_at(checkpoint, NODE_BIN_OP);
             self.bump();
             next(self);
             self.finish_node();
         }
+        self.depth -= links;
         checkpoint
     }
     fn parse_right_assoc(&mut self, next: fn(&mut Self) -> Checkpoint, ops: TokenSet) -> Checkpoint {
@@ -695,12 +712,18 @@ where
     }
     fn parse_hasattr(&mut self) -> Checkpoint {
         let checkpoint = self.parse_negate();
+        let mut links = 0;
         while self.peek().map(|t| t == T![?]).unwrap_or(false) {
+            if !self.enter() {
+                break;
+            }
+            links += 1;
             self.start_node_at(checkpoint, NODE_HAS_ATTR);
             self.bump();
             self.parse_attrpath();
             self.finish_node();
         }
+        self.depth -= links;
         checkpoint
     }
     fn parse_concat(&mut self) -> Checkpoint {
