@@ -68,6 +68,13 @@ const NIX_TO_KDEPLOY: &[(&str, &[&str])] = &[
     ("cannot convert a function to JSON", &["kdeploy::not-coercible"]),
     ("infinite recursion encountered", &["kdeploy::infinite-recursion"]),
     ("stack overflow", &["kdeploy::too-deep"]),
+    // A cyclic value walked by ==, <, toString or toJSON: kdeploy finds
+    // the cycle; a value nested without end is too deep.
+    ("stack overflow (possible infinite recursion)", &["kdeploy::infinite-recursion", "kdeploy::too-deep"]),
+    // Nix's parser stack; kdeploy's nesting bound (lang/src/parse).
+    ("memory exhausted", &["kdeploy::too-deep"]),
+    // A list or string past kdeploy's size limits (lang/src/limits.rs).
+    ("out of memory", &["kdeploy::too-large"]),
     // Nix prints the condition; kdeploy points at it.
     ("assertion … failed", &["kdeploy::assertion-failed"]),
     ("evaluation aborted with the following error message: *", &["kdeploy::abort"]),
@@ -172,9 +179,11 @@ impl std::fmt::Display for Stage {
 /// What a `parse-fail` case may stop with: kdeploy splits the work of
 /// Nix's parser between rnix and lowering, which reports a formal named
 /// twice as a duplicate attribute and an integer literal too large for 64
-/// bits as an overflow. Anything else (an undefined variable, say) means
-/// kdeploy accepted syntax Nix rejects.
-const PARSE_KINDS: &[ErrorKind] = &[ErrorKind::Parse, ErrorKind::DuplicateAttribute, ErrorKind::Overflow];
+/// bits as an overflow; nesting past the parser's bound is too deep.
+/// Anything else (an undefined variable, say) means kdeploy accepted
+/// syntax Nix rejects.
+const PARSE_KINDS: &[ErrorKind] =
+    &[ErrorKind::Parse, ErrorKind::DuplicateAttribute, ErrorKind::Overflow, ErrorKind::TooDeep];
 
 /// What an `eval-fail` case may stop with before evaluation: lowering
 /// resolves variables, merges attribute sets and resolves `<…>` paths

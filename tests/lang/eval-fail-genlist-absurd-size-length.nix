@@ -1,0 +1,2 @@
+# expect: out of memory
+builtins.length (builtins.genList (x: x) 10000000000)

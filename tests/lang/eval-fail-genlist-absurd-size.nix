@@ -1,0 +1,2 @@
+# expect: out of memory
+builtins.genList (x: x) 100000000000000000
