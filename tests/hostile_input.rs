@@ -278,7 +278,7 @@ fn absurd_sizes_are_too_large() {
         ),
         (
             "toString of a shared list 2^40 long",
-            "let d = builtins.foldl' (l: _: [ l l ]) [ \"x\" ] (builtins.genList (x: x) 40); in builtins.stringLength (toString d)",
+            "let kib = builtins.concatStringsSep \"\" (builtins.genList (_: \"x\") 1024); d = builtins.foldl' (l: _: [ l l ]) [ kib ] (builtins.genList (x: x) 40); in builtins.stringLength (toString d)",
             "bytes",
         ),
         (

@@ -51,11 +51,14 @@ pub(crate) fn push_bounded(out: &mut String, s: &str) -> EvalResult<()> {
 }
 
 /// The memory budget of an evaluation: the resident memory of the process
-/// may not pass it. `KDEPLOY_MAX_MEMORY` (bytes, or with a `K`, `M` or `G`
+/// may not grow past it from what it was when the evaluator was made (what
+/// the process held before, such as a deployer's buffers, is not the
+/// evaluation's). `KDEPLOY_MAX_MEMORY` (bytes, or with a `K`, `M` or `G`
 /// suffix) sets it; else it is [`DEFAULT_MEMORY`], or half the machine's
 /// memory if that is less.
 pub(crate) struct Budget {
     pub limit: usize,
+    base: usize,
 }
 
 impl Budget {
@@ -65,7 +68,7 @@ impl Budget {
             Some(total) => DEFAULT_MEMORY.min(total / 2),
             None => DEFAULT_MEMORY,
         });
-        Budget { limit }
+        Budget { limit, base: crate::io::resident_memory().unwrap_or(0) }
     }
 
     /// An error if the process already uses more than the budget, or would
@@ -75,7 +78,8 @@ impl Budget {
         if more != 0 && more < LARGE {
             return Ok(());
         }
-        let Some(used) = crate::io::resident_memory() else { return Ok(()) };
+        let Some(resident) = crate::io::resident_memory() else { return Ok(()) };
+        let used = resident.saturating_sub(self.base);
         if used.saturating_add(more) > self.limit {
             let mib = |b: usize| b >> 20;
             return Err(too_large(format!(
