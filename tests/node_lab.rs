@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use kdeploy::node::{changed_files, Manifest, Node, NodeError, OnChange, UnitSpec};
 use kdeploy::store::Digest;
 use kdeploy::transport::Host;
-use node_support::{blob, connect, file, lab_up, manifest, push, Blob};
+use node_support::{blob, connect, file, lab_up, manifest, push, wanted, Blob};
 
 async fn sh(h: &dyn Host, cmd: &str) -> String {
     let out = h.exec(cmd, None).await.unwrap();
@@ -32,19 +32,20 @@ async fn store_put_have_and_verify() {
     let stamp = format!("{:?}", Instant::now());
     let (a, b) = (blob(format!("blob a {stamp}")), blob(format!("blob b {stamp}\0\u{ff}")));
     let hashes = vec![a.b3, b.b3];
-    assert_eq!(node.missing(&hashes).await.unwrap(), hashes);
+    let want = [wanted(&a), wanted(&b)];
+    assert_eq!(node.missing(&want).await.unwrap(), hashes);
     // a corrupted transfer (bytes differ from the sha256 sent along) is rejected
     let err = node.put_bytes(&a.b3, &a.sha, b"not the blob").await.unwrap_err();
     let msg = err.to_string();
     assert!(msg.contains("kdnode2") && msg.contains("rejected") && msg.contains(&a.sha), "{msg}");
-    assert_eq!(node.missing(&hashes).await.unwrap(), hashes);
+    assert_eq!(node.missing(&want).await.unwrap(), hashes);
     // Only this blob's temp files: other tests upload to the same node at once.
     let leftover = format!("ls /var/lib/kdeploy/store/.tmp | grep -c '^{}' || true", a.b3);
     assert_eq!(sh(&h, &leftover).await.trim(), "0", "temp file left behind");
     node.put_bytes(&a.b3, &a.sha, &a.bytes).await.unwrap();
-    assert_eq!(node.missing(&hashes).await.unwrap(), vec![b.b3]);
+    assert_eq!(node.missing(&want).await.unwrap(), vec![b.b3]);
     node.put_bytes(&b.b3, &b.sha, &b.bytes).await.unwrap();
-    assert!(node.missing(&hashes).await.unwrap().is_empty());
+    assert!(node.missing(&want).await.unwrap().is_empty());
     // stored bytes are exactly what was sent, read-only
     let out = h.exec(&format!("cat /var/lib/kdeploy/store/{}", b.b3), None).await.unwrap();
     assert_eq!(out.stdout, b.bytes);

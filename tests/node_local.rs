@@ -11,7 +11,7 @@ use std::path::Path;
 use kdeploy::node::{Node, NodeError};
 use kdeploy::store::Digest;
 use kdeploy::transport::{Host, LocalHost};
-use node_support::{blob, file, manifest, push};
+use node_support::{blob, file, manifest, push, wanted};
 
 fn read(p: &Path) -> String {
     fs::read_to_string(p).unwrap()
@@ -29,7 +29,7 @@ async fn stage_switch_rollback_in_a_directory() {
 
     let (a1, b1, a2, b2, c2) = (blob("a one\n"), blob("b one\n"), blob("a two\n"), blob("b two\n"), blob("c\n"));
     push(&node, &[&a1, &b1, &a2, &b2, &c2]).await;
-    assert!(node.missing(&[a1.b3, c2.b3]).await.unwrap().is_empty());
+    assert!(node.missing(&[wanted(&a1), wanted(&c2)]).await.unwrap().is_empty());
 
     let one = manifest(vec![file("/etc/t/a.conf", "0644", &a1), file("/etc/t/b.conf", "0600", &b1)]);
     let mut two = manifest(vec![
@@ -102,9 +102,9 @@ async fn corrupted_blob_is_rejected() {
     let good = blob("payload");
     let err = node.put_bytes(&good.b3, &good.sha, b"payloaX").await.unwrap_err();
     assert!(err.to_string().contains("sha256"), "{err}");
-    assert_eq!(node.missing(std::slice::from_ref(&good.b3)).await.unwrap(), vec![good.b3]);
+    assert_eq!(node.missing(&[wanted(&good)]).await.unwrap(), vec![good.b3]);
     node.put_bytes(&good.b3, &good.sha, &good.bytes).await.unwrap();
-    assert!(node.missing(std::slice::from_ref(&good.b3)).await.unwrap().is_empty());
+    assert!(node.missing(&[wanted(&good)]).await.unwrap().is_empty());
     // a stage referring to a missing blob fails and leaves nothing switchable
     let other = blob("other");
     let m = manifest(vec![file("/etc/x", "0644", &other)]);

@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand};
 
 mod certs;
 mod eval;
+mod gc;
 mod generations;
 mod inputs;
 mod interrupt;
@@ -58,6 +59,8 @@ enum Command {
     Rollback(rollback::RollbackArgs),
     /// Per node: the committed generation, a pending run, and drift (hand edits, stopped units); changes nothing.
     Status(status::StatusArgs),
+    /// Remove old generations and the blobs only they used, on the nodes and in the deployer's store (--keep N, --dry-run).
+    Gc(gc::GcArgs),
     /// List every certificate of the cluster with its expiry (from the deployer's secret store); --renew re-issues what is due.
     Certs(certs::CertsArgs),
 }
@@ -79,5 +82,6 @@ pub fn run() -> ExitCode {
         Command::Rollback(args) => rollback::run(args),
         Command::Certs(args) => certs::run(args),
         Command::Status(args) => status::run(args),
+        Command::Gc(args) => gc::run(args),
     }
 }

@@ -19,13 +19,13 @@ use futures::future::join_all;
 
 use super::events::{Event, Sink};
 use super::failpoint;
-use super::plan::{NodeWork, Plan};
+use super::plan::Plan;
+use super::push::push_and_stage;
 use super::record;
 use super::state;
 use super::step::{self, Deadlines, Fail};
-use crate::closure::Source;
 use crate::node::{Node, NodeLock, NodeStatus};
-use crate::store::{Digest, Readable, Resolver};
+use crate::store::Resolver;
 use crate::transport::Host;
 
 /// How a run ended (maps to the exit code).
@@ -283,75 +283,4 @@ async fn undo(
         }
     }))
     .await;
-}
-
-/// A blob ready to send: where its bytes are and their sha256 (which the
-/// node checks on arrival; `None` for a secret, which travels outside the
-/// blob store and is checked by length: even an unkeyed hash of it must not
-/// reach a node's command line). Shared by every node that lacks the blob.
-type Blob = Arc<(Readable, Option<String>)>;
-
-fn blob_source(
-    cache: &Mutex<HashMap<Digest, Blob>>,
-    resolver: &Resolver,
-    d: &Digest,
-    s: &Source,
-) -> Result<Blob, String> {
-    if let Some(b) = cache.lock().unwrap_or_else(|p| p.into_inner()).get(d) {
-        return Ok(b.clone());
-    }
-    let readable = resolver.readable(s).map_err(|e| e.0)?;
-    let sha = match s {
-        Source::Secret(_) => None,
-        _ => Some(readable.sha256().map_err(|e| e.0)?),
-    };
-    let b = Arc::new((readable, sha));
-    cache.lock().unwrap_or_else(|p| p.into_inner()).insert(*d, b.clone());
-    Ok(b)
-}
-
-/// Streams one blob to a node: a file is read in chunks as the connection
-/// takes them, so memory stays flat however large the binaries are.
-async fn send_blob(node: &Node<'_>, d: &Digest, blob: &Blob) -> Result<u64, String> {
-    let (readable, sha) = &**blob;
-    match (readable, sha) {
-        (Readable::Bytes(b), None) => {
-            node.put_secret(d, b).await.map_err(|e| e.to_string())?;
-            Ok(b.len() as u64)
-        }
-        (Readable::Path(_), None) => Err(format!("secret {d} must be sent from memory")),
-        (Readable::Bytes(b), Some(sha)) => {
-            node.put_bytes(d, sha, b).await.map_err(|e| e.to_string())?;
-            Ok(b.len() as u64)
-        }
-        (Readable::Path(p), Some(sha)) => {
-            let mut f = std::fs::File::open(p).map_err(|e| format!("{}: {e}", p.display()))?;
-            let len = f.metadata().map_err(|e| format!("{}: {e}", p.display()))?.len();
-            node.put(d, sha, &mut f).await.map_err(|e| e.to_string())?;
-            Ok(len)
-        }
-    }
-}
-
-/// Send the blobs a node lacks, then stage its new phases.
-async fn push_and_stage(
-    node: &Node<'_>,
-    w: &NodeWork,
-    resolver: &Resolver,
-    cache: &Mutex<HashMap<Digest, Blob>>,
-    sink: &dyn Sink,
-) -> Result<(), Fail> {
-    let t0 = Instant::now();
-    let wanted: Vec<Digest> = w.push.keys().copied().collect();
-    let missing = node.missing(&wanted).await.map_err(|e| Fail::msg(None, e.to_string()))?;
-    let mut bytes = 0u64;
-    for d in &missing {
-        let b = blob_source(cache, resolver, d, &w.push[d]).map_err(|e| Fail::msg(None, e))?;
-        bytes += send_blob(node, d, &b).await.map_err(|e| Fail::msg(None, e))?;
-    }
-    for (phase, m) in &w.stage {
-        node.stage(w.stage_generation, phase, m).await.map_err(|e| Fail::msg(Some(phase), e.to_string()))?;
-    }
-    sink.emit(Event::BlobsPushed { node: w.name.clone(), count: missing.len(), bytes, took: t0.elapsed() });
-    Ok(())
 }

@@ -5,11 +5,13 @@
 //! - `plan_switch`, `plan_rollback` — the pure planners of `switch` and
 //!   `rollback` (with `manifest`: closure phases → node manifests).
 //! - `execute` — the one executor: open nodes (node program, lock,
-//!   status), push and stage, waves with barriers, undo, commit, record;
+//!   status), push and stage (`push`: blobs the node lacks or holds
+//!   damaged), waves with barriers, undo, commit, record;
 //!   `step` runs one step on one node (hooks, units, link, checks);
 //!   `failpoint` lets crash tests kill it at named points.
 //! - `switch`, `rollback` — the operations: connect, gather what the
 //!   planner needs from the nodes (`state`), plan, execute.
+//! - `gc` — old records, node generations and unused blobs removed.
 //! - `record` — the deployer's generation history; `connect` — SSH
 //!   settings and connecting.
 //! - Output driven by events (`events`; `render` for progress lines, `live`
@@ -19,11 +21,13 @@ pub mod connect;
 pub mod events;
 pub mod execute;
 pub mod failpoint;
+pub mod gc;
 pub mod live;
 pub mod manifest;
 pub mod plan;
 pub mod plan_rollback;
 pub mod plan_switch;
+pub mod push;
 pub mod recap;
 pub mod record;
 pub mod render;

@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::time::Duration;
 
+use super::gc::{parse_info, GcReport, NodeGeneration};
 use super::lock::NodeLock;
 use super::manifest::{Manifest, ManifestError};
 use super::plan::{plan_units, UnitPlan};
@@ -60,6 +61,25 @@ pub struct Drift {
 impl std::fmt::Display for Drift {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}: {} {} {}", self.phase, self.kind, self.what, self.why)
+    }
+}
+
+/// A blob as the deployer knows it, for `have` to check the node's copy
+/// against: its size always, its sha256 when checking it is cheap (see
+/// `deploy/push.rs`); never a hash of a secret.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WantedBlob {
+    pub hash: Digest,
+    pub size: u64,
+    pub sha256: Option<String>,
+}
+
+impl WantedBlob {
+    fn line(&self) -> String {
+        match &self.sha256 {
+            Some(s) => format!("{} {} {s}\n", self.hash.hex(), self.size),
+            None => format!("{} {}\n", self.hash.hex(), self.size),
+        }
     }
 }
 
@@ -200,9 +220,11 @@ impl<'h> Node<'h> {
         Ok(st)
     }
 
-    /// Which of `blobs` the node's store lacks.
-    pub async fn missing(&self, blobs: &[Digest]) -> Result<Vec<Digest>, NodeError> {
-        let input = blobs.iter().map(|h| format!("{}\n", h.hex())).collect::<String>();
+    /// Which of `blobs` the node lacks: absent, or there with another size
+    /// (or sha256, when given) — such a blob is removed on the node and
+    /// comes back here, to be sent again.
+    pub async fn missing(&self, blobs: &[WantedBlob]) -> Result<Vec<Digest>, NodeError> {
+        let input: String = blobs.iter().map(WantedBlob::line).collect();
         let out = self.run(&["have"], Some(input.as_bytes())).await?;
         out.stdout_str()
             .lines()
@@ -357,6 +379,31 @@ impl<'h> Node<'h> {
         self.switch(Some(gen), phase).await?;
         self.units(&plan.after_switch()).await?;
         Ok(plan)
+    }
+
+    /// Every generation directory with the generations its phase record
+    /// uses (see [`super::gc::plan_generations`]).
+    pub async fn gc_info(&self) -> Result<Vec<NodeGeneration>, NodeError> {
+        let out = self.run(&["gc-info"], None).await?;
+        parse_info(&out.stdout_str()).map_err(|answer| self.protocol("gc-info", answer))
+    }
+
+    /// Remove generations `remove` (the node refuses the committed and
+    /// linked ones), then every blob and secret no remaining generation
+    /// names. Must run under the lock. `dry_run`: report, remove nothing.
+    pub async fn gc(&self, remove: &[u64], dry_run: bool) -> Result<GcReport, NodeError> {
+        let gens: Vec<String> = remove.iter().map(u64::to_string).collect();
+        let mut args = vec!["gc"];
+        if dry_run {
+            args.push("--dry-run");
+        }
+        args.extend(gens.iter().map(String::as_str));
+        let out = self.run(&args, None).await?;
+        GcReport::parse(&out.stdout_str()).map_err(|answer| self.protocol("gc", answer))
+    }
+
+    fn protocol(&self, command: &str, answer: String) -> NodeError {
+        NodeError::Protocol { host: self.host.name().to_string(), command: command.into(), answer }
     }
 
     /// `journalctl -u UNIT -n LINES --no-pager`.

@@ -99,11 +99,36 @@ cmd_lock() {
     done
 }
 
+# have: one `HASH [SIZE [SHA256]]` line per blob the deployer needs;
+# prints the hashes the node lacks. A blob that is there but whose size
+# differs (or, when SHA256 is given, whose sha256 does) -- truncated by a
+# crash or a full disk, altered by hand -- is removed and counts as
+# missing, so it is sent again: existing is not enough to be trusted.
+# Secrets (in secrets/) are checked by size only and, re-sent, get their
+# 0600 back from `put-secret`.
 cmd_have() {
-    while read -r h; do
+    while read -r h size sha; do
         [ -n "$h" ] || continue
         is_hash "$h" || die "have: bad hash '$h'"
-        [ -f "$R/store/$h" ] || [ -f "$R/secrets/$h" ] || echo "$h"
+        b=$R/store/$h
+        [ -f "$b" ] || b=$R/secrets/$h
+        if [ ! -f "$b" ]; then
+            echo "$h"
+            continue
+        fi
+        [ -n "$size" ] || continue
+        is_gen "$size" || die "have: bad size '$size' for $h"
+        [ -z "$sha" ] || is_hash "$sha" || die "have: bad sha256 '$sha' for $h"
+        ok=1
+        [ "$(stat -c %s "$b")" = "$size" ] || ok=''
+        if [ -n "$ok" ] && [ -n "$sha" ] && [ "$b" = "$R/store/$h" ]; then
+            got=$(sha256sum <"$b")
+            [ "${got%% *}" = "$sha" ] || ok=''
+        fi
+        if [ -z "$ok" ]; then
+            rm -f "$b"
+            echo "$h"
+        fi
     done
 }
 
@@ -199,10 +224,13 @@ cmd_stage() {
 # heal DIR: put back, from the store, every file of staged phase DIR that
 # was edited by hand (its stat differs from the one recorded at stage):
 # the generation a switch leaves is a rollback target and must be as it
-# was staged.
+# was staged. A blob whose size is not the size recorded at stage
+# (damaged since) is not copied; the stat record is then left as it was,
+# so the file still shows as edited when the generation is linked again
+# (and is re-staged from a verified blob).
 heal() {
     [ -f "$1/stat" ] || return 0
-    file_stats "$1/files" "$1/manifest" | diff "$1/stat" - | while IFS= read -r d; do
+    unhealed=$(file_stats "$1/files" "$1/manifest" | diff "$1/stat" - | while IFS= read -r d; do
         case $d in ">"*) ;; *) continue ;; esac
         d=${d#> }
         path=${d%%"$TAB"*}
@@ -213,15 +241,19 @@ $line
 EOL
         b=$R/store/$h
         [ -f "$b" ] || b=$R/secrets/$h
-        [ -f "$b" ] || continue
+        want=$(awk -F"$TAB" -v p="$path" '$1 == p { split($2, s, " "); print s[1] }' "$1/stat")
+        if [ ! -f "$b" ] || [ "$(stat -c %s "$b")" != "$want" ]; then
+            echo "$path"
+            continue
+        fi
         umask 077
         cp --reflink=auto "$b" "$1/files$path.tmp"
         if is_root; then chown "$owner:$group" "$1/files$path.tmp"; fi
         chmod "$mode" "$1/files$path.tmp"
         mv -f "$1/files$path.tmp" "$1/files$path"
         umask 022
-    done
-    file_stats "$1/files" "$1/manifest" >"$1/stat"
+    done)
+    [ -n "$unhealed" ] || file_stats "$1/files" "$1/manifest" >"$1/stat"
 }
 
 # switch GEN|none PHASE: point phases/PHASE at generations/GEN/PHASE with one
@@ -425,6 +457,80 @@ cmd_list_generations() {
     done
 }
 
+# gc-info: every generation directory, as `@gen N` followed by the phase
+# record it was committed with (none: never committed), for the
+# deployer's pure GC plan (`src/node/gc.rs`).
+cmd_gc_info() {
+    [ -d "$R/generations" ] || return 0
+    ls "$R/generations" | sort -n | while read -r n; do
+        is_gen "$n" || continue
+        echo "@gen $n"
+        cat "$R/generations/$n/kdeploy-phases" 2>/dev/null || true
+    done
+}
+
+# The generations phase links point into, one per line.
+linked_generations() {
+    [ -d "$R/phases" ] || return 0
+    { readlink "$R"/phases/* 2>/dev/null || true; } | cut -d/ -f3
+}
+
+# gc [--dry-run] GEN...: remove these generation directories (never the
+# current one nor one a phase link points into: refused), then every blob
+# and secret no remaining generation's manifest names, and uploads left
+# half-done in store/.tmp and secrets/.tmp. Runs under the lock the
+# deployer holds (like stage and switch), so no run is in flight. Prints
+# `removed generation N BYTES`, `removed blob|secret|partial NAME BYTES`,
+# then `referenced HASH` for every blob the remaining generations name
+# (the deployer keeps those in its own store). Writes nothing but
+# removals: it works on a full disk. --dry-run: the same lines, nothing
+# removed.
+cmd_gc() {
+    dry=''
+    if [ "${1:-}" = --dry-run ]; then dry=1; shift; fi
+    cur=''
+    [ -f "$R/current" ] && read -r cur _ <"$R/current"
+    linked=" $(linked_generations | tr '\n' ' ') "
+    for n in "$@"; do
+        is_gen "$n" || die "gc: bad generation '$n'"
+        [ "$n" != "$cur" ] || die "gc: generation $n is the committed one"
+        case $linked in *" $n "*) die "gc: generation $n is linked by a phase" ;; esac
+    done
+    gone=" $* "
+    for n in "$@"; do
+        d=$R/generations/$n
+        [ -d "$d" ] || continue
+        bytes=$(du -sb "$d" | cut -f1)
+        [ -n "$dry" ] || rm -rf "$d"
+        printf 'removed generation %s %s\n' "$n" "$bytes"
+    done
+    refs=$(for m in "$R"/generations/*/*/manifest; do
+        [ -f "$m" ] || continue
+        n=${m#"$R"/generations/}
+        case $gone in *" ${n%%/*} "*) continue ;; esac
+        entries "$m" f | cut -f5
+    done | sort -u)
+    for kind in store secrets; do
+        [ -d "$R/$kind" ] || continue
+        for b in "$R/$kind"/* "$R/$kind"/.tmp/*; do
+            [ -f "$b" ] || continue
+            h=${b##*/}
+            what=blob
+            [ "$kind" = store ] || what=secret
+            case $b in
+            */.tmp/*) what=partial ;;
+            *) if printf '%s\n' "$refs" | grep -qxF -- "$h"; then continue; fi ;;
+            esac
+            bytes=$(stat -c %s "$b")
+            [ -n "$dry" ] || rm -f "$b"
+            printf 'removed %s %s %s\n' "$what" "$h" "$bytes"
+        done
+    done
+    printf '%s\n' "$refs" | while read -r h; do
+        [ -z "$h" ] || printf 'referenced %s\n' "$h"
+    done
+}
+
 cmd_manifest() {
     [ $# -eq 2 ] && is_gen "$1" && is_name "$2" || die "usage: manifest GEN PHASE"
     cat "$R/generations/$1/$2/manifest"
@@ -522,7 +628,9 @@ state) cmd_state ;;
 phase-record) cmd_phase_record "$@" ;;
 list-generations) cmd_list_generations ;;
 manifest) cmd_manifest "$@" ;;
+gc-info) cmd_gc_info ;;
+gc) cmd_gc "$@" ;;
 journal) [ $# -ge 1 ] || die "usage: journal UNIT [LINES]"; cmd_journal "$@" ;;
 units) cmd_units "$@" ;;
-*) die "unknown command '$cmd' (lock have put put-secret stage switch rollback-phase status verify commit state phase-record list-generations manifest journal units)" ;;
+*) die "unknown command '$cmd' (lock have put put-secret stage switch rollback-phase status verify commit state phase-record list-generations manifest gc-info gc journal units)" ;;
 esac

@@ -4,6 +4,7 @@
 //! a temporary file and a rename, so a blob is either whole or absent even
 //! if kdeploy is killed mid-write.
 
+use std::collections::BTreeSet;
 use std::fmt;
 use std::fs;
 use std::io::Write;
@@ -111,6 +112,39 @@ impl Store {
         self.write_atomic(&self.dir.join("sha256").join(sha256), d.hex().as_bytes())
     }
 
+    /// Remove every blob not in `keep`, and the download records
+    /// (`sha256/`) naming a blob that is gone; `dry_run`: remove nothing.
+    /// Files being written (`.tmp-*`) are left alone: another kdeploy may
+    /// be writing them. Returns how many blobs went and their bytes.
+    pub fn gc(&self, keep: &BTreeSet<Digest>, dry_run: bool) -> Result<(usize, u64)> {
+        let (mut count, mut bytes) = (0, 0);
+        let blobs = self.dir.join("blobs");
+        let mut gone = BTreeSet::new();
+        for e in read_dir_or_empty(&blobs)? {
+            let Some(d) = e.file_name().to_str().and_then(Digest::parse) else { continue };
+            if keep.contains(&d) {
+                continue;
+            }
+            let p = e.path();
+            let len = e.metadata().map_err(|err| io_err("cannot read", &p, err))?.len();
+            if !dry_run {
+                fs::remove_file(&p).map_err(|err| io_err("cannot remove", &p, err))?;
+            }
+            gone.insert(d);
+            count += 1;
+            bytes += len;
+        }
+        for e in read_dir_or_empty(&self.dir.join("sha256"))? {
+            let p = e.path();
+            let named = fs::read_to_string(&p).ok().and_then(|t| Digest::parse(t.trim()));
+            let dangling = named.is_none_or(|d| gone.contains(&d) || !self.has(&d));
+            if dangling && !dry_run && !e.file_name().to_string_lossy().starts_with(".tmp-") {
+                fs::remove_file(&p).map_err(|err| io_err("cannot remove", &p, err))?;
+            }
+        }
+        Ok((count, bytes))
+    }
+
     fn write_atomic(&self, dest: &Path, bytes: &[u8]) -> Result<()> {
         let parent = dest.parent().expect("store paths have a parent");
         fs::create_dir_all(parent).map_err(|e| io_err("cannot create", parent, e))?;
@@ -120,5 +154,37 @@ impl Store {
         let mut f = fs::File::create(&tmp).map_err(|e| io_err("cannot create", &tmp, e))?;
         f.write_all(bytes).and_then(|_| f.sync_all()).map_err(|e| io_err("cannot write", &tmp, e))?;
         fs::rename(&tmp, dest).map_err(|e| io_err("cannot rename into", dest, e))
+    }
+}
+
+/// The entries of `dir`; none when it does not exist.
+fn read_dir_or_empty(dir: &Path) -> Result<Vec<fs::DirEntry>> {
+    match fs::read_dir(dir) {
+        Ok(rd) => rd.collect::<std::io::Result<Vec<_>>>().map_err(|e| io_err("cannot list", dir, e)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
+        Err(e) => Err(io_err("cannot list", dir, e)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gc_keeps_what_is_named_and_drops_dangling_download_records() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::new(dir.path());
+        assert_eq!(store.gc(&BTreeSet::new(), false).unwrap(), (0, 0), "an absent store is empty");
+        let (a, b) = (store.put(b"kept").unwrap(), store.put(b"garbage!").unwrap());
+        store.record_sha256("aa", &a).unwrap();
+        store.record_sha256("bb", &b).unwrap();
+        let keep: BTreeSet<Digest> = [a].into();
+        assert_eq!(store.gc(&keep, true).unwrap(), (1, 8));
+        assert!(store.has(&b) && store.by_sha256("bb").is_some(), "a dry run removes nothing");
+        assert_eq!(store.gc(&keep, false).unwrap(), (1, 8));
+        assert!(store.has(&a) && !store.has(&b));
+        assert_eq!(store.by_sha256("aa"), Some(a));
+        assert!(!dir.path().join("sha256/bb").exists());
+        assert_eq!(store.gc(&keep, false).unwrap(), (0, 0));
     }
 }

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use kdeploy::node::{FileEntry, Manifest, Node};
+use kdeploy::node::{FileEntry, Manifest, Node, WantedBlob};
 use kdeploy::store::Digest;
 use kdeploy::transport::{HostKeyPolicy, SshAuth, SshHost, SshOptions};
 use sha2::Digest as _;
@@ -34,9 +34,14 @@ pub fn file(path: &str, mode: &str, b: &Blob) -> FileEntry {
     FileEntry { path: path.into(), mode: mode.into(), owner: "root".into(), group: "root".into(), hash: b.b3 }
 }
 
+/// What `have` checks a node's copy of `b` against: size and sha256.
+pub fn wanted(b: &Blob) -> WantedBlob {
+    WantedBlob { hash: b.b3, size: b.bytes.len() as u64, sha256: Some(b.sha.clone()) }
+}
+
 /// Push the blobs the node lacks.
 pub async fn push(node: &Node<'_>, blobs: &[&Blob]) {
-    let hashes: Vec<Digest> = blobs.iter().map(|b| b.b3).collect();
+    let hashes: Vec<WantedBlob> = blobs.iter().map(|b| wanted(b)).collect();
     let missing = node.missing(&hashes).await.unwrap();
     for b in blobs {
         if missing.contains(&b.b3) {
