@@ -189,7 +189,8 @@ cmd_stage() {
     rm -rf "$g"
     mkdir -p "$g/files"
     mv "$m" "$g/manifest"
-    trap - EXIT
+    # A stage that fails (a full disk) takes its half-copied files with it.
+    trap 'rm -rf "$g"' EXIT
     entries "$g/manifest" f | while IFS=$TAB read -r _ mode owner group h path; do
         is_hash "$h" && is_path "$path" && is_mode "$mode" && is_owner "$owner" && is_owner "$group" ||
             die "stage: bad file line for '$path'"
@@ -219,6 +220,7 @@ cmd_stage() {
     # On disk before anything can point at it.
     sync -f "$g/stat"
     : >"$g/.complete"
+    trap - EXIT
 }
 
 # heal DIR: put back, from the store, every file of staged phase DIR that
