@@ -130,7 +130,7 @@ fn nesting_past_the_bound_is_refused_at_its_place() {
     let cases = [
         ("lists", nest("[", "1", "]", DEEP)),
         ("parentheses", nest("(", "1", ")", DEEP)),
-        ("unary minus", nest("-", "1", "", DEEP)),
+        ("unary minus", nest("- ", "1", "", DEEP)),
         ("negation", nest("!", "true", "", DEEP)),
         ("attribute sets", nest("{a=", "1", ";}", DEEP)),
         ("let", nest("let a = 1; in ", "a", "", DEEP)),
@@ -143,32 +143,60 @@ fn nesting_past_the_bound_is_refused_at_its_place() {
         ("or defaults", format!("let a = {{}}; in a.x{} or 1", " or a.x".repeat(DEEP))),
         // Long rather than deep to the eye, but evaluating these recurses
         // as deeply as they are long, so they count as nesting.
-        ("1+1+… chain", format!("1{}", "+1".repeat(DEEP))),
+        ("1 + 1 + … chain", format!("1{}", " + 1".repeat(DEEP))),
         ("f 1 1 … chain", format!("let f = x: f; in f{}", " 1".repeat(DEEP))),
         ("x?a?a… chain", format!("{{}}{}", "?a".repeat(DEEP))),
         ("lists over lines", nest("[\n", "1", "]\n", DEEP)),
     ];
     for (what, text) in cases {
         let o = file(&text, &["--json"]);
-        fails(&format!("100000-deep {what}"), o, "kdeploy::too-deep", "nested more than 10000 levels deep");
+        fails(&format!("100000-deep {what}"), o, "kdeploy::too-deep", "nested more than 500 levels deep");
+    }
+}
+
+#[test]
+fn runs_without_spaces_that_parse_in_quadratic_time_are_refused() {
+    for (what, text) in [
+        ("a.a.a…", format!("let a = {{ a = a; }}; in a{} == a", ".a".repeat(DEEP))),
+        ("1+1+…", format!("1{}", "+1".repeat(DEEP))),
+    ] {
+        let o = file(&text, &["--json"]);
+        fails(
+            &format!("100000-long {what}"),
+            o,
+            "kdeploy::too-large",
+            "characters without a space are too many to parse",
+        );
     }
 }
 
 #[test]
 fn long_chains_and_deep_nesting_within_the_bound_evaluate() {
-    let n = 9_990;
+    // Levels per repetition: a set is `{` (2) and `=` (1); a string and
+    // its interpolation are 1 and 2.
+    let n = 490;
     let cases = [
         ("lists", format!("builtins.deepSeq {} true", nest("[", "1", "]", n)), "true".into()),
         ("parentheses", nest("(", "1", ")", n), "1".into()),
         ("unary minus", nest("-", "1", "", n), "1".into()),
-        ("attribute sets", format!("builtins.deepSeq {} true", nest("{a=", "1", ";}", n)), "true".into()),
+        ("attribute sets", format!("builtins.deepSeq {} true", nest("{a=", "1", ";}", n / 3)), "true".into()),
         ("let", nest("let a = 1; in ", "a", "", n), "1".into()),
-        ("interpolation", nest("\"${", "\"x\"", "}\"", n), "\"x\"".into()),
+        ("interpolation", nest("\"${", "\"x\"", "}\"", n / 3), "\"x\"".into()),
         ("1+1+…", format!("1{}", "+1".repeat(n)), (n + 1).to_string()),
         ("f 1 1 …", format!("let f = x: f; in f{}", " 1".repeat(n)), "<LAMBDA>".into()),
         ("x?a?a…", format!("{{}}{}", "?a".repeat(n)), "false".into()),
         // One select with a long attribute path is not nested at all.
-        ("a.a.a… (100000)", format!("let a = {{ a = a; }}; in a{} == a", ".a".repeat(DEEP)), "true".into()),
+        ("a.a.a… (2000)", format!("let a = {{ a = a; }}; in a{} == a", ".a".repeat(2_000)), "true".into()),
+        // Siblings do not nest: 100000 list elements, bindings, operators.
+        ("100000 elements", format!("builtins.length [{} ]", " 1".repeat(DEEP)), DEEP.to_string()),
+        (
+            "100000 bindings",
+            format!(
+                "builtins.length (builtins.attrNames {{ {} }})",
+                (0..DEEP).map(|i| format!("a{i} = 1 + 1;")).collect::<String>()
+            ),
+            DEEP.to_string(),
+        ),
     ];
     for (what, text, want) in cases {
         let o = file(&text, &[]);
@@ -179,11 +207,11 @@ fn long_chains_and_deep_nesting_within_the_bound_evaluate() {
 #[test]
 fn many_names_under_deep_scopes_resolve_quickly() {
     let refs = " true".repeat(DEEP);
-    let o = file(&format!("{}builtins.length [{refs} ]", "let a = 1; in ".repeat(9_000)), &[]);
-    gives("100000 names under 9000 lets", o, "100000");
+    let o = file(&format!("{}builtins.length [{refs} ]", "let a = 1; in ".repeat(490)), &[]);
+    gives("100000 names under 490 lets", o, "100000");
     let refs = " z".repeat(DEEP);
-    let o = file(&format!("{}builtins.length [{refs} ]", "with { z = 1; }; ".repeat(9_000)), &[]);
-    gives("100000 names under 9000 withs", o, "100000");
+    let o = file(&format!("{}builtins.length [{refs} ]", "with { z = 1; }; ".repeat(490)), &[]);
+    gives("100000 names under 490 withs", o, "100000");
     let o = file(&format!("builtins.length [{} ]", " __curPos".repeat(DEEP)), &[]);
     gives("100000 __curPos on one line", o, "100000");
 }

@@ -8,6 +8,7 @@ use crate::eval::Evaluator;
 use crate::io::FileKind;
 use crate::ir::ExprRef;
 use crate::lower::Lowerer;
+use crate::parse::{Refusal, MAX_NESTING};
 use crate::path;
 use crate::source::{FileId, Span};
 use crate::syntax_hints;
@@ -19,10 +20,7 @@ impl Evaluator {
     /// anchors relative paths, `name` is what users see in messages.
     pub fn compile(&mut self, text: &str, file_path: &str, name: String) -> EvalResult<ExprRef> {
         let file = self.sources.add(name.clone(), text.into());
-        let parse = crate::parse::parse(text);
-        if let Some(range) = parse.too_deep {
-            return Err(too_deep(file, range));
-        }
+        let parse = crate::parse::parse(text).map_err(|r| refused(file, r))?;
         if let Some(e) = parse.errors.first() {
             return Err(parse_error(e, file, text));
         }
@@ -68,13 +66,27 @@ pub fn display_name(p: &str) -> String {
     p.to_string()
 }
 
-/// The text nests deeper than the parser goes: refused before anything else.
-fn too_deep(file: FileId, range: rnix::TextRange) -> Box<EvalError> {
-    let max = crate::parse::MAX_NESTING;
-    EvalError::new(ErrorKind::TooDeep, format!("the expression is nested more than {max} levels deep"))
-        .at(Span::new(file, range))
-        .label(format!("level {} starts here", max + 1))
-        .help("build deep values with a function (such as builtins.foldl') instead of writing them out")
+/// Text the parser's guard refuses, before anything else.
+fn refused(file: FileId, r: Refusal) -> Box<EvalError> {
+    match r {
+        Refusal::TooDeep { at } => {
+            let max = MAX_NESTING;
+            EvalError::new(ErrorKind::TooDeep, format!("the expression is nested more than {max} levels deep"))
+                .at(Span::new(file, at))
+                .label(format!("level {} starts here", max + 1))
+                .help(
+                    "brackets, operators in a chain and function arguments each count a level; \
+                     build deep values with a function (such as builtins.foldl') instead of writing them out",
+                )
+        }
+        Refusal::LongRun { at } => {
+            let len = usize::from(at.len());
+            EvalError::new(ErrorKind::TooLarge, format!("{len} characters without a space are too many to parse"))
+                .at(Span::new(file, at))
+                .label("this run")
+                .help("put spaces around operators (`1 + 1`), or keep long text in a string")
+        }
+    }
 }
 
 fn parse_error(e: &rnix::ParseError, file: FileId, text: &str) -> Box<EvalError> {

@@ -99,7 +99,7 @@ fn significant_tokens(text: &str) -> Vec<Tok<'_>> {
     let mut out = Vec::new();
     let mut offset = 0;
     let mut newline = true;
-    for (kind, s) in crate::parse::tokenize(text) {
+    for (kind, s) in rnix::tokenize(text) {
         let start = offset;
         offset += s.len();
         if matches!(kind, TOKEN_WHITESPACE | TOKEN_COMMENT) {
