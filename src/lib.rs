@@ -6,6 +6,7 @@ pub mod cli;
 pub mod closure;
 pub mod deploy;
 pub mod node;
+pub mod schema;
 pub mod stdlib;
 pub mod store;
 pub mod transport;

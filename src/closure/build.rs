@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, HashMap};
 use rayon::prelude::*;
 
 use super::hash::{encode_phase, node_hash, phase_hash};
-use super::schema::{Cluster, Source};
+use crate::schema::{Cluster, Source};
 use super::Error;
 use crate::store::{ContentId, Digest, Resolver};
 

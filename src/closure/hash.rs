@@ -13,7 +13,7 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
-use super::schema::{Check, Directory, Hook, OnChange, Phase};
+use crate::schema::{Check, Directory, Hook, OnChange, Phase};
 use crate::store::{ContentId, Digest};
 
 /// Bumped whenever the encoding changes, so old and new hashes never meet.

@@ -1,5 +1,5 @@
 //! Per-node closures: the evaluated cluster value turned into typed,
-//! validated data (`schema`, `parse`, `validate`) and then into hashes
+//! validated data (`crate::schema`, `parse`, `validate`) and then into hashes
 //! (`hash`, `build`) — a Merkle tree of node → phases → contents. The
 //! engine knows the schema in `stdlib/README.md`, nothing about Kubernetes.
 //! Entry point: `load` (JSON text → hashed closures).
@@ -7,14 +7,13 @@
 mod build;
 mod hash;
 mod parse;
-mod schema;
 mod validate;
 
 use std::fmt;
 
 pub use build::{build, Closures, NodeClosure, PhaseClosure};
 pub use parse::{is_cluster_json, parse_cluster, SCHEMA_VERSION};
-pub use schema::{
+pub use crate::schema::{
     Artifact, CaSpec, CertSpec, Check, Cluster, Directory, File, Hook, Make, Node, OnChange, Phase, Secret, Source,
     Ssh, Unit, When,
 };

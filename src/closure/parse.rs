@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use rayon::prelude::*;
 use serde::Deserialize;
 
-use super::schema::{Cluster, Node};
+use crate::schema::{Cluster, Node};
 use super::Error;
 
 /// The schema version this engine understands.

@@ -23,7 +23,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use super::schema::{Cluster, Directory, Make, Node, OnChange, Phase, Secret, Source, Unit};
+use crate::schema::{Cluster, Directory, Make, Node, OnChange, Phase, Secret, Source, Unit};
 use super::Error;
 
 /// Unit types systemd installs from `/etc/systemd/system/<name>`.

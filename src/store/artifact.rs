@@ -11,7 +11,7 @@ use sha2::{Digest as _, Sha256};
 
 use super::content::normalize_member;
 use super::{Digest, Error, Result, Store};
-use crate::closure::Artifact;
+use crate::schema::Artifact;
 
 /// Gets the bytes behind a URL. Pluggable so tests (and later an HTTP
 /// client) can supply downloads.

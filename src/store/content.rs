@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 
 use super::artifact::{self, Fetcher};
 use super::{project_file_path, read_project_file, Digest, Error, Result, SecretStore, Store};
-use crate::closure::Source;
+use crate::schema::Source;
 
 /// The identity of a file's content.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

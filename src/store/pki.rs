@@ -10,7 +10,7 @@ use rcgen::{
 };
 use time::{Duration, OffsetDateTime};
 
-use crate::closure::{CaSpec, CertSpec};
+use crate::schema::{CaSpec, CertSpec};
 
 /// How long a CA made by kdeploy is valid.
 pub const CA_DAYS: i64 = 3650;

@@ -21,7 +21,7 @@ use time::OffsetDateTime;
 
 use super::pki;
 use super::{Digest, Error, Result};
-use crate::closure::{CaSpec, CertSpec, Cluster, Make, Secret, Source};
+use crate::schema::{CaSpec, CertSpec, Cluster, Make, Secret, Source};
 
 /// The secret store of one project.
 #[derive(Debug, Clone)]

@@ -1,8 +1,11 @@
 //! The closure schema as Rust types: exactly what `kd.cluster` returns
-//! (see `stdlib/README.md`, "The closure schema"). Unknown fields are
+//! (see `stdlib/README.md`, "The closure schema"). Its own module, below
+//! both `closure` (which validates and hashes it) and `store` (which
+//! makes the secrets and fetches the artifacts it names), so neither of
+//! those imports the other's way round. Unknown fields are
 //! rejected so a stdlib change cannot silently drop data the engine would
 //! need. Fields are declared in alphabetical order of their JSON names:
-//! the canonical encoding (`hash.rs`) serialises some of these structs
+//! the canonical encoding (`closure/hash.rs`) serialises some of these structs
 //! directly and relies on sorted keys.
 
 use std::collections::BTreeMap;
@@ -199,6 +202,10 @@ pub struct Hook {
 pub enum When {
     Pre,
     Post,
+    /// Only when the phase is reset (`kdeploy reset`, `switch --prune`):
+    /// run before its link is removed, with its files and units still in
+    /// place; never by a switch.
+    Reset,
 }
 
 impl When {
@@ -206,6 +213,7 @@ impl When {
         match self {
             When::Pre => "pre",
             When::Post => "post",
+            When::Reset => "reset",
         }
     }
 }
