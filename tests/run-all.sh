@@ -16,6 +16,9 @@ if ! lab/lab.sh status >/dev/null 2>&1; then
   trap 'lab/lab.sh down' EXIT
 fi
 cargo test --workspace --release
+# The parser and evaluator fuzz (proptest over generated text and programs)
+# once more with many cases: 5000 of each, about ten seconds.
+KDEPLOY_FUZZ_CASES=5000 cargo test --release -p kdeploy-lang --test fuzz
 # Real Nix must still agree with the corpus's expectations (CI installs nix-bin).
 if command -v nix-instantiate >/dev/null; then
   env -i PATH="$PATH" HOME=/tmp/nixhome tests/lang/regen.sh --check
