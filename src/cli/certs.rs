@@ -87,7 +87,8 @@ pub fn run(args: CertsArgs) -> ExitCode {
             }
         }
         let root = args.inputs.roots(Some(&args.file)).remove(0);
-        let store = SecretStore::new(SecretStore::default_dir(&root));
+        // the same store switch uses: --secrets / KDEPLOY_SECRETS, else the project's
+        let store = SecretStore::new(args.inputs.secrets.clone().unwrap_or_else(|| SecretStore::default_dir(&root)));
         let now = OffsetDateTime::now_utc();
         let mut out = String::new();
         if args.renew {

@@ -90,11 +90,29 @@ pub fn lab_secrets() -> PathBuf {
     repo().join("clusters/.kdeploy/secrets")
 }
 
-/// The lab is one shared set of nodes: tests of one binary that change it
-/// take this lock, so they run one at a time (a poisoned lock is still a lock).
-pub fn lab_lock() -> std::sync::MutexGuard<'static, ()> {
+/// The lab is one shared set of nodes: tests that change it take this lock,
+/// so they run one at a time, within one test binary (a mutex; a poisoned
+/// lock is still a lock) and across binaries run at the same time (an
+/// exclusive `flock` on `.lab/tests.lock`, released when the guard drops).
+pub struct LabGuard {
+    _file: Option<std::fs::File>,
+    _mutex: std::sync::MutexGuard<'static, ()>,
+}
+
+pub fn lab_lock() -> LabGuard {
     static LAB: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    LAB.lock().unwrap_or_else(|p| p.into_inner())
+    let mutex = LAB.lock().unwrap_or_else(|p| p.into_inner());
+    let file = std::fs::create_dir_all(lab_dir()).ok().and_then(|_| {
+        let f = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(lab_dir().join("tests.lock"))
+            .ok()?;
+        f.lock().ok()?;
+        Some(f)
+    });
+    LabGuard { _file: file, _mutex: mutex }
 }
 
 /// Address of lab node `i` (1-based).
