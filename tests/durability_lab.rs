@@ -137,10 +137,14 @@ fn a_full_disk_fails_cleanly_and_the_next_switch_converges() {
         return;
     }
     let p = Project::new();
+    let b = p.variant("b", "containerd.maxContainerLogLineSize = 32000;");
+    // b's blobs on the nodes already: the switch below fails while staging
+    // (copying binaries into a new generation), not while pushing
+    let (out, _) = switch(&b);
+    assert!(out.status.success(), "{}", text(&out));
     p.restore();
     let full = FullDisk::new(2);
     let before = snapshot();
-    let b = p.variant("b", "containerd.maxContainerLogLineSize = 32000;");
     let (out, j) = switch(&b);
     let t = text(&out);
     assert_eq!(out.status.code(), Some(3), "{t}");
@@ -148,6 +152,7 @@ fn a_full_disk_fails_cleanly_and_the_next_switch_converges() {
     let err = j["nodes"]["k8s-worker01"]["error"].as_str().unwrap_or("");
     assert!(err.contains("No space left on device"), "the reason is not named: {t}");
     assert!(t.contains("k8s-worker01") && t.contains("No space left on device"), "{t}");
+    assert!(err.contains("stage"), "not the stage that failed: {t}");
     // every node wholly where it was: links, committed generation, files,
     // units; nothing pending
     assert_eq!(snapshot(), before, "a node changed:\n{t}");

@@ -127,3 +127,21 @@ async fn gc_removes_old_generations_and_unnamed_blobs_only() {
     assert_eq!(fs::read_to_string(dir.path().join("etc/t/a.conf")).unwrap(), "config 4\n");
     assert_eq!(node.gc(&[], false).await.unwrap().generations, Vec::<u64>::new());
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_failed_stage_leaves_no_half_copied_phase() {
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = dir.path().to_str().unwrap().to_string();
+    let host = LocalHost::new("local");
+    let node = Node::install_with_prefix(&host, &prefix).await.unwrap();
+    let (here, absent) = (blob("copied first\n"), blob("never pushed\n"));
+    push(&node, &[&here]).await;
+    let m = manifest(vec![file("/etc/t/a.conf", "0644", &here), file("/etc/t/b.conf", "0644", &absent)]);
+    let err = node.stage(1, "p", &m).await.unwrap_err();
+    assert!(err.to_string().contains("not in the store"), "{err}");
+    assert!(!dir.path().join("var/lib/kdeploy/generations/1/p").exists(), "the half-staged phase is still there");
+    // once the blob is there, the same stage succeeds
+    push(&node, &[&absent]).await;
+    node.stage(1, "p", &m).await.unwrap();
+    assert!(dir.path().join("var/lib/kdeploy/generations/1/p/.complete").exists());
+}
