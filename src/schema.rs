@@ -21,6 +21,10 @@ pub struct Cluster {
     pub phase_order: Vec<String>,
     pub schema_version: u32,
     pub settings: serde_json::Value,
+    /// The phase order when `kubernetes.version` changes (the control
+    /// plane before the kubelets); empty from an older stdlib.
+    #[serde(default)]
+    pub upgrade_phase_order: Vec<String>,
     pub warnings: Vec<String>,
 }
 

@@ -158,6 +158,7 @@ let
     name = args.name;
     schemaVersion = 1;
     inherit phaseOrder;
+    upgradePhaseOrder = phases.upgradeOrder;
     nodes = listToAttrs (map (n: { name = n.name; value = nodeOut n; }) nodeList);
     settings = clusterSettings;
     warnings = checks.warnings;

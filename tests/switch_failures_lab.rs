@@ -244,3 +244,35 @@ fn concurrent_switch_is_refused() {
     assert_deployed(&b);
     p.restore();
 }
+
+#[test]
+fn a_hook_past_its_deadline_is_killed_and_the_node_put_back() {
+    let _g = lab_lock();
+    if !lab_up() {
+        return;
+    }
+    let p = Project::new();
+    p.restore();
+    let before = snapshot();
+    // A hook that would hang for ten minutes, in a phase that changes.
+    let hang = p.hook_variant("hang", "containerd.extraConfig = \"# hang\";", "container-runtime", "sleep 600");
+    let t0 = Instant::now();
+    let (out, j) = run(kdeploy_cmd("switch", &hang, None, &["--hook-timeout", "3"]));
+    let took = t0.elapsed();
+    eprintln!("switch with a hanging hook took {took:?}");
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    assert!(took < Duration::from_secs(120), "the deadline did not stop the hook: {took:?}");
+    let failed: Vec<_> = statuses(&j).into_iter().filter(|(_, s)| s == "failed").collect();
+    assert!(!failed.is_empty(), "{j}");
+    for (node, _) in &failed {
+        let err = j["nodes"][node]["error"].as_str().unwrap_or("");
+        assert!(err.contains("did not finish within 3 s (its deadline) and was killed"), "{node}: {err}");
+    }
+    // Nothing of the hook is left running, and every node runs the
+    // generation it had.
+    for i in 1..=3 {
+        assert_eq!(ssh(i, "pgrep -f 'sleep [6]00' || true").trim(), "", "node {i} still runs the hook");
+    }
+    assert_eq!(snapshot(), before, "every node back on its previous generation");
+    assert_deployed(&p.base());
+}

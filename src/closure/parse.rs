@@ -9,8 +9,8 @@ use std::collections::BTreeMap;
 use rayon::prelude::*;
 use serde::Deserialize;
 
-use crate::schema::{Cluster, Node};
 use super::Error;
+use crate::schema::{Cluster, Node};
 
 /// The schema version this engine understands.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -23,6 +23,8 @@ struct Top {
     phase_order: Vec<String>,
     schema_version: u32,
     settings: serde_json::Value,
+    #[serde(default)]
+    upgrade_phase_order: Vec<String>,
     warnings: Vec<String>,
 }
 
@@ -81,6 +83,7 @@ fn parse_by_node(json: &str) -> Result<Cluster, Error> {
         phase_order: top.phase_order,
         schema_version: top.schema_version,
         settings: top.settings,
+        upgrade_phase_order: top.upgrade_phase_order,
         warnings: top.warnings,
     })
 }

@@ -39,9 +39,22 @@ pub enum Event {
         bytes: u64,
         took: Duration,
     },
+    /// `kubernetes.version` changes: phases run in the upgrade order.
+    Upgrading {
+        from: String,
+        to: String,
+    },
     /// A barrier phase begins on these nodes.
     PhaseStarted {
         phase: String,
+        nodes: Vec<String>,
+    },
+    /// A rollout batch of a phase begins (only when the phase has more
+    /// than one batch): these nodes, after the batches before passed.
+    BatchStarted {
+        phase: String,
+        batch: usize,
+        of: usize,
         nodes: Vec<String>,
     },
     NodePhaseFinished {

@@ -3,14 +3,14 @@
 //! the same for all of them: installing the node program and taking each
 //! node's lock ([`Session`], released in one place), pushing and staging,
 //! the waves with their barriers and rollout batches, undoing every step a
-//! failed or interrupted run touched (last first), committing, and
+//! failed or interrupted run touched (last batch first), committing, and
 //! recording the deployer generation. Progress goes out as events only.
 //!
 //! A failed step may be half done (link flipped, a unit failed to start):
 //! it counts as touched and is undone with the rest.
 
-use std::collections::{BTreeMap, HashMap};
-use std::path::Path;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -171,7 +171,7 @@ pub async fn execute(session: &Session<'_>, plan: &Plan, cx: &Context<'_>, sink:
     }
 
     // waves in order, barrier between batches
-    let mut touched: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    let mut touched: Vec<Vec<(usize, usize)>> = Vec::new();
     let mut outcome = Outcome::Ok;
     'waves: for wave in &plan.waves {
         sink.emit(Event::PhaseStarted {
@@ -179,11 +179,19 @@ pub async fn execute(session: &Session<'_>, plan: &Plan, cx: &Context<'_>, sink:
             nodes: wave.batches.iter().flatten().map(|&(i, _)| plan.nodes[i].name.clone()).collect(),
         });
         let t0 = Instant::now();
-        for batch in &wave.batches {
+        for (b, batch) in wave.batches.iter().enumerate() {
             if cx.cancel.is_cancelled() {
                 sink.emit(Event::Interrupted);
                 outcome = Outcome::Interrupted;
                 break;
+            }
+            if wave.batches.len() > 1 {
+                sink.emit(Event::BatchStarted {
+                    phase: wave.phase.clone(),
+                    batch: b + 1,
+                    of: wave.batches.len(),
+                    nodes: batch.iter().map(|&(i, _)| plan.nodes[i].name.clone()).collect(),
+                });
             }
             let results = join_all(batch.iter().map(|&(i, k)| {
                 let (w, node) = (&plan.nodes[i], &nodes[i].node);
@@ -201,8 +209,8 @@ pub async fn execute(session: &Session<'_>, plan: &Plan, cx: &Context<'_>, sink:
                 }
             }))
             .await;
-            for (&(i, k), r) in batch.iter().zip(results) {
-                touched.entry(i).or_default().push(k);
+            touched.push(batch.clone());
+            for (&(i, _), r) in batch.iter().zip(results) {
                 if let Err(f) = r {
                     outcome = Outcome::Failed;
                     sink.emit(f.event(&plan.nodes[i].name));
@@ -256,22 +264,23 @@ fn write_record(plan: &Plan, cx: &Context<'_>) -> Result<(), String> {
     }
 }
 
-/// Every touched step of every node moved back, last first; all nodes
-/// concurrently.
-async fn undo(
-    nodes: &[Opened<'_>],
-    plan: &Plan,
-    touched: &BTreeMap<usize, Vec<usize>>,
-    d: &Deadlines,
-    sink: &dyn Sink,
-) {
-    join_all(touched.iter().map(|(&i, ks)| {
-        let (w, node) = (&plan.nodes[i], &nodes[i].node);
-        async move {
-            let changed = step::changed_by(ks.iter().map(|&k| &w.steps[k]));
-            for &k in ks.iter().rev() {
+/// Every touched step moved back: the batches in reverse of the order they
+/// ran, the steps of one batch concurrently, so a rollout is undone one
+/// batch at a time as it was done.
+async fn undo(nodes: &[Opened<'_>], plan: &Plan, touched: &[Vec<(usize, usize)>], d: &Deadlines, sink: &dyn Sink) {
+    // restart triggers on the way back may name files of any touched step
+    let mut steps: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    for &(i, k) in touched.iter().flatten() {
+        steps.entry(i).or_default().push(k);
+    }
+    let changed: BTreeMap<usize, BTreeSet<PathBuf>> =
+        steps.iter().map(|(&i, ks)| (i, step::changed_by(ks.iter().map(|&k| &plan.nodes[i].steps[k])))).collect();
+    for batch in touched.iter().rev() {
+        join_all(batch.iter().map(|&(i, k)| {
+            let (w, node, changed) = (&plan.nodes[i], &nodes[i].node, &changed[&i]);
+            async move {
                 let s = &w.steps[k];
-                match step::undo(node, s, &changed, d, sink).await {
+                match step::undo(node, s, changed, d, sink).await {
                     Ok(()) => sink.emit(Event::RolledBack { node: w.name.clone(), phase: s.phase.clone() }),
                     Err(f) => sink.emit(Event::RollbackFailed {
                         node: w.name.clone(),
@@ -280,7 +289,7 @@ async fn undo(
                     }),
                 }
             }
-        }
-    }))
-    .await;
+        }))
+        .await;
+    }
 }

@@ -214,6 +214,7 @@ mod tests {
             time: 0,
             phase_order: vec![],
             rollback_of,
+            kubernetes_version: None,
             nodes: BTreeMap::new(),
         }
     }

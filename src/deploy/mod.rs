@@ -3,14 +3,17 @@
 //! - `plan` — the plan as a value: per node what to push, stage, move
 //!   ([`plan::Step`]) and commit; waves and rollout batches across nodes.
 //! - `plan_switch`, `plan_rollback` — the pure planners of `switch` and
-//!   `rollback` (with `manifest`: closure phases → node manifests).
+//!   `rollback` (with `manifest`: closure phases → node manifests);
+//!   `rollout` — how many nodes of a kind a wave may disrupt at once.
 //! - `execute` — the one executor: open nodes (node program, lock,
 //!   status), push and stage (`push`: blobs the node lacks or holds
 //!   damaged), waves with barriers, undo, commit, record;
 //!   `step` runs one step on one node (hooks, units, link, checks);
 //!   `failpoint` lets crash tests kill it at named points.
 //! - `switch`, `rollback` — the operations: connect, gather what the
-//!   planner needs from the nodes (`state`), plan, execute.
+//!   planner needs from the nodes (`state`), plan, execute; `upgrade` —
+//!   which changes of Kubernetes version a switch may make, and in what
+//!   phase order.
 //! - `gc` — old records, node generations and unused blobs removed.
 //! - `record` — the deployer's generation history; `connect` — SSH
 //!   settings and connecting.
@@ -32,9 +35,11 @@ pub mod recap;
 pub mod record;
 pub mod render;
 pub mod rollback;
+pub mod rollout;
 pub mod state;
 pub mod step;
 pub mod switch;
+pub mod upgrade;
 
 pub use connect::SshSettings;
 pub use execute::{Cancel, Outcome};

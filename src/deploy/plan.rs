@@ -13,6 +13,7 @@ use std::fmt::Write as _;
 
 use super::plan_switch::{FileDiff, RecordedPhase};
 use super::record::Generation;
+use super::rollout::{self, Rollout};
 use crate::closure::{Check, Hook, Source};
 use crate::node::{Manifest, UnitPlan};
 use crate::store::Digest;
@@ -59,6 +60,9 @@ pub struct NodeWork {
     pub stage_generation: u64,
     pub steps: Vec<Step>,
     pub commit: Option<Commit>,
+    /// How this node's disrupting steps are rationed (`None`: with every
+    /// other node at once).
+    pub rollout: Option<Rollout>,
 }
 
 impl NodeWork {
@@ -98,8 +102,9 @@ impl Plan {
 }
 
 /// Waves for `nodes`: phases that get a generation in `order` (unknown ones
-/// after, by name), then phases unlinked, in reverse of that order. One
-/// batch per wave: every node at once.
+/// after, by name), then phases unlinked, in reverse of that order. Inside
+/// a wave, steps that restart or stop units go in the batches of each
+/// node's rollout (`rollout.rs`); the others with the first batch.
 pub fn waves(order: &[String], nodes: &[NodeWork]) -> Vec<Wave> {
     let mut all: Vec<&String> = order.iter().collect();
     let mut extra: Vec<&String> =
@@ -108,14 +113,17 @@ pub fn waves(order: &[String], nodes: &[NodeWork]) -> Vec<Wave> {
     extra.dedup();
     all.extend(extra);
     let wave = |phase: &String, linked: bool| {
-        let batch: Vec<(usize, usize)> = nodes
+        let entries: Vec<_> = nodes
             .iter()
             .enumerate()
             .filter_map(|(i, n)| {
-                n.steps.iter().position(|s| &s.phase == phase && s.to.is_some() == linked).map(|k| (i, k))
+                let k = n.steps.iter().position(|s| &s.phase == phase && s.to.is_some() == linked)?;
+                let u = &n.steps[k].units;
+                let disrupts = !u.restart.is_empty() || !u.stop.is_empty();
+                Some((i, k, disrupts, n.rollout.unwrap_or(Rollout::ALL_AT_ONCE)))
             })
             .collect();
-        (!batch.is_empty()).then(|| Wave { phase: phase.clone(), batches: vec![batch] })
+        (!entries.is_empty()).then(|| Wave { phase: phase.clone(), batches: rollout::batches(&entries) })
     };
     let linked = all.iter().filter_map(|p| wave(p, true));
     let unlinked: Vec<Wave> = all.iter().rev().filter_map(|p| wave(p, false)).collect();
@@ -151,6 +159,11 @@ pub fn render(plan: &Plan) -> String {
         for p in n.staged_only() {
             let _ = writeln!(s, "  {p} : stage only (generated, not activated)");
         }
+    }
+    for w in plan.waves.iter().filter(|w| w.batches.len() > 1) {
+        let names = |b: &Vec<(usize, usize)>| b.iter().map(|&(i, _)| plan.nodes[i].name.as_str()).collect::<Vec<_>>();
+        let batches: Vec<String> = w.batches.iter().map(|b| format!("[{}]", names(b).join(", "))).collect();
+        let _ = writeln!(s, "rollout of {}: {}", w.phase, batches.join(" then "));
     }
     s
 }

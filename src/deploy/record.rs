@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use super::rollout::Rollout;
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct NodeRecord {
@@ -22,6 +24,10 @@ pub struct NodeRecord {
     pub generation: u64,
     /// Node hash (blake3 hex).
     pub hash: String,
+    /// How the node's disruptive steps were rationed; a rollback to this
+    /// generation rations them the same way.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rollout: Option<Rollout>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -34,6 +40,10 @@ pub struct Generation {
     pub phase_order: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rollback_of: Option<u64>,
+    /// `kubernetes.version` of the cluster deployed (none: recorded before
+    /// versions were, or a rollback).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kubernetes_version: Option<String>,
     pub nodes: BTreeMap<String, NodeRecord>,
 }
 

@@ -46,7 +46,13 @@ pub fn line(e: &Event, verbose: bool) -> Option<String> {
         Event::BlobsPushed { node, count, bytes, took } => {
             format!("[{node}] pushed {count} blob(s), {:.1} MB in {}", *bytes as f64 / 1e6, secs(*took))
         }
+        Event::Upgrading { from, to } => {
+            format!("upgrade: Kubernetes {from} -> {to}: the control plane before the kubelets")
+        }
         Event::PhaseStarted { phase, nodes } => format!("== {phase} on {}", nodes.join(", ")),
+        Event::BatchStarted { phase, batch, of, nodes } => {
+            format!("== {phase}: batch {batch} of {of} on {}", nodes.join(", "))
+        }
         Event::NodePhaseFinished { node, phase, took } => format!("[{node}] {phase}: done in {}", secs(*took)),
         Event::PhaseFinished { phase, took } => format!("== {phase} finished in {}", secs(*took)),
         Event::UnitAction { node, phase, unit, action } => format!("[{node}] {phase}: {action} {unit}"),

@@ -26,6 +26,7 @@ use super::execute::{self, Cancel, Context, Opened, Outcome, Reached};
 use super::plan::{self, Plan};
 use super::plan_rollback::{self as planner, NodeState};
 use super::record::{self, Generation};
+use super::rollout::{Group, Rollout, Serial};
 use super::state;
 use super::step::Deadlines;
 use crate::store::Digest;
@@ -150,7 +151,11 @@ async fn gather_and_plan(
     let mut work = Vec::new();
     for (o, r) in nodes.iter().zip(read) {
         let (st, hash, already) = r?;
-        work.push(planner::node_work(&o.name, &st, tgt.nodes[&o.name].generation, hash, already));
+        let mut w = planner::node_work(&o.name, &st, tgt.nodes[&o.name].generation, hash, already);
+        // Generations recorded before rollouts: one node at a time.
+        w.rollout =
+            Some(tgt.nodes[&o.name].rollout.unwrap_or(Rollout { group: Group::Workers, serial: Serial::Count(1) }));
+        work.push(w);
     }
     let waves = plan::waves(&tgt.phase_order, &work);
     let mut records = latest.nodes.clone();
@@ -163,6 +168,7 @@ async fn gather_and_plan(
         time: record::now(),
         phase_order: tgt.phase_order.clone(),
         rollback_of: Some(tgt.number),
+        kubernetes_version: tgt.kubernetes_version.clone(),
         nodes: records,
     };
     Ok(Plan { nodes: work, waves, record: Some(record) })

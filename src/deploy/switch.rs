@@ -25,8 +25,10 @@ use super::manifest::phase_manifest;
 use super::plan::{self, NodeWork, Plan};
 use super::plan_switch::{self as planner, Deployed, PhaseInput};
 use super::record::{self, Generation, NodeRecord};
+use super::rollout;
 use super::state;
 use super::step::Deadlines;
+use super::upgrade::{self, Upgrade};
 use crate::closure::{Closures, Source};
 use crate::node::Manifest;
 use crate::store::{ContentId, Digest, Resolver};
@@ -121,6 +123,10 @@ pub async fn switch(
     sink: &dyn Sink,
 ) -> Result<(Outcome, String), String> {
     let selected = select(closures, &opts.on)?;
+    // refused before any node is reached
+    if let Some(u) = upgrade_of(closures, &opts.state_dir)? {
+        sink.emit(Event::Upgrading { from: u.from.to_string(), to: u.to.to_string() });
+    }
     let targets: Vec<_> = selected
         .iter()
         .map(|n| {
@@ -233,6 +239,7 @@ async fn gather_and_plan(
             .collect();
         let node_plan = planner::plan_node(&inputs, dep);
         let mut w = planner::node_work(&o.name, &node_plan, &node.phases, &manifests, dep, sources, gen, nc.hash);
+        w.rollout = Some(rollout::for_node(&closures.cluster.settings, &node.roles));
         if w.steps.is_empty() && w.stage.is_empty() {
             // links already right (a run cut off after its last step):
             // only the commit is missing
@@ -244,7 +251,10 @@ async fn gather_and_plan(
         }
         work.push(w);
     }
-    let waves = plan::waves(&closures.cluster.phase_order, &work);
+    let upgrading =
+        upgrade_of(closures, &opts.state_dir)?.is_some() && !closures.cluster.upgrade_phase_order.is_empty();
+    let order = if upgrading { &closures.cluster.upgrade_phase_order } else { &closures.cluster.phase_order };
+    let waves = plan::waves(order, &work);
     let record = deployer_record(closures, opts, nodes, &work);
     Ok(Plan { nodes: work, waves, record })
 }
@@ -275,6 +285,7 @@ fn deployer_record(
                 jump_host: opts.ssh.jump_host.as_ref().map(|j| j.to_string()).or_else(|| n.ssh.jump_host.clone()),
                 generation,
                 hash: closures.nodes[&o.name].hash.hex(),
+                rollout: Some(rollout::for_node(&closures.cluster.settings, &n.roles)),
             },
         );
     }
@@ -297,6 +308,19 @@ fn deployer_record(
         time: record::now(),
         phase_order: closures.cluster.phase_order.clone(),
         rollback_of: None,
+        kubernetes_version: kubernetes_version(closures).map(str::to_string),
         nodes: records,
     })
+}
+
+fn kubernetes_version(closures: &Closures) -> Option<&str> {
+    closures.cluster.settings["kubernetes"]["version"].as_str()
+}
+
+/// The change of Kubernetes version from the latest recorded generation
+/// of this cluster to `closures`, or why it is refused.
+pub fn upgrade_of(closures: &Closures, state_dir: &std::path::Path) -> Result<Option<Upgrade>, String> {
+    let Some(to) = kubernetes_version(closures) else { return Ok(None) };
+    let latest = record::latest(state_dir).filter(|g| g.cluster == closures.cluster.name);
+    upgrade::check(latest.as_ref().and_then(|g| g.kubernetes_version.as_deref()), to)
 }

@@ -80,6 +80,9 @@ rec {
   };
 
   port = intBetween 1 65535 // { name = "a port number (1..65535)"; };
+
+  # A rollout batch: a number of nodes, or a percentage of them (rounded up).
+  serial = oneOf [ (intBetween 1 100000) (strMatching "a percentage from 1% to 100%" "(100|[1-9][0-9]?)%") ];
   prefixLength = intBetween 0 32 // { name = "an IPv4 prefix length (0..32)"; };
 
   # String matching a regular expression (`what` names it in messages).

@@ -3,7 +3,7 @@
 # checks; } (lists); `build` turns it into the uniform phase record of the closure.
 let
   records = (import ../lib).records;
-  order = (import ./order.nix).order;
+  inherit (import ./order.nix) order upgradeOrder;
   modules = {
     preinstall = import ./preinstall.nix;
     container-runtime = import ./container-runtime.nix;
@@ -17,7 +17,7 @@ let
   };
 in
 {
-  inherit order modules;
+  inherit order upgradeOrder modules;
   build = name: ctx: node:
     { inherit name; activate = ctx.active name; } // records.merge [ (modules.${name} ctx node) ];
 }

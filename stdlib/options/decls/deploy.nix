@@ -34,6 +34,24 @@
     };
   };
 
+  # Rolling changes: a phase whose step restarts or stops units on several nodes
+  # does it in batches, each passing the phase's checks before the next starts.
+  # A node counts as etcd if it has that role, else control plane, else worker.
+  rollout = {
+    etcd = opt {
+      type = t.serial; default = 1; scope = "cluster";
+      description = "etcd members restarted or stopped at once (a number, or a percentage such as \"20%\"). One keeps quorum in any cluster of three or more.";
+    };
+    controlPlane = opt {
+      type = t.serial; default = 1; scope = "cluster";
+      description = "Control-plane nodes (not etcd members) restarted or stopped at once.";
+    };
+    workers = opt {
+      type = t.serial; default = "20%"; scope = "cluster"; kubespray = "serial";
+      description = "Worker nodes restarted or stopped at once; Kubespray's upgrade default.";
+    };
+  };
+
   kdeploy = {
     generateOnly = opt {
       type = t.listOf (t.enum phaseNames); default = [ ]; scope = "cluster";

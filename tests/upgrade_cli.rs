@@ -1,0 +1,55 @@
+//! Kubernetes version changes that Kubernetes does not support are refused
+//! by `kdeploy switch` before any node is reached: a copy of the lab
+//! cluster (Kubernetes 1.33.5) with a recorded generation at another
+//! version, and nodes that do not exist (so reaching one would be an
+//! "unreachable" failure, exit 4, not the refusal, exit 1).
+
+use std::path::{Path, PathBuf};
+
+mod closures_support;
+use closures_support::kdeploy;
+
+fn project(recorded: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("kdeploy-upgrade-cli-{}-{recorded}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join(".kdeploy/generations")).unwrap();
+    let lab = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("clusters/lab.nix");
+    // Unroutable documentation addresses: a switch that got past the check
+    // would fail to reach them.
+    let text = std::fs::read_to_string(lab).unwrap().replace("10.77.0.", "192.0.2.");
+    std::fs::write(dir.join("lab.nix"), text).unwrap();
+    let record = serde_json::json!({
+        "number": 1, "cluster": "lab", "time": 0, "phaseOrder": [],
+        "kubernetesVersion": recorded, "nodes": {}
+    });
+    std::fs::write(dir.join(".kdeploy/generations/1.json"), record.to_string()).unwrap();
+    dir
+}
+
+fn switch(dir: &Path) -> (i32, String, String) {
+    kdeploy(&["switch", "lab.nix", "--dry-run", "--connect-timeout", "1", "--accept-new-host-keys"], dir)
+}
+
+#[test]
+fn unsupported_version_changes_are_refused_before_any_node_is_reached() {
+    for (recorded, why) in [
+        ("1.31.2", "Kubernetes upgrades one minor version at a time; upgrade to 1.32.x first"),
+        ("1.34.0", "does not support going back a minor version"),
+        ("0.33.5", "a change of major version is not supported"),
+    ] {
+        let dir = project(recorded);
+        let (code, _, err) = switch(&dir);
+        assert_eq!(code, 1, "{recorded}: {err}");
+        assert!(err.contains(why), "{recorded}: {err}");
+        assert!(!err.contains("unreachable") && !err.contains("192.0.2."), "{recorded}: a node was tried: {err}");
+    }
+}
+
+#[test]
+fn one_minor_version_up_is_an_upgrade_in_the_upgrade_order() {
+    let dir = project("1.32.9");
+    let (code, _, err) = switch(&dir);
+    assert!(err.contains("upgrade: Kubernetes 1.32.9 -> 1.33.5: the control plane before the kubelets"), "{err}");
+    // Past the check, the switch goes on to the (unreachable) nodes.
+    assert_eq!(code, 4, "{err}");
+}
