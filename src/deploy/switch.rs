@@ -240,9 +240,18 @@ async fn gather_and_plan(
         let node_plan = planner::plan_node(&inputs, dep);
         let mut w = planner::node_work(&o.name, &node_plan, &node.phases, &manifests, dep, sources, gen, nc.hash);
         w.rollout = Some(rollout::for_node(&closures.cluster.settings, &node.roles));
-        if w.steps.is_empty() && w.stage.is_empty() {
-            // links already right (a run cut off after its last step):
-            // only the commit is missing
+        // Nothing to stage and every step re-activates a phase at the
+        // generation the committed record names (drift repaired, a phase
+        // cut off half-way), with the committed hash already the new one:
+        // the committed generation stands, so commit it again rather than
+        // a new number nothing was staged into.
+        let same_hash = o.status.current.as_ref().is_some_and(|(_, h)| *h == nc.hash);
+        let relinks_only = w.stage.is_empty()
+            && same_hash
+            && w.steps.iter().all(|s| s.to.is_some() && dep.recorded.get(&s.phase).map(|r| r.generation) == s.to);
+        if (w.steps.is_empty() && w.stage.is_empty()) || relinks_only {
+            // links already right (a run cut off after its last step), or
+            // only re-activated: only the commit is missing
             w.commit = w.commit.map(|mut c| {
                 c.generation = o.status.current.as_ref().map_or(gen, |(g, _)| *g);
                 c.record = None;
