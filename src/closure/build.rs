@@ -8,8 +8,8 @@ use std::collections::{BTreeMap, HashMap};
 use rayon::prelude::*;
 
 use super::hash::{encode_phase, node_hash, phase_hash};
-use crate::schema::{Cluster, Source};
 use super::Error;
+use crate::schema::{Cluster, Source};
 use crate::store::{ContentId, Digest, Resolver};
 
 /// A cluster with the hashes of every node and phase.

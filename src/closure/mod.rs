@@ -11,12 +11,12 @@ mod validate;
 
 use std::fmt;
 
-pub use build::{build, Closures, NodeClosure, PhaseClosure};
-pub use parse::{is_cluster_json, parse_cluster, SCHEMA_VERSION};
 pub use crate::schema::{
     Artifact, CaSpec, CertSpec, Check, Cluster, Directory, File, Hook, Make, Node, OnChange, Phase, Secret, Source,
     Ssh, Unit, When,
 };
+pub use build::{build, Closures, NodeClosure, PhaseClosure};
+pub use parse::{is_cluster_json, parse_cluster, SCHEMA_VERSION};
 pub use validate::{is_clean_absolute, is_octal_mode, validate};
 
 use crate::store::Resolver;

@@ -23,8 +23,8 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use crate::schema::{Cluster, Directory, Make, Node, OnChange, Phase, Secret, Source, Unit};
 use super::Error;
+use crate::schema::{Cluster, Directory, Make, Node, OnChange, Phase, Secret, Source, Unit};
 
 /// Unit types systemd installs from `/etc/systemd/system/<name>`.
 const UNIT_SUFFIXES: &[&str] =
