@@ -51,6 +51,15 @@ impl Lab {
     /// file naming node and version; a post hook of `app` appends to a log
     /// in the project directory; `app`'s check fails on `failing_on`.
     fn closures(&self, version: u32, failing_on: Option<&str>) -> Closures {
+        self.load(self.cluster(version, failing_on))
+    }
+
+    fn load(&self, cluster: Value) -> Closures {
+        closure::load(&cluster.to_string(), &self.resolver()).unwrap()
+    }
+
+    /// The cluster value behind [`Lab::closures`].
+    fn cluster(&self, version: u32, failing_on: Option<&str>) -> Value {
         let log = self.dir.path().join("hooks.log");
         let node = |name: &str| {
             let file = |path: &str, what: &str| {
@@ -73,12 +82,11 @@ impl Lab {
                 ],
             })
         };
-        let cluster = json!({
+        json!({
             "name": "local", "phaseOrder": ["base", "app"], "schemaVersion": closure::SCHEMA_VERSION,
             "settings": {}, "warnings": [],
             "nodes": {"n1": node("n1"), "n2": node("n2")},
-        });
-        closure::load(&cluster.to_string(), &self.resolver()).unwrap()
+        })
     }
 
     /// One switch over both nodes; returns the outcome and every event.
@@ -190,4 +198,30 @@ async fn a_failing_check_on_one_node_switches_both_back() {
     for n in NODES {
         assert_eq!(base_and_app(&lab, n), expected(2, n));
     }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn dropping_a_phase_and_nothing_else_commits_a_new_generation() {
+    let lab = Lab::new();
+    assert_eq!(lab.switch(&lab.closures(1, None)).await.0, Outcome::Ok);
+
+    // the same cluster without the `app` phase: nothing to stage, only a
+    // phase to take away, and still a new generation to commit
+    let mut cluster = lab.cluster(1, None);
+    cluster["phaseOrder"] = json!(["base"]);
+    for n in NODES {
+        cluster["nodes"][n]["phases"].as_array_mut().unwrap().retain(|p| p["name"] != "app");
+    }
+    let dropped = lab.load(cluster);
+    let (outcome, events) = lab.switch(&dropped).await;
+    assert_eq!(outcome, Outcome::Ok, "{events:#?}");
+    for n in NODES {
+        assert!(!lab.prefix(n).join("etc/demo/app.conf").exists(), "app.conf left behind on {n}");
+        assert_eq!(lab.read(n, "/etc/demo/base.conf"), expected(1, n).0);
+        assert_eq!(lab.status(n).await, (Some(2), 3), "{n}");
+    }
+
+    let (outcome, events) = lab.switch(&dropped).await;
+    assert_eq!(outcome, Outcome::Ok, "{events:#?}");
+    assert_eq!(count(&events, |e| matches!(e, Event::NodeUnchanged { .. })), 2, "{events:#?}");
 }

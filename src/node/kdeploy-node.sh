@@ -406,12 +406,15 @@ cmd_verify() {
 cmd_commit() {
     [ $# -eq 2 ] && is_gen "$1" && is_hash "$2" || die "usage: commit GEN NODE-HASH <PHASE-RECORD"
     d=$R/generations/$1
-    [ -d "$d" ] || die "commit: generation $1 was never staged"
-    cat >"$d/kdeploy-phases.tmp"
-    if [ -s "$d/kdeploy-phases.tmp" ]; then
+    record=$(cat)
+    if [ -n "$record" ]; then
+        # A run that only took phases away staged nothing: its generation
+        # is its phase record alone, every phase living in an older one.
+        mkdir -p "$d"
+        printf '%s\n' "$record" >"$d/kdeploy-phases.tmp"
         mv -f "$d/kdeploy-phases.tmp" "$d/kdeploy-phases"
     else
-        rm -f "$d/kdeploy-phases.tmp"
+        [ -d "$d" ] || die "commit: generation $1 was never staged"
         [ -f "$d/kdeploy-phases" ] || die "commit: generation $1 has no phase record"
     fi
     echo "$2" >"$d/node-hash"
