@@ -16,6 +16,10 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Cluster {
+    /// Memberships the engine changes one member at a time (etcd's), by
+    /// name; empty from an older stdlib.
+    #[serde(default)]
+    pub memberships: BTreeMap<String, Membership>,
     pub name: String,
     pub nodes: BTreeMap<String, Node>,
     pub phase_order: Vec<String>,
@@ -26,6 +30,38 @@ pub struct Cluster {
     #[serde(default)]
     pub upgrade_phase_order: Vec<String>,
     pub warnings: Vec<String>,
+}
+
+/// A membership as the stdlib describes it (`stdlib/membership.nix`): the
+/// phase whose step starts or stops a member, the members wanted, and the
+/// shell commands that list, add (as a learner), promote and remove
+/// members and prepare a joining node. Arguments reach the commands in
+/// `KDEPLOY_MEMBER_*` / `KDEPLOY_INITIAL_CLUSTER` environment variables.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Membership {
+    pub add: String,
+    /// Moves leadership from a member about to leave to the via member,
+    /// if it leads (so no client waits out an election).
+    pub handoff: String,
+    pub join: String,
+    pub list: String,
+    /// Wanted members by node name.
+    pub members: BTreeMap<String, Member>,
+    pub phase: String,
+    pub promote: String,
+    pub remove: String,
+}
+
+/// One wanted member.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Member {
+    pub name: String,
+    pub peer: String,
+    /// Removes the member's data on its node (before a join, after a
+    /// join undone).
+    pub wipe: String,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]

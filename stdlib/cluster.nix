@@ -155,6 +155,7 @@ let
     };
 
   result = {
+    memberships = import ./membership.nix ctx nodeList;
     name = args.name;
     schemaVersion = 1;
     inherit phaseOrder;

@@ -7,38 +7,11 @@
 //! set.
 
 use std::process::Output;
-use std::time::{Duration, Instant};
 
 mod node_support;
 use node_support::lab_check::assert_deployed;
 use node_support::lab_project::*;
-use node_support::{lab_lock, lab_secrets, lab_up};
-
-const ENDPOINTS: &str = "https://10.77.0.11:2379,https://10.77.0.12:2379,https://10.77.0.13:2379";
-
-/// A writer on k8s-master: key kd-writer/N for N = 1, 2, … until told to
-/// stop; one line per key, "ack N" or "lost N".
-fn start_writer() {
-    let script = format!(
-        "rm -f /tmp/kd-writer.stop; : > /tmp/kd-writer.log; \
-         ( i=0; while [ ! -e /tmp/kd-writer.stop ]; do i=$((i+1)); r=lost; \
-             for t in 1 2 3 4 5; do \
-               if ETCDCTL_ENDPOINTS={ENDPOINTS} /usr/local/bin/etcdctl.sh --dial-timeout=1s --command-timeout=1s \
-                    put kd-writer/$i v$i >/dev/null 2>&1; then r=ack; break; fi; sleep 0.2; \
-             done; echo \"$r $i\" >> /tmp/kd-writer.log; done ) >/dev/null 2>&1 </dev/null &"
-    );
-    ssh(1, &script);
-}
-
-fn writer_log() -> Vec<(String, u64)> {
-    ssh(1, "cat /tmp/kd-writer.log")
-        .lines()
-        .filter_map(|l| {
-            let (r, n) = l.split_once(' ')?;
-            Some((r.to_string(), n.trim().parse().ok()?))
-        })
-        .collect()
-}
+use node_support::{etcd_writer, lab_lock, lab_secrets, lab_up};
 
 /// When etcd last became active on node `i`, in µs of the host's
 /// monotonic clock (the lab's nodes share the host's kernel).
@@ -52,19 +25,11 @@ fn etcd_restarted_at(i: u32) -> u64 {
 /// etcd restarted, one after the other, in three batches, that the writer
 /// lost no write and that every acknowledged key is in etcd.
 fn switch_under_writer(run: impl FnOnce() -> (Output, serde_json::Value)) -> (Output, serde_json::Value) {
-    ssh(1, "ETCDCTL_ENDPOINTS=https://127.0.0.1:2379 /usr/local/bin/etcdctl.sh del kd-writer/ --prefix >/dev/null");
     let before: Vec<u64> = (1..=3).map(etcd_restarted_at).collect();
-    start_writer();
-    let t0 = Instant::now();
-    while writer_log().len() < 20 {
-        assert!(t0.elapsed() < Duration::from_secs(30), "the writer does not write: {:?}", writer_log());
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    etcd_writer::start();
     let (out, j) = run();
-    std::thread::sleep(Duration::from_secs(2));
-    ssh(1, "touch /tmp/kd-writer.stop");
-    std::thread::sleep(Duration::from_secs(3));
     assert!(out.status.success(), "{}", text(&out));
+    etcd_writer::stop_and_check("the rolling restart", 30);
 
     // Every member restarted, one after the other: each became active
     // again well after the one before (a restart and a health check).
@@ -82,22 +47,6 @@ fn switch_under_writer(run: impl FnOnce() -> (Output, serde_json::Value)) -> (Ou
         assert!(stderr.contains(&format!("== etcd: batch {b} of 3 on ")), "{stderr}");
     }
 
-    // The client lost nothing, and every acknowledged write is there.
-    let log = writer_log();
-    let lost: Vec<u64> = log.iter().filter(|(r, _)| r == "lost").map(|(_, n)| *n).collect();
-    let acked: Vec<u64> = log.iter().filter(|(r, _)| r == "ack").map(|(_, n)| *n).collect();
-    eprintln!("writer: {} acknowledged, {} lost during the rolling restart", acked.len(), lost.len());
-    assert!(lost.is_empty(), "writes lost: {lost:?}");
-    assert!(acked.len() >= 30, "too few writes to show anything: {}", acked.len());
-    let keys = ssh(
-        1,
-        "ETCDCTL_ENDPOINTS=https://127.0.0.1:2379 /usr/local/bin/etcdctl.sh get kd-writer/ --prefix --keys-only",
-    );
-    let present: std::collections::BTreeSet<u64> =
-        keys.lines().filter_map(|l| l.strip_prefix("kd-writer/")?.trim().parse().ok()).collect();
-    let missing: Vec<&u64> = acked.iter().filter(|n| !present.contains(n)).collect();
-    assert!(missing.is_empty(), "acknowledged writes missing from etcd: {missing:?}");
-    ssh(1, "ETCDCTL_ENDPOINTS=https://127.0.0.1:2379 /usr/local/bin/etcdctl.sh del kd-writer/ --prefix >/dev/null");
     (out, j)
 }
 

@@ -18,6 +18,8 @@ pub const SCHEMA_VERSION: u32 = 1;
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 struct Top {
+    #[serde(default)]
+    memberships: BTreeMap<String, crate::schema::Membership>,
     name: String,
     nodes: BTreeMap<String, serde_json::Value>,
     phase_order: Vec<String>,
@@ -78,6 +80,7 @@ fn parse_by_node(json: &str) -> Result<Cluster, Error> {
         .map(|(name, raw)| parse_node(&name, raw).map(|n| (name, n)))
         .collect::<Result<_, _>>()?;
     Ok(Cluster {
+        memberships: top.memberships,
         name: top.name,
         nodes: nodes.into_iter().collect(),
         phase_order: top.phase_order,

@@ -57,6 +57,14 @@ pub enum Event {
         of: usize,
         nodes: Vec<String>,
     },
+    /// A membership change step done: `what` says which (`added as a
+    /// learner`, `promoted`, `removed`, …); `via` ran the command.
+    Member {
+        membership: String,
+        member: String,
+        what: String,
+        via: String,
+    },
     NodePhaseFinished {
         node: String,
         phase: String,

@@ -19,7 +19,9 @@ use futures::future::join_all;
 
 use super::events::{Event, Sink};
 use super::failpoint;
-use super::plan::Plan;
+use super::member_step::{self, Parties};
+use super::membership::{Change, MembershipPlan};
+use super::plan::{Batch, Plan, Wave};
 use super::push::push_and_stage;
 use super::record;
 use super::state;
@@ -171,12 +173,12 @@ pub async fn execute(session: &Session<'_>, plan: &Plan, cx: &Context<'_>, sink:
     }
 
     // waves in order, barrier between batches
-    let mut touched: Vec<Vec<(usize, usize)>> = Vec::new();
+    let mut touched: Vec<(usize, usize)> = Vec::new();
     let mut outcome = Outcome::Ok;
-    'waves: for wave in &plan.waves {
+    'waves: for (wi, wave) in plan.waves.iter().enumerate() {
         sink.emit(Event::PhaseStarted {
             phase: wave.phase.clone(),
-            nodes: wave.batches.iter().flatten().map(|&(i, _)| plan.nodes[i].name.clone()).collect(),
+            nodes: wave.batches.iter().flat_map(|b| &b.steps).map(|&(i, _)| plan.nodes[i].name.clone()).collect(),
         });
         let t0 = Instant::now();
         for (b, batch) in wave.batches.iter().enumerate() {
@@ -190,31 +192,14 @@ pub async fn execute(session: &Session<'_>, plan: &Plan, cx: &Context<'_>, sink:
                     phase: wave.phase.clone(),
                     batch: b + 1,
                     of: wave.batches.len(),
-                    nodes: batch.iter().map(|&(i, _)| plan.nodes[i].name.clone()).collect(),
+                    nodes: batch.steps.iter().map(|&(i, _)| plan.nodes[i].name.clone()).collect(),
                 });
             }
-            let results = join_all(batch.iter().map(|&(i, k)| {
-                let (w, node) = (&plan.nodes[i], &nodes[i].node);
-                async move {
-                    let t = Instant::now();
-                    let r = step::forward(node, &w.steps[k], &cx.deadlines, sink).await;
-                    if r.is_ok() {
-                        sink.emit(Event::NodePhaseFinished {
-                            node: w.name.clone(),
-                            phase: w.steps[k].phase.clone(),
-                            took: t.elapsed(),
-                        });
-                    }
-                    r
-                }
-            }))
-            .await;
-            touched.push(batch.clone());
-            for (&(i, _), r) in batch.iter().zip(results) {
-                if let Err(f) = r {
-                    outcome = Outcome::Failed;
-                    sink.emit(f.event(&plan.nodes[i].name));
-                }
+            let failures = run_batch(session, plan, wave, batch, cx, sink).await;
+            touched.push((wi, b));
+            for (node, f) in failures {
+                outcome = Outcome::Failed;
+                sink.emit(f.event(&node));
             }
             if outcome != Outcome::Ok {
                 break;
@@ -231,7 +216,7 @@ pub async fn execute(session: &Session<'_>, plan: &Plan, cx: &Context<'_>, sink:
         outcome = Outcome::Interrupted;
     }
     if outcome != Outcome::Ok {
-        undo(nodes, plan, &touched, &cx.deadlines, sink).await;
+        undo(session, plan, &touched, &cx.deadlines, sink).await;
         return Ok(outcome);
     }
 
@@ -264,31 +249,122 @@ fn write_record(plan: &Plan, cx: &Context<'_>) -> Result<(), String> {
     }
 }
 
+/// One batch: its steps concurrently, or its membership change with its
+/// node's step. The failures, by node name.
+async fn run_batch(
+    session: &Session<'_>,
+    plan: &Plan,
+    wave: &Wave,
+    batch: &Batch,
+    cx: &Context<'_>,
+    sink: &dyn Sink,
+) -> Vec<(String, Fail)> {
+    let nodes = &session.nodes;
+    if let Some((m, change)) = change_of(wave, batch) {
+        let Some(p) = parties(session, plan, m, batch) else {
+            return vec![(m.via.clone(), Fail::msg(Some(&wave.phase), format!("{} is not held by this run", m.via)))];
+        };
+        let who = batch.steps.first().map_or(m.via.clone(), |&(i, _)| plan.nodes[i].name.clone());
+        return match member_step::forward(&p, m, change, &cx.deadlines, sink).await {
+            Ok(()) => {
+                finished(plan, batch, sink);
+                vec![]
+            }
+            Err(f) => vec![(who, f)],
+        };
+    }
+    let results = join_all(batch.steps.iter().map(|&(i, k)| {
+        let (w, node) = (&plan.nodes[i], &nodes[i].node);
+        async move {
+            let t = Instant::now();
+            let r = step::forward(node, &w.steps[k], &cx.deadlines, sink).await;
+            if r.is_ok() {
+                sink.emit(Event::NodePhaseFinished {
+                    node: w.name.clone(),
+                    phase: w.steps[k].phase.clone(),
+                    took: t.elapsed(),
+                });
+            }
+            r
+        }
+    }))
+    .await;
+    batch
+        .steps
+        .iter()
+        .zip(results)
+        .filter_map(|(&(i, _), r)| r.err().map(|f| (plan.nodes[i].name.clone(), f)))
+        .collect()
+}
+
+fn finished(plan: &Plan, batch: &Batch, sink: &dyn Sink) {
+    for &(i, k) in &batch.steps {
+        let w = &plan.nodes[i];
+        sink.emit(Event::NodePhaseFinished {
+            node: w.name.clone(),
+            phase: w.steps[k].phase.clone(),
+            took: Default::default(),
+        });
+    }
+}
+
+fn change_of<'p>(wave: &'p Wave, batch: &Batch) -> Option<(&'p MembershipPlan, &'p Change)> {
+    let m = wave.membership.as_ref()?;
+    Some((m, &m.changes[batch.change?]))
+}
+
+/// The via node and the batch's own step (a change batch has at most one).
+fn parties<'a, 'h>(
+    session: &'a Session<'h>,
+    plan: &'a Plan,
+    m: &'a MembershipPlan,
+    batch: &Batch,
+) -> Option<Parties<'a, 'h>> {
+    let via = &session.nodes.iter().find(|o| o.name == m.via)?.node;
+    let target = batch.steps.first().map(|&(i, k)| (&session.nodes[i].node, &plan.nodes[i].steps[k]));
+    Some(Parties { via, via_address: &m.via_address, target })
+}
+
 /// Every touched step moved back: the batches in reverse of the order they
 /// ran, the steps of one batch concurrently, so a rollout is undone one
-/// batch at a time as it was done.
-async fn undo(nodes: &[Opened<'_>], plan: &Plan, touched: &[Vec<(usize, usize)>], d: &Deadlines, sink: &dyn Sink) {
+/// batch at a time as it was done. A batch with a membership change is
+/// undone by `member_step::undo`.
+async fn undo(session: &Session<'_>, plan: &Plan, touched: &[(usize, usize)], d: &Deadlines, sink: &dyn Sink) {
+    let nodes = &session.nodes;
+    let batch = |&(w, b): &(usize, usize)| (&plan.waves[w], &plan.waves[w].batches[b]);
     // restart triggers on the way back may name files of any touched step
     let mut steps: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
-    for &(i, k) in touched.iter().flatten() {
+    for &(i, k) in touched.iter().flat_map(|t| &batch(t).1.steps) {
         steps.entry(i).or_default().push(k);
     }
     let changed: BTreeMap<usize, BTreeSet<PathBuf>> =
         steps.iter().map(|(&i, ks)| (i, step::changed_by(ks.iter().map(|&k| &plan.nodes[i].steps[k])))).collect();
-    for batch in touched.iter().rev() {
-        join_all(batch.iter().map(|&(i, k)| {
-            let (w, node, changed) = (&plan.nodes[i], &nodes[i].node, &changed[&i]);
-            async move {
-                let s = &w.steps[k];
-                match step::undo(node, s, changed, d, sink).await {
-                    Ok(()) => sink.emit(Event::RolledBack { node: w.name.clone(), phase: s.phase.clone() }),
-                    Err(f) => sink.emit(Event::RollbackFailed {
-                        node: w.name.clone(),
-                        phase: s.phase.clone(),
-                        message: format!("{}{}", f.message, f.journal.map(|j| format!("\n{j}")).unwrap_or_default()),
-                    }),
+    let report = |name: &str, phase: &str, r: Result<(), Fail>| match r {
+        Ok(()) => sink.emit(Event::RolledBack { node: name.to_string(), phase: phase.to_string() }),
+        Err(f) => sink.emit(Event::RollbackFailed {
+            node: name.to_string(),
+            phase: phase.to_string(),
+            message: format!("{}{}", f.message, f.journal.map(|j| format!("\n{j}")).unwrap_or_default()),
+        }),
+    };
+    for t in touched.iter().rev() {
+        let (wave, b) = batch(t);
+        if let Some((m, change)) = change_of(wave, b) {
+            let who = b.steps.first().map_or(m.via.as_str(), |&(i, _)| plan.nodes[i].name.as_str());
+            let r = match parties(session, plan, m, b) {
+                Some(p) => {
+                    let none = BTreeSet::new();
+                    let changed = b.steps.first().map_or(&none, |(i, _)| &changed[i]);
+                    member_step::undo(&p, m, change, changed, d, sink).await
                 }
-            }
+                None => Err(Fail::msg(Some(&wave.phase), format!("{} is not held by this run", m.via))),
+            };
+            report(who, &wave.phase, r);
+            continue;
+        }
+        join_all(b.steps.iter().map(|&(i, k)| {
+            let (w, node, changed) = (&plan.nodes[i], &nodes[i].node, &changed[&i]);
+            async move { report(&w.name, &w.steps[k].phase, step::undo(node, &w.steps[k], changed, d, sink).await) }
         }))
         .await;
     }

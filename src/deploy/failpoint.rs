@@ -6,11 +6,12 @@
 //! nothing live changed), `after-flip` (a node's first phase link switched,
 //! its units not yet acted on), `after-units` (a phase's unit operations
 //! done, hooks and checks not run), `before-commit` (every step done,
-//! nothing committed).
+//! nothing committed), `after-member-change` (an etcd member added or
+//! removed, its node's step not run).
 
 use std::sync::OnceLock;
 
-pub const NAMES: [&str; 4] = ["after-push", "after-flip", "after-units", "before-commit"];
+pub const NAMES: [&str; 5] = ["after-push", "after-flip", "after-units", "before-commit", "after-member-change"];
 
 fn armed() -> Option<&'static str> {
     static ARMED: OnceLock<Option<String>> = OnceLock::new();

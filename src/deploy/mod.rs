@@ -4,11 +4,14 @@
 //!   ([`plan::Step`]) and commit; waves and rollout batches across nodes.
 //! - `plan_switch`, `plan_rollback` — the pure planners of `switch` and
 //!   `rollback` (with `manifest`: closure phases → node manifests);
-//!   `rollout` — how many nodes of a kind a wave may disrupt at once.
+//!   `rollout` — how many nodes of a kind a wave may disrupt at once;
+//!   `membership` — etcd members added and removed one at a time, decided
+//!   from what a live member lists.
 //! - `execute` — the one executor: open nodes (node program, lock,
 //!   status), push and stage (`push`: blobs the node lacks or holds
 //!   damaged), waves with barriers, undo, commit, record;
 //!   `step` runs one step on one node (hooks, units, link, checks);
+//!   `member_step` a membership change around its node's step;
 //!   `failpoint` lets crash tests kill it at named points.
 //! - `switch`, `rollback` — the operations: connect, gather what the
 //!   planner needs from the nodes (`state`), plan, execute; `upgrade` —
@@ -27,6 +30,8 @@ pub mod failpoint;
 pub mod gc;
 pub mod live;
 pub mod manifest;
+pub mod member_step;
+pub mod membership;
 pub mod plan;
 pub mod plan_rollback;
 pub mod plan_switch;

@@ -11,6 +11,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
+use super::membership::{Change, MembershipPlan};
 use super::plan_switch::{FileDiff, RecordedPhase};
 use super::record::Generation;
 use super::rollout::{self, Rollout};
@@ -78,11 +79,22 @@ impl NodeWork {
 }
 
 /// One phase across nodes: batches run one after the other, the steps of a
-/// batch concurrently. Each entry is (node index, step index).
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// batch concurrently.
+#[derive(Debug, Clone)]
 pub struct Wave {
     pub phase: String,
-    pub batches: Vec<Vec<(usize, usize)>>,
+    pub batches: Vec<Batch>,
+    /// The membership changed in this phase, its changes each in a batch
+    /// of their own.
+    pub membership: Option<MembershipPlan>,
+}
+
+/// Steps as (node index, step index), and the membership change they go
+/// with (an index into the wave's `membership.changes`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Batch {
+    pub steps: Vec<(usize, usize)>,
+    pub change: Option<usize>,
 }
 
 #[derive(Debug, Clone)]
@@ -104,26 +116,52 @@ impl Plan {
 /// Waves for `nodes`: phases that get a generation in `order` (unknown ones
 /// after, by name), then phases unlinked, in reverse of that order. Inside
 /// a wave, steps that restart or stop units go in the batches of each
-/// node's rollout (`rollout.rs`); the others with the first batch.
-pub fn waves(order: &[String], nodes: &[NodeWork]) -> Vec<Wave> {
+/// node's rollout (`rollout.rs`); the others with the first batch. A
+/// phase with membership changes runs each in a batch of its own, with
+/// its node's step: joins (and removals of members never started) before
+/// the other batches, members leaving after them.
+pub fn waves(order: &[String], nodes: &[NodeWork], memberships: &[MembershipPlan]) -> Vec<Wave> {
     let mut all: Vec<&String> = order.iter().collect();
     let mut extra: Vec<&String> =
         nodes.iter().flat_map(|n| n.steps.iter().map(|s| &s.phase)).filter(|p| !order.contains(p)).collect();
     extra.sort();
     extra.dedup();
     all.extend(extra);
+    let step_of = |i: usize, phase: &String, linked: bool| {
+        nodes[i].steps.iter().position(|s| &s.phase == phase && s.to.is_some() == linked)
+    };
     let wave = |phase: &String, linked: bool| {
+        let membership = memberships.iter().find(|m| linked && &m.spec.phase == phase);
+        let by_change = |n: &NodeWork| membership.is_some_and(|m| m.changes.iter().any(|c| c.node() == Some(&n.name)));
         let entries: Vec<_> = nodes
             .iter()
             .enumerate()
+            .filter(|(_, n)| !by_change(n))
             .filter_map(|(i, n)| {
-                let k = n.steps.iter().position(|s| &s.phase == phase && s.to.is_some() == linked)?;
+                let k = step_of(i, phase, linked)?;
                 let u = &n.steps[k].units;
                 let disrupts = !u.restart.is_empty() || !u.stop.is_empty();
                 Some((i, k, disrupts, n.rollout.unwrap_or(Rollout::ALL_AT_ONCE)))
             })
             .collect();
-        (!entries.is_empty()).then(|| Wave { phase: phase.clone(), batches: rollout::batches(&entries) })
+        let regular = rollout::batches(&entries).into_iter().map(|steps| Batch { steps, change: None });
+        let Some(m) = membership else {
+            return (!entries.is_empty()).then(|| Wave {
+                phase: phase.clone(),
+                batches: regular.collect(),
+                membership: None,
+            });
+        };
+        let change_batch = |(j, c): (usize, &Change)| {
+            let i = c.node().and_then(|n| nodes.iter().position(|w| w.name == n));
+            let steps = i.and_then(|i| step_of(i, phase, true).map(|k| (i, k))).into_iter().collect();
+            Batch { steps, change: Some(j) }
+        };
+        let leaving_last = |c: &&Change| matches!(c, Change::Leave { member, .. } if member.started);
+        let first = m.changes.iter().enumerate().filter(|(_, c)| !leaving_last(c)).map(change_batch);
+        let last = m.changes.iter().enumerate().filter(|(_, c)| leaving_last(c)).map(change_batch);
+        let batches = first.chain(regular).chain(last).collect();
+        Some(Wave { phase: phase.clone(), batches, membership: Some(m.clone()) })
     };
     let linked = all.iter().filter_map(|p| wave(p, true));
     let unlinked: Vec<Wave> = all.iter().rev().filter_map(|p| wave(p, false)).collect();
@@ -161,9 +199,18 @@ pub fn render(plan: &Plan) -> String {
         }
     }
     for w in plan.waves.iter().filter(|w| w.batches.len() > 1) {
-        let names = |b: &Vec<(usize, usize)>| b.iter().map(|&(i, _)| plan.nodes[i].name.as_str()).collect::<Vec<_>>();
-        let batches: Vec<String> = w.batches.iter().map(|b| format!("[{}]", names(b).join(", "))).collect();
+        let batches: Vec<String> = w.batches.iter().map(|b| format!("[{}]", batch_text(plan, w, b))).collect();
         let _ = writeln!(s, "rollout of {}: {}", w.phase, batches.join(" then "));
+    }
+    s
+}
+
+/// A batch's nodes, and its membership change if it has one.
+fn batch_text(plan: &Plan, w: &Wave, b: &Batch) -> String {
+    let mut s = b.steps.iter().map(|&(i, _)| plan.nodes[i].name.as_str()).collect::<Vec<_>>().join(", ");
+    if let (Some(m), Some(j)) = (&w.membership, b.change) {
+        let sep = if s.is_empty() { "" } else { ": " };
+        let _ = write!(s, "{sep}{} {} via {}", m.name, m.changes[j].describe(), m.via);
     }
     s
 }
@@ -197,8 +244,9 @@ mod tests {
             node("n1", vec![step("b", Some(3), Some(4)), step("c", Some(3), None), step("z", None, Some(4))]),
             node("n2", vec![step("d", None, Some(4)), step("a", Some(1), None), step("b", Some(2), Some(4))]),
         ];
-        let w = waves(&order, &nodes);
-        let got: Vec<(&str, &Vec<(usize, usize)>)> = w.iter().map(|w| (w.phase.as_str(), &w.batches[0])).collect();
+        let w = waves(&order, &nodes, &[]);
+        let got: Vec<(&str, &Vec<(usize, usize)>)> =
+            w.iter().map(|w| (w.phase.as_str(), &w.batches[0].steps)).collect();
         assert_eq!(
             got,
             [

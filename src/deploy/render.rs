@@ -53,6 +53,7 @@ pub fn line(e: &Event, verbose: bool) -> Option<String> {
         Event::BatchStarted { phase, batch, of, nodes } => {
             format!("== {phase}: batch {batch} of {of} on {}", nodes.join(", "))
         }
+        Event::Member { membership, member, what, via } => format!("[{via}] {membership}: member {member} {what}"),
         Event::NodePhaseFinished { node, phase, took } => format!("[{node}] {phase}: done in {}", secs(*took)),
         Event::PhaseFinished { phase, took } => format!("== {phase} finished in {}", secs(*took)),
         Event::UnitAction { node, phase, unit, action } => format!("[{node}] {phase}: {action} {unit}"),

@@ -157,7 +157,7 @@ async fn gather_and_plan(
             Some(tgt.nodes[&o.name].rollout.unwrap_or(Rollout { group: Group::Workers, serial: Serial::Count(1) }));
         work.push(w);
     }
-    let waves = plan::waves(&tgt.phase_order, &work);
+    let waves = plan::waves(&tgt.phase_order, &work, &[]);
     let mut records = latest.nodes.clone();
     for o in nodes {
         records.insert(o.name.clone(), tgt.nodes[&o.name].clone());

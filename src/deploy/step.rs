@@ -42,7 +42,7 @@ impl Fail {
 
 const SKIPPED: &str = "kdeploy-hook-skipped";
 
-fn output_tail(out: &crate::transport::Output) -> String {
+pub(crate) fn output_tail(out: &crate::transport::Output) -> String {
     let mut s = String::from_utf8_lossy(&out.stdout).into_owned();
     s += &String::from_utf8_lossy(&out.stderr);
     let lines: Vec<&str> = s.trim_end().lines().collect();
@@ -66,14 +66,14 @@ impl Default for Deadlines {
 
 /// `script` under sh, killed (with everything it started) after `limit`;
 /// exit status [`TIMED_OUT`] then.
-fn within(limit: Duration, script: &str) -> String {
+pub(crate) fn within(limit: Duration, script: &str) -> String {
     format!("timeout -k 10 {} sh -c {}", limit.as_secs().max(1), shell_quote(script))
 }
 
 /// `timeout`'s exit status when the deadline passed.
 const TIMED_OUT: u32 = 124;
 
-fn status_text(status: u32, limit: Duration) -> String {
+pub(crate) fn status_text(status: u32, limit: Duration) -> String {
     if status == TIMED_OUT {
         format!("did not finish within {} s (its deadline) and was killed", limit.as_secs())
     } else {
@@ -203,6 +203,12 @@ fn emit_units(sink: &dyn Sink, node: &str, phase: &str, plan: &UnitPlan) {
 /// goes away, flip the link, daemon-reload/enable/reload/restart/start,
 /// post hooks, checks.
 pub async fn forward(node: &Node<'_>, step: &Step, d: &Deadlines, sink: &dyn Sink) -> Result<(), Fail> {
+    apply(node, step, d, sink).await?;
+    check(node, step, d, sink).await
+}
+
+/// `step` forward up to its checks: pre hooks, units, link, post hooks.
+pub async fn apply(node: &Node<'_>, step: &Step, d: &Deadlines, sink: &dyn Sink) -> Result<(), Fail> {
     let linking = step.to.is_some();
     if linking {
         run_hooks(node, &step.phase, &step.hooks, When::Pre, d.hook, sink).await?;
@@ -210,6 +216,13 @@ pub async fn forward(node: &Node<'_>, step: &Step, d: &Deadlines, sink: &dyn Sin
     move_link(node, &step.phase, step.to, &step.units, d, sink).await?;
     if linking {
         run_hooks(node, &step.phase, &step.hooks, When::Post, d.hook, sink).await?;
+    }
+    Ok(())
+}
+
+/// `step`'s checks (none when it unlinks its phase).
+pub async fn check(node: &Node<'_>, step: &Step, d: &Deadlines, sink: &dyn Sink) -> Result<(), Fail> {
+    if step.to.is_some() {
         run_checks(node, &step.phase, &step.checks, d.check, sink).await?;
     }
     Ok(())

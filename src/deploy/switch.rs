@@ -22,6 +22,8 @@ use super::events::{Event, Sink};
 use super::execute::{self, Context, Opened, Session};
 pub use super::execute::{Cancel, Outcome, Reached};
 use super::manifest::phase_manifest;
+use super::member_step;
+use super::membership::{self, MembershipPlan};
 use super::plan::{self, NodeWork, Plan};
 use super::plan_switch::{self as planner, Deployed, PhaseInput};
 use super::record::{self, Generation, NodeRecord};
@@ -263,9 +265,43 @@ async fn gather_and_plan(
     let upgrading =
         upgrade_of(closures, &opts.state_dir)?.is_some() && !closures.cluster.upgrade_phase_order.is_empty();
     let order = if upgrading { &closures.cluster.upgrade_phase_order } else { &closures.cluster.phase_order };
-    let waves = plan::waves(order, &work);
+    let memberships = gather_memberships(closures, nodes, &work, opts).await?;
+    let waves = plan::waves(order, &work, &memberships);
     let record = deployer_record(closures, opts, nodes, &work);
     Ok(Plan { nodes: work, waves, record })
+}
+
+/// The membership changes of this run. Only when some node has a step in
+/// a membership's phase: the first node that answers lists the members
+/// (wanted members asked first). When none answers the members start as
+/// a new cluster, as on a first switch.
+async fn gather_memberships(
+    closures: &Closures,
+    nodes: &[Opened<'_>],
+    work: &[NodeWork],
+    opts: &SwitchOptions,
+) -> Result<Vec<MembershipPlan>, String> {
+    let mut plans = Vec::new();
+    let addresses: BTreeMap<String, String> =
+        closures.cluster.nodes.iter().map(|(n, node)| (n.clone(), node.address.clone())).collect();
+    let held: Vec<&str> = nodes.iter().map(|o| o.name.as_str()).collect();
+    for (name, spec) in &closures.cluster.memberships {
+        if !work.iter().any(|w| w.steps.iter().any(|s| s.phase == spec.phase)) {
+            continue;
+        }
+        let mut asked: Vec<&Opened<'_>> = nodes.iter().filter(|o| spec.members.contains_key(&o.name)).collect();
+        asked.extend(nodes.iter().filter(|o| !spec.members.contains_key(&o.name)));
+        let mut listed = None;
+        for o in asked {
+            if let Ok(l) = member_step::read_list(&o.node, &spec.list, &opts.deadlines).await {
+                listed = Some(l);
+                break;
+            }
+        }
+        let Some(listed) = listed.filter(|l| !l.is_empty()) else { continue };
+        plans.extend(membership::plan(name, spec, &listed, &addresses, &held)?);
+    }
+    Ok(plans)
 }
 
 /// The deployer generation to record after the run, or `None` when the

@@ -1,6 +1,6 @@
 # Phase "etcd" (Kubespray role etcd, deployment type "host"): /etc/etcd.env, the data
 # directory (0700), etcd.service, an etcdctl.sh wrapper, optional TLS files from
-# kdeploy's etcd PKI (or etcd.certDir), a guarded `member add` for members joining a running cluster, and a
+# kdeploy's etcd PKI (or etcd.certDir), a hook removing the member data of a node that left, and a
 # health check (etcdctl endpoint health needs quorum). On etcd nodes, plus the etcd
 # client certificates on control planes when etcd.tls is on; nothing when kubeadm
 # runs etcd.
@@ -9,7 +9,7 @@ let
   lib = import ../lib;
   tpl = import ../templates/etcd.nix;
   inherit (lib) records text;
-  inherit (builtins) elem filter map concatStringsSep;
+  inherit (builtins) elem map;
   cs = ctx.settings;
   s = node.settings;
   bin = cs.paths.binDir;
@@ -41,13 +41,22 @@ let
     text = tpl.env { inherit ctx node version; };
   };
 
-  others = filter (m: m.name != node.name) ctx.etcd.members;
-  othersEndpoints = concatStringsSep "," (map (m: ctx.etcd.clientURL m.address) others);
-  myPeer = ctx.etcd.peerURL node.address;
 in
 if cs.etcd.deploymentType != "host" then { }
 # control planes that are not members only need the client certificates for the API server
-else if !member then (if tls && node.isControlPlane then { directories = certDirs; files = certFiles; } else { })
+else if !member then
+  # A node that left etcd keeps no member data: after its step stopped etcd (the
+  # engine has already run `member remove`), the data goes too.
+  (if tls && node.isControlPlane then { directories = certDirs; files = certFiles; } else { }) // {
+    hooks = [
+      (records.hook {
+        name = "etcd-remove-data";
+        when = "post";
+        run = "rm -rf -- ${s.etcd.dataDir}/member /run/etcd/join.env";
+        unless = "[ ! -e ${s.etcd.dataDir}/member ]";
+      })
+    ];
+  }
 else {
   directories = [ (records.directory { path = s.etcd.dataDir; mode = "0700"; }) ] ++ certDirs;
 
@@ -69,15 +78,6 @@ else {
         ++ text.optional managedEtcd "${bin}/etcd";
     })
   ];
-
-  # A member added to a running cluster must be announced first (Kubespray:
-  # join_etcd_member.yml). Skipped when the cluster already lists this peer URL.
-  hooks = text.optional (s.etcd.initialClusterState == "existing" && others != [ ]) (records.hook {
-    name = "etcd-member-add";
-    when = "pre";
-    run = "${etcdctl} --endpoints=${othersEndpoints}${tlsFlags} member add ${node.etcdMemberName} --peer-urls=${myPeer}";
-    unless = "${etcdctl} --endpoints=${othersEndpoints}${tlsFlags} member list | { while read -r l; do case \"$l\" in *${myPeer}*) exit 0;; esac; done; exit 1; }";
-  });
 
   checks = [
     (records.check {

@@ -26,7 +26,8 @@ in
       (kv "ETCD_DATA_DIR" ns.dataDir)
       (kv "ETCD_ADVERTISE_CLIENT_URLS" (url.clientURL a))
       (kv "ETCD_INITIAL_ADVERTISE_PEER_URLS" (url.peerURL a))
-      (kv "ETCD_INITIAL_CLUSTER_STATE" ns.initialClusterState)
+      # a member joining a running cluster gets "existing" from /run/etcd/join.env
+      (kv "ETCD_INITIAL_CLUSTER_STATE" "new")
       (kv "ETCD_INITIAL_CLUSTER" url.initialCluster)
       (kv "ETCD_INITIAL_CLUSTER_TOKEN" "k8s_etcd")
       (kv "ETCD_LISTEN_CLIENT_URLS" "${url.clientURL a},${url.scheme}://127.0.0.1:2379")
@@ -85,6 +86,8 @@ in
     "Type=notify"
     "User=root"
     "EnvironmentFile=/etc/etcd.env"
+    # written by kdeploy when this member joins a running cluster (stdlib/membership.nix)
+    "EnvironmentFile=-/run/etcd/join.env"
     "ExecStart=${binDir}/etcd"
     "NotifyAccess=all"
     "Restart=always"

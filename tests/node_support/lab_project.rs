@@ -90,6 +90,14 @@ impl Project {
         f
     }
 
+    /// clusters/lab.nix with `from` replaced by `to` (which must occur).
+    pub fn edited(&self, name: &str, from: &str, to: &str) -> PathBuf {
+        assert!(self.lab.contains(from), "clusters/lab.nix has no `{from}`");
+        let f = self.dir.path().join(format!("{name}.nix"));
+        std::fs::write(&f, self.lab.replace(from, to)).unwrap();
+        f
+    }
+
     /// Like `variant`, plus a pre hook sleeping `secs` in container-runtime
     /// (added to the evaluated cluster value, as a cluster file may).
     pub fn slow_variant(&self, name: &str, extra: &str, secs: u32) -> PathBuf {

@@ -4,6 +4,7 @@
 
 #![allow(dead_code)]
 
+pub mod etcd_writer;
 pub mod lab_check;
 pub mod lab_project;
 

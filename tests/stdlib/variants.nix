@@ -45,7 +45,7 @@ in
     name = "dedicated-etcd-tls";
     nodes = {
       cp1 = { address = "10.2.0.1"; roles = [ "control-plane" ]; };
-      e1 = { address = "10.2.0.21"; roles = [ "etcd" ]; settings.etcd.initialClusterState = "existing"; };
+      e1 = { address = "10.2.0.21"; roles = [ "etcd" ]; };
       e2 = { address = "10.2.0.22"; roles = [ "etcd" ]; };
       e3 = { address = "10.2.0.23"; roles = [ "etcd" ]; };
       w1 = { address = "10.2.0.11"; roles = [ "worker" ]; };

@@ -26,10 +26,6 @@
       type = t.nullOr t.plainName; default = null; kubespray = "etcd_member_name";
       description = "etcd member name of this node (null: the node name; Kubespray's default is etcd1, etcd2, ... by inventory order, which changes when nodes are reordered).";
     };
-    initialClusterState = opt {
-      type = t.enum [ "new" "existing" ]; default = "new"; kubespray = "ETCD_INITIAL_CLUSTER_STATE";
-      description = "\"new\" when the cluster is created; set \"existing\" on a member you add to a running cluster (the etcd phase then registers it with `etcdctl member add` first).";
-    };
     heartbeatInterval = opt {
       type = t.int; default = 250; scope = "cluster"; kubespray = "etcd_heartbeat_interval";
       description = "Heartbeat interval in ms.";

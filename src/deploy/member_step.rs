@@ -1,0 +1,259 @@
+//! One membership change run around its node's step (`membership.rs`
+//! decides them). A join: the member added as a learner through the
+//! membership's `via` node (unless a cut-off run already did), its node's
+//! old member data wiped and the join environment written, the node's step
+//! applied (which starts it), the learner promoted once in sync, then the
+//! step's checks. A leave: the member removed, then the node's step (which
+//! stops it; the stdlib's hook removes its data). Each command reads a
+//! fresh member list first, so a run finishes what a cut-off one began.
+//!
+//! Undo: a join is taken back (member removed, step undone, data wiped);
+//! a member that has left is not brought back — its data is gone — and
+//! the next run finishes the change.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use super::events::{Event, Sink};
+use super::failpoint;
+use super::membership::{initial_cluster, parse_list, url_host, Change, Listed, MembershipPlan};
+use super::plan::Step;
+use super::step::{self, output_tail, status_text, within, Deadlines, Fail};
+use crate::node::Node;
+use crate::transport::shell_quote;
+
+/// How long a membership operation is retried (see [`apply`]).
+const TRIES: u32 = 60;
+const DELAY: Duration = Duration::from_secs(1);
+
+/// The nodes a change involves: the one running the membership commands,
+/// and the change's own node with its step in this wave.
+pub struct Parties<'a, 'h> {
+    pub via: &'a Node<'h>,
+    /// The via node's address (to find its member in a list).
+    pub via_address: &'a str,
+    pub target: Option<(&'a Node<'h>, &'a Step)>,
+}
+
+/// Run a membership command on `node`, its arguments in the environment.
+async fn run(
+    node: &Node<'_>,
+    m: &MembershipPlan,
+    cmd: &str,
+    env: &[(&str, &str)],
+    d: &Deadlines,
+) -> Result<String, Fail> {
+    let vars: String = env.iter().map(|(k, v)| format!("{k}={} ", shell_quote(v))).collect();
+    let out = node
+        .host()
+        .exec(&format!("{vars}exec {}", within(d.hook, cmd)), None)
+        .await
+        .map_err(|e| Fail::msg(Some(&m.spec.phase), e.to_string()))?;
+    if !out.success() {
+        return Err(Fail {
+            phase: Some(m.spec.phase.clone()),
+            unit: None,
+            message: format!(
+                "{} membership command on {} {}",
+                m.name,
+                node.host().name(),
+                status_text(out.status, d.hook)
+            ),
+            journal: Some(output_tail(&out)),
+        });
+    }
+    Ok(out.stdout_str().to_string())
+}
+
+async fn list(p: &Parties<'_, '_>, m: &MembershipPlan, d: &Deadlines) -> Result<Vec<Listed>, Fail> {
+    let text = run(p.via, m, &m.spec.list, &[], d).await?;
+    parse_list(&text).map_err(|e| Fail::msg(Some(&m.spec.phase), e))
+}
+
+/// The members as `node` lists them with the membership's `list`
+/// command (planning: `Err` when this node cannot tell).
+pub async fn read_list(node: &Node<'_>, list: &str, d: &Deadlines) -> Result<Vec<Listed>, String> {
+    let out = node.host().exec(&format!("exec {}", within(d.check, list)), None).await.map_err(|e| e.to_string())?;
+    if !out.success() {
+        return Err(output_tail(&out));
+    }
+    parse_list(&out.stdout_str())
+}
+
+fn emit(sink: &dyn Sink, m: &MembershipPlan, member: &str, what: &str) {
+    sink.emit(Event::Member {
+        membership: m.name.clone(),
+        member: member.to_string(),
+        what: what.to_string(),
+        via: m.via.clone(),
+    });
+}
+
+/// One membership operation, identified by the member's peer URL.
+#[derive(Clone, Copy)]
+enum Op<'a> {
+    Add { name: &'a str, peer: &'a str },
+    Promote { peer: &'a str },
+    Remove { peer: &'a str },
+}
+
+impl Op<'_> {
+    fn done(&self, listed: &[Listed]) -> bool {
+        let find = |peer: &str| listed.iter().find(|l| l.peer == peer).cloned();
+        match *self {
+            Op::Add { peer, .. } => find(peer).is_some(),
+            Op::Promote { peer } => find(peer).is_some_and(|l| !l.learner),
+            Op::Remove { peer } => find(peer).is_none(),
+        }
+    }
+}
+
+/// Run `op` through the via node until the list shows it done, at most
+/// [`TRIES`] times, [`DELAY`] apart: etcd refuses changes for a few seconds
+/// after a member restarted ("unhealthy cluster") and a promotion until
+/// the learner has caught up. The list is read before each try, so a try
+/// that timed out but went through is not repeated. `Ok(true)` when this
+/// call made the change, `Ok(false)` when it was already done.
+async fn apply(p: &Parties<'_, '_>, m: &MembershipPlan, op: Op<'_>, d: &Deadlines) -> Result<bool, Fail> {
+    let mut last = None;
+    for t in 0..TRIES {
+        let listed = list(p, m, d).await?;
+        if op.done(&listed) {
+            return Ok(t > 0);
+        }
+        let id = |peer: &str| listed.iter().find(|l| l.peer == peer).map(|l| l.id.clone()).unwrap_or_default();
+        let r = match op {
+            Op::Add { name, peer } => {
+                run(p.via, m, &m.spec.add, &[("KDEPLOY_MEMBER_NAME", name), ("KDEPLOY_MEMBER_PEER", peer)], d).await
+            }
+            Op::Promote { peer } => run(p.via, m, &m.spec.promote, &[("KDEPLOY_MEMBER_ID", &id(peer))], d).await,
+            Op::Remove { peer } => run(p.via, m, &m.spec.remove, &[("KDEPLOY_MEMBER_ID", &id(peer))], d).await,
+        };
+        match r {
+            Ok(_) => return Ok(true),
+            Err(f) => last = Some(f),
+        }
+        tokio::time::sleep(DELAY).await;
+    }
+    let mut f = last.unwrap_or_else(|| Fail::msg(Some(&m.spec.phase), String::new()));
+    f.message = format!("{} (after {TRIES} tries, {} s apart)", f.message, DELAY.as_secs());
+    Err(f)
+}
+
+/// `change` forward, with its node's step.
+pub async fn forward(
+    p: &Parties<'_, '_>,
+    m: &MembershipPlan,
+    change: &Change,
+    d: &Deadlines,
+    sink: &dyn Sink,
+) -> Result<(), Fail> {
+    match change {
+        Change::Join { node, name, peer, .. } => join(p, m, node, name, peer, d, sink).await,
+        Change::Leave { member, .. } => {
+            handoff(p, m, member, d).await?;
+            if apply(p, m, Op::Remove { peer: &member.peer }, d).await? {
+                emit(sink, m, &label(member), "removed");
+                failpoint::hit("after-member-change");
+            }
+            match p.target {
+                Some((node, s)) => step::forward(node, s, d, sink).await,
+                None => Ok(()),
+            }
+        }
+    }
+}
+
+/// A leader that is removed steps down and the others wait out an
+/// election timeout before one takes over; a handoff first makes the via
+/// member lead, at once.
+async fn handoff(p: &Parties<'_, '_>, m: &MembershipPlan, leaving: &Listed, d: &Deadlines) -> Result<(), Fail> {
+    let listed = list(p, m, d).await?;
+    let Some(me) = listed.iter().find(|l| l.peer == leaving.peer && l.started) else { return Ok(()) };
+    let is_via = |l: &&Listed| l.started && !l.learner && l.peer != me.peer && url_host(&l.peer) == p.via_address;
+    let Some(via) = listed.iter().find(is_via) else { return Ok(()) };
+    let endpoints: Vec<&str> = listed.iter().filter(|l| l.started && !l.learner).map(|l| l.client.as_str()).collect();
+    let endpoints = endpoints.join(",");
+    let env =
+        [("KDEPLOY_MEMBER_ID", me.id.as_str()), ("KDEPLOY_TARGET_ID", &via.id), ("KDEPLOY_ENDPOINTS", &endpoints)];
+    run(p.via, m, &m.spec.handoff, &env, d).await.map(|_| ())
+}
+
+fn label(l: &Listed) -> String {
+    if l.name.is_empty() {
+        format!("{} ({})", l.id, l.peer)
+    } else {
+        l.name.clone()
+    }
+}
+
+async fn join(
+    p: &Parties<'_, '_>,
+    m: &MembershipPlan,
+    node: &str,
+    name: &str,
+    peer: &str,
+    d: &Deadlines,
+    sink: &dyn Sink,
+) -> Result<(), Fail> {
+    let fail = |msg: String| Fail::msg(Some(&m.spec.phase), msg);
+    let (target, s) = p.target.ok_or_else(|| fail(format!("{node} joins {} but has no step in this run", m.name)))?;
+    if apply(p, m, Op::Add { name, peer }, d).await? {
+        emit(sink, m, name, "added as a learner");
+        failpoint::hit("after-member-change");
+    }
+    let listed = list(p, m, d).await?;
+    let me =
+        listed.iter().find(|l| l.peer == peer).ok_or_else(|| fail(format!("{name} is not listed after its add")))?;
+    if !me.started {
+        let wipe = &m.spec.members.get(node).ok_or_else(|| fail(format!("{node} is not a wanted member")))?.wipe;
+        run(target, m, wipe, &[], d).await?;
+        let initial = initial_cluster(&listed, name, peer).map_err(fail)?;
+        run(target, m, &m.spec.join, &[("KDEPLOY_INITIAL_CLUSTER", &initial)], d).await?;
+    }
+    step::apply(target, s, d, sink).await?;
+    if apply(p, m, Op::Promote { peer }, d).await? {
+        emit(sink, m, name, "promoted to a voting member");
+    }
+    step::check(target, s, d, sink).await
+}
+
+/// Take `change` back after a failed run. A join: the member removed, the
+/// node's step undone (`changed`: the files the run changed on that node),
+/// its data wiped. A leave that happened is not undone (see the module
+/// comment); one that did not has nothing to undo.
+pub async fn undo(
+    p: &Parties<'_, '_>,
+    m: &MembershipPlan,
+    change: &Change,
+    changed: &BTreeSet<PathBuf>,
+    d: &Deadlines,
+    sink: &dyn Sink,
+) -> Result<(), Fail> {
+    match change {
+        Change::Join { node, name, peer, .. } => {
+            if apply(p, m, Op::Remove { peer }, d).await? {
+                emit(sink, m, name, "removed again (undo)");
+            }
+            if let Some((target, s)) = p.target {
+                step::undo(target, s, changed, d, sink).await?;
+                if let Some(member) = m.spec.members.get(node) {
+                    run(target, m, &member.wipe, &[], d).await?;
+                }
+            }
+            Ok(())
+        }
+        Change::Leave { member, .. } if Op::Remove { peer: &member.peer }.done(&list(p, m, d).await?) => {
+            Err(Fail::msg(
+                Some(&m.spec.phase),
+                format!(
+                    "{}: {} is not undone (its member data is gone); the next run finishes it",
+                    m.name,
+                    change.describe()
+                ),
+            ))
+        }
+        Change::Leave { .. } => Ok(()),
+    }
+}

@@ -1,0 +1,110 @@
+//! etcd membership changed by editing the definition, on the real lab
+//! (`lab/lab.sh up 3`): the etcd role taken from both workers (3 members
+//! → 1) and given back (1 → 3), while a client writes the whole time. No
+//! `initialClusterState` or other hand step: kdeploy asks a live member
+//! who is in, removes leaving members one at a time before their etcd
+//! stops, and adds joining ones one at a time as learners, promoted once
+//! in sync. Then the same growth cut off by a killed deployer right after
+//! its first `member add`, finished by the next plain switch. Lab down:
+//! skipped, or a failure when CI is set.
+
+use std::path::PathBuf;
+
+mod node_support;
+use node_support::lab_check::assert_deployed;
+use node_support::lab_project::*;
+use node_support::{etcd_writer, lab_lock, lab_up};
+
+const WORKER_ROLES: &str = "roles = [ \"worker\" \"etcd\" ];";
+
+/// The lab with k8s-master as the only etcd member.
+fn solo(p: &Project) -> PathBuf {
+    p.edited("solo", WORKER_ROLES, "roles = [ \"worker\" ];")
+}
+
+/// `etcdctl member list` on k8s-master: (name, started, learner) sorted.
+fn members() -> Vec<(String, bool, bool)> {
+    let out = ssh(1, "ETCDCTL_ENDPOINTS=https://127.0.0.1:2379 /usr/local/bin/etcdctl.sh member list");
+    let mut m: Vec<(String, bool, bool)> = out
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split(", ").collect();
+            (f.len() == 6).then(|| (f[2].to_string(), f[1] == "started", f[5].trim() == "true"))
+        })
+        .collect();
+    m.sort();
+    assert!(!m.is_empty(), "no member list: {out}");
+    m
+}
+
+fn voters(names: &[&str]) -> Vec<(String, bool, bool)> {
+    names.iter().map(|n| (n.to_string(), true, false)).collect()
+}
+
+/// A node that left etcd runs no etcd and keeps none of its data.
+fn assert_left(i: u32) {
+    let st = ssh(i, "systemctl is-active etcd; ls /var/lib/etcd/member 2>&1; ls /etc/etcd.env 2>&1");
+    assert!(st.starts_with("inactive"), "node {i}: {st}");
+    assert_eq!(st.matches("No such file").count(), 2, "node {i} keeps etcd data or config: {st}");
+}
+
+#[test]
+fn etcd_shrinks_and_grows_by_role_edits_without_losing_a_write() {
+    let _g = lab_lock();
+    if !lab_up() {
+        return;
+    }
+    let p = Project::new();
+    p.restore();
+    assert_eq!(members(), voters(&["k8s-master", "k8s-worker01", "k8s-worker02"]));
+
+    etcd_writer::start();
+    let (out, _) = switch(&solo(&p));
+    assert!(out.status.success(), "{}", text(&out));
+    etcd_writer::stop_and_check("3 -> 1 members", 20);
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(log.matches("etcd: member k8s-worker0").filter(|_| true).count(), 2, "{log}");
+    assert!(log.contains("etcd: member k8s-worker01 removed"), "{log}");
+    assert_eq!(members(), voters(&["k8s-master"]));
+    assert_left(2);
+    assert_left(3);
+    assert_deployed(&solo(&p));
+
+    etcd_writer::start();
+    let (out, _) = switch(&p.base());
+    assert!(out.status.success(), "{}", text(&out));
+    etcd_writer::stop_and_check("1 -> 3 members", 20);
+    let log = String::from_utf8_lossy(&out.stderr);
+    for w in ["k8s-worker01", "k8s-worker02"] {
+        assert!(log.contains(&format!("etcd: member {w} added as a learner")), "{log}");
+        assert!(log.contains(&format!("etcd: member {w} promoted to a voting member")), "{log}");
+    }
+    assert_eq!(members(), voters(&["k8s-master", "k8s-worker01", "k8s-worker02"]));
+    assert_deployed(&p.base());
+}
+
+#[test]
+fn a_growth_cut_off_after_its_first_member_add_is_finished_by_the_next_run() {
+    let _g = lab_lock();
+    if !lab_up() {
+        return;
+    }
+    let p = Project::new();
+    p.restore();
+    let (out, _) = switch(&solo(&p));
+    assert!(out.status.success(), "{}", text(&out));
+
+    let mut killed = kdeploy_cmd("switch", &p.base(), None, &[]);
+    killed.env("KDEPLOY_FAILPOINT", "after-member-change");
+    let (out, _) = run(killed);
+    assert!(!out.status.success(), "the failpoint did not fire:\n{}", text(&out));
+    // one member added, never started
+    let m = members();
+    assert_eq!(m.len(), 2, "{m:?}");
+    assert!(m.iter().any(|(_, started, learner)| !started && *learner), "{m:?}");
+
+    let (out, _) = switch(&p.base());
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(members(), voters(&["k8s-master", "k8s-worker01", "k8s-worker02"]));
+    assert_deployed(&p.base());
+}
