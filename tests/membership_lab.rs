@@ -5,17 +5,29 @@
 //! who is in, removes leaving members one at a time before their etcd
 //! stops, and adds joining ones one at a time as learners, promoted once
 //! in sync. Then the same growth cut off by a killed deployer right after
-//! its first `member add`, finished by the next plain switch. Lab down:
-//! skipped, or a failure when CI is set.
+//! its first `member add`, finished by the next plain switch. With five
+//! lab nodes (`lab/lab.sh up 5`, what `tests/run-all.sh` boots): etcd
+//! 3 → 5 → 3 under the writer. Lab down (or too small): skipped, or a
+//! failure when CI is set.
 
 use std::path::PathBuf;
 
 mod node_support;
 use node_support::lab_check::assert_deployed;
 use node_support::lab_project::*;
-use node_support::{etcd_writer, lab_lock, lab_up};
+use node_support::{etcd_writer, lab_has, lab_lock, lab_up};
 
 const WORKER_ROLES: &str = "roles = [ \"worker\" \"etcd\" ];";
+const LAST_NODE: &str = "k8s-worker02 = { address = \"10.77.0.13\"; roles = [ \"worker\" \"etcd\" ]; };";
+
+/// The lab with two more nodes (lab nodes 4 and 5), with `roles`.
+fn five_nodes(p: &Project, name: &str, roles: &str) -> PathBuf {
+    let more = format!(
+        "{LAST_NODE}\n    k8s-worker03 = {{ address = \"10.77.0.14\"; roles = {roles}; }};\n    \
+         k8s-worker04 = {{ address = \"10.77.0.15\"; roles = {roles}; }};"
+    );
+    p.edited(name, LAST_NODE, &more)
+}
 
 /// The lab with k8s-master as the only etcd member.
 fn solo(p: &Project) -> PathBuf {
@@ -107,4 +119,37 @@ fn a_growth_cut_off_after_its_first_member_add_is_finished_by_the_next_run() {
     assert!(out.status.success(), "{}", text(&out));
     assert_eq!(members(), voters(&["k8s-master", "k8s-worker01", "k8s-worker02"]));
     assert_deployed(&p.base());
+}
+
+#[test]
+fn etcd_grows_3_to_5_and_shrinks_back_without_losing_a_write() {
+    let _g = lab_lock();
+    if !lab_has(5) {
+        return;
+    }
+    let p = Project::new();
+    p.restore();
+    let three = five_nodes(&p, "three-of-five", "[ \"worker\" ]");
+    let five = five_nodes(&p, "five-of-five", "[ \"worker\" \"etcd\" ]");
+    let (out, _) = switch(&three);
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(members(), voters(&["k8s-master", "k8s-worker01", "k8s-worker02"]));
+
+    etcd_writer::start();
+    let (out, _) = switch(&five);
+    assert!(out.status.success(), "{}", text(&out));
+    etcd_writer::stop_and_check("3 -> 5 members", 20);
+    let all = ["k8s-master", "k8s-worker01", "k8s-worker02", "k8s-worker03", "k8s-worker04"];
+    assert_eq!(members(), voters(&all));
+    assert_deployed(&five);
+
+    etcd_writer::start();
+    let (out, _) = switch(&three);
+    assert!(out.status.success(), "{}", text(&out));
+    etcd_writer::stop_and_check("5 -> 3 members", 20);
+    assert_eq!(members(), voters(&all[..3]));
+    assert_left(4);
+    assert_left(5);
+    assert_deployed(&three);
+    p.restore();
 }

@@ -8,11 +8,12 @@ cd "$(dirname "$0")/.."
 # Whoever runs this, a lab test that cannot reach the lab fails instead of
 # returning early as "ok" (tests/node_support: lab_up()).
 export CI=1
-# The end-to-end tests need real nodes: boot the lab (3 nspawn nodes at
-# 10.77.0.11-13) unless it is up already, and remove it afterwards if we
-# booted it.
+# The end-to-end tests need real nodes: boot the lab (5 nspawn nodes at
+# 10.77.0.11-15; the example lab cluster uses the first 3, the etcd 3 -> 5
+# -> 3 test all five) unless it is up already, and remove it afterwards if
+# we booted it.
 if ! lab/lab.sh status >/dev/null 2>&1; then
-  lab/lab.sh up 3
+  lab/lab.sh up 5
   trap 'lab/lab.sh down' EXIT
 fi
 cargo test --workspace --release

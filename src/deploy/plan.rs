@@ -258,4 +258,61 @@ mod tests {
             ]
         );
     }
+
+    fn restarting(phase: &str, unit: &str) -> Step {
+        let mut s = step(phase, Some(1), Some(2));
+        s.units.restart = vec![unit.into()];
+        s
+    }
+
+    #[test]
+    fn membership_changes_get_batches_of_their_own_joins_first_and_leaves_last() {
+        use crate::deploy::membership::{Change, Listed, MembershipPlan};
+        use crate::schema::Membership;
+        let order: Vec<String> = ["etcd"].map(String::from).into();
+        let one = Rollout::ALL_AT_ONCE;
+        let mut nodes: Vec<NodeWork> =
+            ["m1", "m2", "new", "old"].iter().map(|n| node(n, vec![restarting("etcd", "etcd.service")])).collect();
+        for n in &mut nodes {
+            n.rollout = Some(one);
+        }
+        let spec = Membership {
+            add: String::new(),
+            handoff: String::new(),
+            join: String::new(),
+            list: String::new(),
+            members: Default::default(),
+            phase: "etcd".into(),
+            promote: String::new(),
+            remove: String::new(),
+        };
+        let member = Listed {
+            id: "a".into(),
+            started: true,
+            name: "old".into(),
+            peer: "p".into(),
+            client: String::new(),
+            learner: false,
+        };
+        let m = MembershipPlan {
+            name: "etcd".into(),
+            spec,
+            via: "m1".into(),
+            via_address: String::new(),
+            changes: vec![
+                Change::Leave { node: Some("old".into()), member },
+                Change::Join { node: "new".into(), name: "new".into(), peer: "q".into(), listed: None },
+            ],
+        };
+        let w = waves(&order, &nodes, &[m]);
+        assert_eq!(w.len(), 1);
+        let b = &w[0].batches;
+        assert_eq!(b[0], Batch { steps: vec![(2, 0)], change: Some(1) }, "the join first");
+        assert_eq!(b[1], Batch { steps: vec![(0, 0), (1, 0)], change: None });
+        assert_eq!(b[2], Batch { steps: vec![(3, 0)], change: Some(0) }, "the leave last");
+        assert_eq!(b.len(), 3);
+        let plan = Plan { nodes, waves: w, record: None };
+        let text = render(&plan);
+        assert!(text.contains("rollout of etcd: [new: etcd add member new (q) via m1] then [m1, m2] then [old: etcd remove member old (p) via m1]"), "{text}");
+    }
 }

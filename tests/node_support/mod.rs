@@ -83,6 +83,30 @@ pub fn lab_up() -> bool {
     up
 }
 
+/// How many nodes the lab was booted with (`lab/lab.sh up N`), 0 when down.
+pub fn lab_nodes() -> u32 {
+    std::fs::read_to_string(lab_dir().join("lab.env"))
+        .ok()
+        .and_then(|t| t.lines().find_map(|l| l.strip_prefix("N=")?.trim().parse().ok()))
+        .unwrap_or(0)
+}
+
+/// A test that needs `n` lab nodes: true when the lab has them; otherwise
+/// a failure under CI, or a note and false.
+pub fn lab_has(n: u32) -> bool {
+    if !lab_up() {
+        return false;
+    }
+    if lab_nodes() >= n {
+        return true;
+    }
+    if std::env::var_os("CI").is_some() {
+        panic!("this test needs {n} lab nodes (CI is set): run `lab/lab.sh up {n}` first");
+    }
+    eprintln!("SKIPPED: this test needs {n} lab nodes (`lab/lab.sh up {n}`)");
+    false
+}
+
 /// The lab's one secret store (its etcd PKI and tokens): what `kdeploy
 /// switch clusters/lab.nix` makes by default. Lab tests that switch copies
 /// of the lab cluster from temporary projects point `KDEPLOY_SECRETS` here,
