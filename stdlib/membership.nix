@@ -28,7 +28,8 @@ else {
         value = {
           name = n.etcdMemberName;
           peer = ctx.etcd.peerURL n.address;
-          wipe = "rm -rf -- ${n.settings.etcd.dataDir}/member ${joinEnv}";
+          # etcd may be restarting here after a leave that was cut off: stop it first
+          wipe = "{ systemctl stop etcd.service 2>/dev/null || true; } && rm -rf -- ${n.settings.etcd.dataDir}/member ${joinEnv}";
         };
       })
       members);
@@ -36,11 +37,9 @@ else {
     add = "${etcdctl} member add \"$KDEPLOY_MEMBER_NAME\" --learner --peer-urls=\"$KDEPLOY_MEMBER_PEER\"";
     promote = "${etcdctl} member promote \"$KDEPLOY_MEMBER_ID\"";
     remove = "${etcdctl} member remove \"$KDEPLOY_MEMBER_ID\"";
-    # leadership moves to the via member if the leaving one leads (`endpoint status`:
-    # ENDPOINT, ID, VERSION, DB SIZE, IS LEADER, ...), so no client waits out an election
-    handoff = "lead=$(ETCDCTL_ENDPOINTS=\"$KDEPLOY_ENDPOINTS\" ${etcdctl} endpoint status"
-      + " | while IFS=, read -r _ id _ _ leader _; do [ \"\${leader# }\" = true ] && echo \"\${id# }\"; done; true)"
-      + " && { [ \"$lead\" != \"$KDEPLOY_MEMBER_ID\" ] || ETCDCTL_ENDPOINTS=\"$KDEPLOY_ENDPOINTS\" ${etcdctl} move-leader \"$KDEPLOY_TARGET_ID\"; }";
+    # leadership moves to the via member if the leaving one leads: the endpoint whose
+    # own member ID is the leader's (`endpoint status -w fields`, the same in 3.4-3.6)
+    handoff = ''lead=$(ETCDCTL_ENDPOINTS="$KDEPLOY_ENDPOINTS" ${etcdctl} endpoint status -w fields | while read -r k _ v; do case $k in '"MemberID"') id=$v ;; '"Leader"') ld=$v ;; '"Endpoint"') [ "$id" != "$ld" ] || echo "$v" ;; esac; done) && { [ "$lead" != "\"$KDEPLOY_MEMBER_CLIENT\"" ] || ETCDCTL_ENDPOINTS="$KDEPLOY_ENDPOINTS" ${etcdctl} move-leader "$KDEPLOY_TARGET_ID"; }'';
     # read by etcd.service after /etc/etcd.env; etcd ignores both once its data exists
     join = "mkdir -p /run/etcd && printf 'ETCD_INITIAL_CLUSTER_STATE=existing\\nETCD_INITIAL_CLUSTER=%s\\n' \"$KDEPLOY_INITIAL_CLUSTER\" >${joinEnv}";
   };

@@ -93,6 +93,12 @@ fn etcd_shrinks_and_grows_by_role_edits_without_losing_a_write() {
     }
     assert_eq!(members(), voters(&["k8s-master", "k8s-worker01", "k8s-worker02"]));
     assert_deployed(&p.base());
+
+    // going back to the one-member generation would stop two voters
+    let (out, _) = run(kdeploy_cmd("rollback", &p.base(), None, &[]));
+    assert!(!out.status.success(), "{}", text(&out));
+    assert!(text(&out).contains("rollback does not change a membership"), "{}", text(&out));
+    assert_eq!(members(), voters(&["k8s-master", "k8s-worker01", "k8s-worker02"]));
 }
 
 #[test]

@@ -265,9 +265,10 @@ async fn run_batch(
             return vec![(m.via.clone(), Fail::msg(Some(&wave.phase), format!("{} is not held by this run", m.via)))];
         };
         let who = batch.steps.first().map_or(m.via.clone(), |&(i, _)| plan.nodes[i].name.clone());
+        let t = Instant::now();
         return match member_step::forward(&p, m, change, &cx.deadlines, sink).await {
             Ok(()) => {
-                finished(plan, batch, sink);
+                finished(plan, batch, t, sink);
                 vec![]
             }
             Err(f) => vec![(who, f)],
@@ -297,14 +298,11 @@ async fn run_batch(
         .collect()
 }
 
-fn finished(plan: &Plan, batch: &Batch, sink: &dyn Sink) {
+fn finished(plan: &Plan, batch: &Batch, since: Instant, sink: &dyn Sink) {
     for &(i, k) in &batch.steps {
         let w = &plan.nodes[i];
-        sink.emit(Event::NodePhaseFinished {
-            node: w.name.clone(),
-            phase: w.steps[k].phase.clone(),
-            took: Default::default(),
-        });
+        let (node, phase) = (w.name.clone(), w.steps[k].phase.clone());
+        sink.emit(Event::NodePhaseFinished { node, phase, took: since.elapsed() });
     }
 }
 
@@ -347,11 +345,21 @@ async fn undo(session: &Session<'_>, plan: &Plan, touched: &[(usize, usize)], d:
             message: format!("{}{}", f.message, f.journal.map(|j| format!("\n{j}")).unwrap_or_default()),
         }),
     };
+    // Once a member has left, the members that joined in this run stay:
+    // removing them too would shrink the cluster below what it had.
+    let mut left = false;
     for t in touched.iter().rev() {
         let (wave, b) = batch(t);
         if let Some((m, change)) = change_of(wave, b) {
             let who = b.steps.first().map_or(m.via.as_str(), |&(i, _)| plan.nodes[i].name.as_str());
             let r = match parties(session, plan, m, b) {
+                Some(_) if left && matches!(change, Change::Join { .. }) => Err(Fail::msg(
+                    Some(&wave.phase),
+                    format!(
+                        "{}: kept, since a member left in this run; the next run finishes the change",
+                        change.describe()
+                    ),
+                )),
                 Some(p) => {
                     let none = BTreeSet::new();
                     let changed = b.steps.first().map_or(&none, |(i, _)| &changed[i]);
@@ -359,6 +367,7 @@ async fn undo(session: &Session<'_>, plan: &Plan, touched: &[(usize, usize)], d:
                 }
                 None => Err(Fail::msg(Some(&wave.phase), format!("{} is not held by this run", m.via))),
             };
+            left |= matches!(change, Change::Leave { .. }) && r.is_err();
             report(who, &wave.phase, r);
             continue;
         }

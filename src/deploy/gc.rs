@@ -215,6 +215,7 @@ mod tests {
             phase_order: vec![],
             rollback_of,
             kubernetes_version: None,
+            members: None,
             nodes: BTreeMap::new(),
         }
     }

@@ -152,7 +152,7 @@ pub async fn forward(
     match change {
         Change::Join { node, name, peer, .. } => join(p, m, node, name, peer, d, sink).await,
         Change::Leave { member, .. } => {
-            handoff(p, m, member, d).await?;
+            handoff(p, m, member, d, sink).await?;
             if apply(p, m, Op::Remove { peer: &member.peer }, d).await? {
                 emit(sink, m, &label(member), "removed");
                 failpoint::hit("after-member-change");
@@ -167,17 +167,33 @@ pub async fn forward(
 
 /// A leader that is removed steps down and the others wait out an
 /// election timeout before one takes over; a handoff first makes the via
-/// member lead, at once.
-async fn handoff(p: &Parties<'_, '_>, m: &MembershipPlan, leaving: &Listed, d: &Deadlines) -> Result<(), Fail> {
+/// member lead, at once. Best effort: a failed handoff is reported and
+/// the removal goes on (etcd then elects a leader itself).
+async fn handoff(
+    p: &Parties<'_, '_>,
+    m: &MembershipPlan,
+    leaving: &Listed,
+    d: &Deadlines,
+    sink: &dyn Sink,
+) -> Result<(), Fail> {
     let listed = list(p, m, d).await?;
-    let Some(me) = listed.iter().find(|l| l.peer == leaving.peer && l.started) else { return Ok(()) };
+    let Some(me) = listed.iter().find(|l| l.peer == leaving.peer && l.started && !l.learner) else { return Ok(()) };
     let is_via = |l: &&Listed| l.started && !l.learner && l.peer != me.peer && url_host(&l.peer) == p.via_address;
     let Some(via) = listed.iter().find(is_via) else { return Ok(()) };
     let endpoints: Vec<&str> = listed.iter().filter(|l| l.started && !l.learner).map(|l| l.client.as_str()).collect();
     let endpoints = endpoints.join(",");
-    let env =
-        [("KDEPLOY_MEMBER_ID", me.id.as_str()), ("KDEPLOY_TARGET_ID", &via.id), ("KDEPLOY_ENDPOINTS", &endpoints)];
-    run(p.via, m, &m.spec.handoff, &env, d).await.map(|_| ())
+    let env = [
+        ("KDEPLOY_MEMBER_CLIENT", me.client.as_str()),
+        ("KDEPLOY_TARGET_ID", &via.id),
+        ("KDEPLOY_ENDPOINTS", &endpoints),
+    ];
+    if let Err(f) = run(p.via, m, &m.spec.handoff, &env, d).await {
+        sink.emit(Event::Warning {
+            node: m.via.clone(),
+            message: format!("{}: leadership not handed off before removing {}: {}", m.name, label(me), f.message),
+        });
+    }
+    Ok(())
 }
 
 fn label(l: &Listed) -> String {

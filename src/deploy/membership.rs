@@ -32,9 +32,10 @@ pub struct Listed {
 pub fn parse_list(text: &str) -> Result<Vec<Listed>, String> {
     let mut out = Vec::new();
     for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
-        let f: Vec<&str> = line.split(',').map(str::trim).collect();
+        // columns are separated by ", ", several URLs of one member by ","
+        let f: Vec<&str> = line.split(", ").map(str::trim).collect();
         let bad = || format!("membership list: cannot read the line `{line}`");
-        if f.len() < 6 {
+        if f.len() != 6 {
             return Err(bad());
         }
         let started = match f[1] {
@@ -69,7 +70,8 @@ pub enum Change {
     /// `node` becomes a member: added unless `listed` says it already is
     /// (a run cut off after the add), started, promoted unless a voter.
     Join { node: String, name: String, peer: String, listed: Option<Listed> },
-    /// A listed member no node of the definition wants: removed; `node`
+    /// A listed member no node of the definition wants (or a learner
+    /// or never-started member not wanted as it is): removed; `node`
     /// is the cluster node at its peer address, whose step then stops it.
     Leave { node: Option<String>, member: Listed },
 }
@@ -132,9 +134,21 @@ pub fn plan(
     let node_at = |peer: &str| addresses.iter().find(|(_, a)| a.as_str() == url_host(peer)).map(|(n, _)| n.clone());
     let leave = |m: &Listed| Change::Leave { node: node_at(&m.peer), member: m.clone() };
 
-    let mut changes: Vec<Change> = listed.iter().filter(|m| !m.started && !wanted(&m.peer)).map(leave).collect();
+    // Learners (etcd allows one) and members never started go first: their
+    // removal never touches quorum, and a learner left would block adds.
+    let voter = |l: &Listed| l.started && !l.learner;
+    let mut changes: Vec<Change> = listed.iter().filter(|m| !voter(m) && !wanted(&m.peer)).map(leave).collect();
     for (node, m) in &spec.members {
         let found = listed.iter().find(|l| l.peer == m.peer);
+        // A member at this node's address under another peer URL (the
+        // scheme or port changed): joining would wipe a running member.
+        if let Some(other) = listed.iter().find(|l| found.is_none() && url_host(&l.peer) == url_host(&m.peer)) {
+            return Err(format!(
+                "{name}: {node} is a member as {} but the definition wants {}: kdeploy does not change a \
+                 member's peer URL in place; take the {name} role from {node}, switch, then give it back",
+                other.peer, m.peer
+            ));
+        }
         if found.is_some_and(|l| l.started && !l.learner) {
             continue;
         }
@@ -145,20 +159,24 @@ pub fn plan(
             listed: found.cloned(),
         });
     }
-    changes.extend(listed.iter().filter(|m| m.started && !wanted(&m.peer)).map(leave));
+    changes.extend(listed.iter().filter(|m| voter(m) && !wanted(&m.peer)).map(leave));
     if changes.is_empty() {
         return Ok(None);
     }
 
-    let voter = |l: &&Listed| l.started && !l.learner;
     let held_node = |l: &Listed| node_at(&l.peer).filter(|n| held.contains(&n.as_str()));
     let via = listed
         .iter()
-        .filter(voter)
+        .filter(|l| voter(l))
         .filter(|l| wanted(&l.peer))
-        .chain(listed.iter().filter(voter).filter(|l| !wanted(&l.peer)))
+        .chain(listed.iter().filter(|l| voter(l)).filter(|l| !wanted(&l.peer)))
         .find_map(held_node)
         .ok_or_else(|| format!("{name}: no started member on a node this run reaches; cannot change the membership"))?;
+    // A leaving member that runs the commands leaves last of all.
+    if let Some(k) = changes.iter().position(|c| matches!(c, Change::Leave { node: Some(n), .. } if *n == via)) {
+        let own = changes.remove(k);
+        changes.push(own);
+    }
     let via_address = addresses.get(&via).cloned().unwrap_or_default();
     Ok(Some(MembershipPlan { name: name.to_string(), spec: spec.clone(), via, via_address, changes }))
 }
@@ -249,6 +267,9 @@ mod tests {
         assert_eq!(l[0], first);
         assert!(!l[1].started && l[1].learner && l[1].name.is_empty());
         assert!(parse_list("Error: context deadline exceeded").is_err());
+        // several peer URLs of one member stay one column
+        let two = "a1, started, n1, https://10.0.0.1:2380,https://10.0.1.1:2380, https://10.0.0.1:2379, false";
+        assert_eq!(parse_list(two).unwrap()[0].peer, "https://10.0.0.1:2380,https://10.0.1.1:2380");
         assert!(parse_list("").unwrap().is_empty());
     }
 
@@ -360,6 +381,27 @@ mod tests {
             learner: true,
         });
         assert!(initial_cluster(&listed, "n3", &peer(3)).is_err());
+    }
+
+    #[test]
+    fn a_changed_peer_url_is_refused_not_joined_over_a_running_member() {
+        let listed = [started(1), started(2), started(3)];
+        let mut want = spec(&[("n1", 1), ("n2", 2), ("n3", 3)]);
+        want.members.get_mut("n3").unwrap().peer = "http://10.0.0.3:2380".into();
+        let e = plan("etcd", &want, &listed, &addresses(), &ALL).unwrap_err();
+        assert!(e.contains("n3 is a member as https://10.0.0.3:2380"), "{e}");
+    }
+
+    #[test]
+    fn a_leaving_member_running_the_commands_leaves_last_and_a_stray_learner_first() {
+        let mut learner = started(5);
+        learner.learner = true;
+        let listed = [started(1), started(2), started(3), learner];
+        let want = spec(&[("n2", 2), ("n3", 3), ("n4", 4)]);
+        let p = plan("etcd", &want, &listed, &addresses(), &["n1", "n4", "n5"]).unwrap().unwrap();
+        assert_eq!(p.via, "n1");
+        let nodes: Vec<Option<&str>> = p.changes.iter().map(Change::node).collect();
+        assert_eq!(nodes, [Some("n5"), Some("n4"), Some("n1")]);
     }
 
     #[test]

@@ -157,7 +157,7 @@ pub fn waves(order: &[String], nodes: &[NodeWork], memberships: &[MembershipPlan
             let steps = i.and_then(|i| step_of(i, phase, true).map(|k| (i, k))).into_iter().collect();
             Batch { steps, change: Some(j) }
         };
-        let leaving_last = |c: &&Change| matches!(c, Change::Leave { member, .. } if member.started);
+        let leaving_last = |c: &&Change| matches!(c, Change::Leave { member, .. } if member.started && !member.learner);
         let first = m.changes.iter().enumerate().filter(|(_, c)| !leaving_last(c)).map(change_batch);
         let last = m.changes.iter().enumerate().filter(|(_, c)| leaving_last(c)).map(change_batch);
         let batches = first.chain(regular).chain(last).collect();
@@ -198,7 +198,7 @@ pub fn render(plan: &Plan) -> String {
             let _ = writeln!(s, "  {p} : stage only (generated, not activated)");
         }
     }
-    for w in plan.waves.iter().filter(|w| w.batches.len() > 1) {
+    for w in plan.waves.iter().filter(|w| w.batches.len() > 1 || w.membership.is_some()) {
         let batches: Vec<String> = w.batches.iter().map(|b| format!("[{}]", batch_text(plan, w, b))).collect();
         let _ = writeln!(s, "rollout of {}: {}", w.phase, batches.join(" then "));
     }

@@ -111,6 +111,7 @@ mod tests {
             phase_order: vec![],
             rollback_of,
             kubernetes_version: None,
+            members: None,
             nodes: BTreeMap::new(),
         }
     }

@@ -44,7 +44,32 @@ pub struct Generation {
     /// versions were, or a rollback).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kubernetes_version: Option<String>,
+    /// Per membership (etcd), the nodes the definition made members (none:
+    /// recorded before memberships were).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub members: Option<BTreeMap<String, Vec<String>>>,
     pub nodes: BTreeMap<String, NodeRecord>,
+}
+
+/// Why `rollback` from `latest` to `target` is refused, if it would change
+/// a membership: a rollback moves links, it does not add or remove
+/// members, so going back across a growth would stop voting members.
+pub fn membership_refusal(latest: &Generation, target: &Generation) -> Option<String> {
+    let (Some(now), Some(then)) = (&latest.members, &target.members) else { return None };
+    let names: std::collections::BTreeSet<&String> = now.keys().chain(then.keys()).collect();
+    for name in names {
+        let (a, b) = (now.get(name).cloned().unwrap_or_default(), then.get(name).cloned().unwrap_or_default());
+        if a != b {
+            return Some(format!(
+                "generation {} has {name} members [{}], the nodes now have [{}]: rollback does not change a \
+                 membership; edit the definition back and run `kdeploy switch` instead",
+                target.number,
+                b.join(", "),
+                a.join(", ")
+            ));
+        }
+    }
+    None
 }
 
 pub fn dir(state_dir: &Path) -> PathBuf {

@@ -57,6 +57,9 @@ pub async fn rollback(
     let gens = record::list(&opts.state_dir);
     let tgt = target(&gens, opts.to)?;
     let latest = gens.last().cloned().expect("target found one");
+    if let Some(why) = record::membership_refusal(&latest, &tgt) {
+        return Err(why);
+    }
     let mut names: Vec<String> = tgt.nodes.keys().cloned().collect();
     if !opts.on.is_empty() {
         let want: Vec<&str> = opts.on.iter().flat_map(|s| s.split(',')).filter(|s| !s.is_empty()).collect();
@@ -169,6 +172,7 @@ async fn gather_and_plan(
         phase_order: tgt.phase_order.clone(),
         rollback_of: Some(tgt.number),
         kubernetes_version: tgt.kubernetes_version.clone(),
+        members: tgt.members.clone(),
         nodes: records,
     };
     Ok(Plan { nodes: work, waves, record: Some(record) })

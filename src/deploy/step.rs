@@ -12,7 +12,7 @@ use super::events::{Event, Sink};
 use super::failpoint;
 use super::plan::Step;
 use crate::closure::{Check, Hook, When};
-use crate::node::{changed_files, plan_units, Manifest, Node, NodeError, UnitPlan};
+use crate::node::{changed_files, plan_units, Manifest, Node, NodeError, NodeExit, UnitPlan};
 use crate::transport::shell_quote;
 
 /// Why a phase failed on a node.
@@ -65,16 +65,13 @@ impl Default for Deadlines {
 }
 
 /// `script` under sh, killed (with everything it started) after `limit`;
-/// exit status [`TIMED_OUT`] then.
+/// exit status [`NodeExit::TimedOut`] then.
 pub(crate) fn within(limit: Duration, script: &str) -> String {
     format!("timeout -k 10 {} sh -c {}", limit.as_secs().max(1), shell_quote(script))
 }
 
-/// `timeout`'s exit status when the deadline passed.
-const TIMED_OUT: u32 = 124;
-
 pub(crate) fn status_text(status: u32, limit: Duration) -> String {
-    if status == TIMED_OUT {
+    if NodeExit::of(status) == NodeExit::TimedOut {
         format!("did not finish within {} s (its deadline) and was killed", limit.as_secs())
     } else {
         format!("exited with status {status}")
@@ -148,7 +145,7 @@ async fn run_checks(
             }
         }
         if let Some(out) = last {
-            let how = if out.status == TIMED_OUT {
+            let how = if NodeExit::of(out.status) == NodeExit::TimedOut {
                 format!(" (the last {})", status_text(out.status, limit))
             } else {
                 String::new()

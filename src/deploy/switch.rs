@@ -265,7 +265,7 @@ async fn gather_and_plan(
     let upgrading =
         upgrade_of(closures, &opts.state_dir)?.is_some() && !closures.cluster.upgrade_phase_order.is_empty();
     let order = if upgrading { &closures.cluster.upgrade_phase_order } else { &closures.cluster.phase_order };
-    let memberships = gather_memberships(closures, nodes, &work, opts).await?;
+    let memberships = gather_memberships(closures, nodes, &deployed, &work, opts).await?;
     let waves = plan::waves(order, &work, &memberships);
     let record = deployer_record(closures, opts, nodes, &work);
     Ok(Plan { nodes: work, waves, record })
@@ -273,11 +273,14 @@ async fn gather_and_plan(
 
 /// The membership changes of this run. Only when some node has a step in
 /// a membership's phase: the first node that answers lists the members
-/// (wanted members asked first). When none answers the members start as
-/// a new cluster, as on a first switch.
+/// (wanted members asked first). When none answers, the members start as
+/// a new cluster, as on a first switch — unless some node ran a member
+/// at its last commit (or is a wanted member left unchanged): then kdeploy
+/// cannot tell who is in, and stops before touching anything.
 async fn gather_memberships(
     closures: &Closures,
     nodes: &[Opened<'_>],
+    deployed: &BTreeMap<&str, Deployed>,
     work: &[NodeWork],
     opts: &SwitchOptions,
 ) -> Result<Vec<MembershipPlan>, String> {
@@ -292,16 +295,49 @@ async fn gather_memberships(
         let mut asked: Vec<&Opened<'_>> = nodes.iter().filter(|o| spec.members.contains_key(&o.name)).collect();
         asked.extend(nodes.iter().filter(|o| !spec.members.contains_key(&o.name)));
         let mut listed = None;
+        let mut errors = Vec::new();
         for o in asked {
-            if let Ok(l) = member_step::read_list(&o.node, &spec.list, &opts.deadlines).await {
-                listed = Some(l);
-                break;
+            match member_step::read_list(&o.node, &spec.list, &opts.deadlines).await {
+                Ok(l) => {
+                    listed = Some(l);
+                    break;
+                }
+                Err(e) => errors.push(format!("{}: {}", o.name, e.lines().last().unwrap_or("failed"))),
             }
         }
-        let Some(listed) = listed.filter(|l| !l.is_empty()) else { continue };
+        let listed = match listed {
+            Some(l) if !l.is_empty() => l,
+            _ => {
+                let ran: Vec<&str> = nodes
+                    .iter()
+                    .filter(|o| match deployed.get(o.name.as_str()) {
+                        Some(d) => ran_member(d, &spec.phase),
+                        None => spec.members.contains_key(&o.name),
+                    })
+                    .map(|o| o.name.as_str())
+                    .collect();
+                if !ran.is_empty() {
+                    return Err(format!(
+                        "{name}: no node answered the member list ({}), but {} ran a member at its last commit: \
+                         kdeploy cannot tell who is in the cluster, so it changes nothing; bring a member back first",
+                        errors.join("; "),
+                        ran.join(", ")
+                    ));
+                }
+                continue;
+            }
+        };
         plans.extend(membership::plan(name, spec, &listed, &addresses, &held)?);
     }
     Ok(plans)
+}
+
+/// Did this node run a member of the membership in `phase` at its last
+/// commit (the phase committed, and its live manifest names units)?
+fn ran_member(d: &Deployed, phase: &str) -> bool {
+    d.committed.is_some()
+        && d.recorded.contains_key(phase)
+        && d.manifests.get(phase).is_some_and(|m| !m.units.is_empty())
 }
 
 /// The deployer generation to record after the run, or `None` when the
@@ -354,6 +390,14 @@ fn deployer_record(
         phase_order: closures.cluster.phase_order.clone(),
         rollback_of: None,
         kubernetes_version: kubernetes_version(closures).map(str::to_string),
+        members: Some(
+            closures
+                .cluster
+                .memberships
+                .iter()
+                .map(|(n, m)| (n.clone(), m.members.keys().cloned().collect()))
+                .collect(),
+        ),
         nodes: records,
     })
 }

@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::time::Duration;
 
+use super::exit::NodeExit;
 use super::gc::{parse_info, GcReport, NodeGeneration};
 use super::lock::NodeLock;
 use super::manifest::{Manifest, ManifestError};
@@ -155,7 +156,7 @@ impl<'h> Node<'h> {
             _ => {
                 let out = p.wait().await;
                 let msg = String::from_utf8_lossy(&out.stderr).trim().to_string();
-                if out.status == 75 {
+                if NodeExit::of(out.status) == NodeExit::Locked {
                     let owner = msg.trim_start_matches("kdeploy-node: locked by another run ").to_string();
                     Err(NodeError::Locked { host: self.host.name().to_string(), owner })
                 } else {
@@ -341,7 +342,7 @@ impl<'h> Node<'h> {
             None => self.command(&args),
         };
         let out = self.host.exec(&cmd, None).await?;
-        if let (124, Some(d)) = (out.status, deadline) {
+        if let (NodeExit::TimedOut, Some(d)) = (NodeExit::of(out.status), deadline) {
             return Err(NodeError::Command {
                 host: self.host.name().to_string(),
                 command: args.join(" "),
@@ -349,7 +350,7 @@ impl<'h> Node<'h> {
                 message: format!("did not finish within {} s (its deadline) and was killed", d.as_secs()),
             });
         }
-        if out.status == 3 {
+        if NodeExit::of(out.status) == NodeExit::UnitFailed {
             return Err(NodeError::UnitFailed {
                 host: self.host.name().to_string(),
                 what: ops.join(" "),

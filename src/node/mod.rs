@@ -7,6 +7,7 @@
 //! Layout, commands and guarantees are described in `src/node/README.md`.
 
 mod agent;
+mod exit;
 pub mod gc;
 mod lock;
 pub mod manifest;
@@ -14,6 +15,7 @@ pub mod plan;
 pub mod script;
 
 pub use agent::{Drift, Node, NodeError, NodeStatus, WantedBlob};
+pub use exit::NodeExit;
 pub use lock::NodeLock;
 pub use manifest::{changed_files, DirEntry, FileEntry, Manifest};
 pub use plan::{plan_units, unit_action, Action, OnChange, UnitPlan, UnitSpec};
