@@ -274,9 +274,10 @@ async fn gather_and_plan(
 /// The membership changes of this run. Only when some node has a step in
 /// a membership's phase: the first node that answers lists the members
 /// (wanted members asked first). When none answers, the members start as
-/// a new cluster, as on a first switch — unless some node ran a member
-/// at its last commit (or is a wanted member left unchanged): then kdeploy
-/// cannot tell who is in, and stops before touching anything.
+/// a new cluster, as on a first switch, or come back as they were when
+/// exactly the wanted nodes ran members at their last commit; when other
+/// nodes did, kdeploy cannot tell who is in, and stops before touching
+/// anything.
 async fn gather_memberships(
     closures: &Closures,
     nodes: &[Opened<'_>],
@@ -308,7 +309,7 @@ async fn gather_memberships(
         let listed = match listed {
             Some(l) if !l.is_empty() => l,
             _ => {
-                let ran: Vec<&str> = nodes
+                let mut ran: Vec<&str> = nodes
                     .iter()
                     .filter(|o| match deployed.get(o.name.as_str()) {
                         Some(d) => ran_member(d, &spec.phase),
@@ -316,10 +317,16 @@ async fn gather_memberships(
                     })
                     .map(|o| o.name.as_str())
                     .collect();
-                if !ran.is_empty() {
+                ran.sort_unstable();
+                // Nobody ran a member (a first switch), or exactly the
+                // wanted members did (all down; their steps bring them
+                // back): no membership to change.
+                let wanted: Vec<&str> = spec.members.keys().map(String::as_str).collect();
+                if !ran.is_empty() && ran != wanted {
                     return Err(format!(
                         "{name}: no node answered the member list ({}), but {} ran a member at its last commit: \
-                         kdeploy cannot tell who is in the cluster, so it changes nothing; bring a member back first",
+                         the membership would change but kdeploy cannot tell who is in the cluster, so it changes nothing; \
+                         bring a member back first",
                         errors.join("; "),
                         ran.join(", ")
                     ));
