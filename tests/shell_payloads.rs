@@ -235,6 +235,15 @@ fn texts(cluster: &Value) -> (Vec<(String, String)>, Vec<(String, String)>) {
             }
         }
     }
+    // the membership commands the engine runs on nodes (stdlib/membership.nix)
+    for (name, m) in cluster["memberships"].as_object().into_iter().flatten() {
+        for cmd in ["list", "add", "promote", "remove", "handoff", "join"] {
+            shell.push((format!("membership {name}, {cmd}"), m[cmd].as_str().unwrap().to_string()));
+        }
+        for (node, member) in m["members"].as_object().unwrap() {
+            shell.push((format!("membership {name}, wipe on {node}"), member["wipe"].as_str().unwrap().to_string()));
+        }
+    }
     (shell, units)
 }
 

@@ -34,7 +34,6 @@ let
         network.plugin = "calico";
         addons.metricsServer.enable = true;
         proxy = { http = "http://proxy.example:3128"; https = "http://proxy.example:3128"; };
-        etcd.initialClusterState = "existing";
         dns.nameservers = [ "10.80.0.53" ];
         loadBalancer.healthcheckPort = 8081;
         preinstall.etcHostsExtra = [ "10.80.0.5 registry.example" ];
