@@ -20,8 +20,8 @@ fn etcd_restarted_at(i: u32) -> u64 {
     s.trim().rsplit('=').next().and_then(|v| v.parse().ok()).unwrap_or_else(|| panic!("node {i}: {s:?}"))
 }
 
-/// Runs `run` (a switch) while the writer writes; returns its result and
-/// the writer's acknowledged keys, after checking that every member's
+/// Runs `run` (a switch) while the writer writes; returns its result,
+/// after checking that every member's
 /// etcd restarted, one after the other, in three batches, that the writer
 /// lost no write and that every acknowledged key is in etcd.
 fn switch_under_writer(run: impl FnOnce() -> (Output, serde_json::Value)) -> (Output, serde_json::Value) {
