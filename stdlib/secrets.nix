@@ -9,9 +9,15 @@ let
   inherit (builtins) map;
   cluster = ctx.name;
   domain = ctx.settings.dns.domain;
+  altNames =
+    if ctx.settings.etcd.certAltNames != null then ctx.settings.etcd.certAltNames
+    else [ "etcd.kube-system.svc.${domain}" "etcd.kube-system.svc" "etcd.kube-system" "etcd" ];
+  # The user's own CA (etcd.caDir, absolute) is read where it lies; kdeploy's own is
+  # made into the store.
+  caDir = ctx.settings.etcd.caDir;
   ca = {
-    cert = "${cluster}/etcd/ca.pem";
-    key = "${cluster}/etcd/ca-key.pem";
+    cert = if caDir == null then "${cluster}/etcd/ca.pem" else "${caDir}/ca.pem";
+    key = if caDir == null then "${cluster}/etcd/ca-key.pem" else "${caDir}/ca-key.pem";
     commonName = "etcd-ca";
   };
   # A certificate is valid for its own node only (Kubespray puts every etcd and
@@ -26,8 +32,8 @@ let
       organization = null;
       server = kind == "member";
       client = true;
-      dnsNames = [ node.name "localhost" "etcd.kube-system.svc.${domain}" "etcd.kube-system.svc" "etcd.kube-system" "etcd" ];
-      ipAddresses = [ node.address "127.0.0.1" "::1" ];
+      dnsNames = [ node.name "localhost" ] ++ altNames;
+      ipAddresses = [ node.address "127.0.0.1" "::1" ] ++ ctx.settings.etcd.certAltIPs;
     };
 in
 {

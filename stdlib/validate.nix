@@ -77,6 +77,10 @@ let
       else rule "no etcd node" "no node has the role \"etcd\"; give it to 1 or 3 nodes, or set etcd.deploymentType = \"kubeadm\" to run etcd on the control planes" nodesPos)
     (if !kubeadmEtcd || etcdRoleNodes == [ ] then true
       else rule "etcd role unused" "etcd.deploymentType is \"kubeadm\" (etcd runs on the control planes) but ${names etcdRoleNodes} have the role \"etcd\"; remove the role or use deploymentType \"host\"" (settingPos [ "etcd" "deploymentType" ]))
+    (if s.etcd.caDir == null || text.hasPrefix "/" s.etcd.caDir then true
+      else rule "etcd CA directory not absolute" "etcd.caDir = ${toJSON s.etcd.caDir}: give an absolute directory on the deployer, or a Nix path such as ./pki (a path relative to nothing cannot be found again)" (settingPos [ "etcd" "caDir" ]))
+    (if s.etcd.caDir == null || s.etcd.certDir == null then true
+      else rule "two sources of etcd certificates" "etcd.caDir (your CA, kdeploy issues the certificates) and etcd.certDir (your certificates) are both set; keep one" (settingPos [ "etcd" "caDir" ]))
     (if etcdCount == 0 || etcdCount - (etcdCount / 2) * 2 == 1 then true
       else rule "even number of etcd members"
         "etcd needs an odd number of members to keep quorum, but ${toString etcdCount} would run (${names (if kubeadmEtcd then ctx.controlPlanes else etcdRoleNodes)}); use ${toString (etcdCount - 1)} or ${toString (etcdCount + 1)}"

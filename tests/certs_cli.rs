@@ -14,8 +14,10 @@ use kdeploy::store::secrets::{makes, Made};
 use kdeploy::store::SecretStore;
 use time::{Duration, OffsetDateTime};
 
-fn project() -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("kdeploy-certs-cli-{}", std::process::id()));
+/// A temporary project holding a copy of the lab cluster, one per test
+/// (tests of one binary run in parallel).
+fn project(test: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("kdeploy-certs-cli-{test}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let lab = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("clusters/lab.nix");
@@ -38,7 +40,7 @@ fn find<'a>(rows: &'a [serde_json::Value], node: &str, path: &str) -> &'a serde_
 
 #[test]
 fn lists_not_made_then_made_then_due_and_renews_the_due_one() {
-    let dir = project();
+    let dir = project("renew");
     // Before a switch: listed, nothing made.
     let rows = certs_json(&dir, &[]);
     // Per etcd member: CA, member, admin; the control plane also node-<name>.
@@ -116,5 +118,149 @@ fn lists_not_made_then_made_then_due_and_renews_the_due_one() {
     // Usage errors exit 2.
     let (code, _, _) = kdeploy(&["certs", "lab.nix", "--node", "nope"], &dir);
     assert_eq!(code, 2);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Every file of the secret store below `dir`, by relative name.
+fn snapshot(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let name = p.strip_prefix(dir).unwrap().display().to_string();
+                out.insert(name, std::fs::read(&p).unwrap());
+            }
+        }
+    }
+    out
+}
+
+fn edit(dir: &Path, from: &str, to: &str) {
+    let p = dir.join("lab.nix");
+    let text = std::fs::read_to_string(&p).unwrap();
+    assert!(text.contains(from), "lab.nix has no {from:?}");
+    std::fs::write(&p, text.replacen(from, to, 1)).unwrap();
+}
+
+fn try_ensure(dir: &Path) -> Result<Made, kdeploy::store::Error> {
+    let (code, json, err) = kdeploy(&["eval", "lab.nix", "--json"], dir);
+    assert_eq!(code, 0, "{err}");
+    SecretStore::new(SecretStore::default_dir(dir)).ensure(&parse_cluster(&json).unwrap())
+}
+
+fn ensure(dir: &Path) -> Made {
+    try_ensure(dir).unwrap()
+}
+
+#[test]
+fn growing_etcd_issues_the_new_members_certificates_and_touches_no_other() {
+    let dir = project("grow");
+    ensure(&dir);
+    let before = snapshot(&SecretStore::default_dir(&dir));
+    let last = r#"k8s-worker02 = { address = "10.77.0.13"; roles = [ "worker" "etcd" ]; };"#;
+    edit(
+        &dir,
+        last,
+        &format!(
+            "{last}\n    k8s-worker03 = {{ address = \"10.77.0.14\"; roles = [ \"worker\" \"etcd\" ]; }};\n    \
+             k8s-worker04 = {{ address = \"10.77.0.15\"; roles = [ \"worker\" \"etcd\" ]; }};"
+        ),
+    );
+    let made = ensure(&dir);
+    let after = snapshot(&SecretStore::default_dir(&dir));
+    for (name, bytes) in &before {
+        assert_eq!(after.get(name), Some(bytes), "{name} changed when two members were added");
+    }
+    let mut new: Vec<&String> = after.keys().filter(|n| !before.contains_key(*n)).collect();
+    new.sort();
+    let mut want = Vec::new();
+    for node in ["k8s-worker03", "k8s-worker04"] {
+        for kind in ["admin", "member"] {
+            want.extend([
+                format!("lab/etcd/{kind}-{node}-key.pem"),
+                format!("lab/etcd/{kind}-{node}.pem"),
+                format!("lab/etcd/{kind}-{node}.pem.spec"),
+            ]);
+        }
+    }
+    want.sort();
+    assert_eq!(new, want.iter().collect::<Vec<_>>());
+    assert!(made.made.iter().all(|n| n.contains("k8s-worker03") || n.contains("k8s-worker04")), "{:?}", made.made);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+fn openssl(args: &[&str], dir: &Path) {
+    let out = std::process::Command::new("openssl").args(args).current_dir(dir).output().expect("openssl runs");
+    assert!(out.status.success(), "openssl {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn a_users_own_ca_signs_the_certificates_and_stays_where_it_is() {
+    let dir = project("own-ca");
+    std::fs::create_dir(dir.join("pki")).unwrap();
+    let pki = dir.join("pki");
+    // An RSA CA as Kubespray's, its key in the traditional PKCS#1 form.
+    openssl(&["genrsa", "-traditional", "-out", "ca-key.pem", "2048"], &pki);
+    openssl(
+        &["req", "-x509", "-new", "-key", "ca-key.pem", "-days", "3650", "-subj", "/CN=site-etcd-ca", "-out", "ca.pem"],
+        &pki,
+    );
+    edit(&dir, "settings = {", "settings = {\n    etcd.caDir = ./pki;");
+    // Refused with the conversion to run; the key is not printed.
+    let e = try_ensure(&dir).unwrap_err().to_string();
+    assert!(e.contains("ca-key.pem") && e.contains("openssl pkcs8 -topk8"), "{e}");
+    assert!(!e.contains("PRIVATE KEY-----\n"), "{e}");
+    openssl(&["pkcs8", "-topk8", "-nocrypt", "-in", "ca-key.pem", "-out", "ca-key.pem.new"], &pki);
+    std::fs::rename(pki.join("ca-key.pem.new"), pki.join("ca-key.pem")).unwrap();
+    let ca_key = std::fs::read(pki.join("ca-key.pem")).unwrap();
+    ensure(&dir);
+    let store = SecretStore::default_dir(&dir);
+    assert!(
+        !store.join("lab/etcd/ca.pem").exists() && !store.join("lab/etcd/ca-key.pem").exists(),
+        "kdeploy made a CA"
+    );
+    assert_eq!(std::fs::read(pki.join("ca-key.pem")).unwrap(), ca_key, "the user's CA key was rewritten");
+    for cert in ["member-k8s-worker01.pem", "admin-k8s-master.pem", "node-k8s-master.pem"] {
+        let path = store.join("lab/etcd").join(cert);
+        openssl(&["verify", "-CAfile", "pki/ca.pem", path.to_str().unwrap()], &dir);
+    }
+    // Nodes get the user's CA certificate; certs shows it.
+    let rows = certs_json(&dir, &[]);
+    let ca = find(&rows, "k8s-worker02", "/etc/ssl/etcd/ssl/ca.pem");
+    assert_eq!((&ca["subject"], &ca["status"]), (&"CN=site-etcd-ca".into(), &"ok".into()), "{ca}");
+
+    // Extra names (a VIP, say) re-issue every certificate with them; the keys stay.
+    let key = std::fs::read(store.join("lab/etcd/member-k8s-master-key.pem")).unwrap();
+    edit(
+        &dir,
+        "etcd.caDir = ./pki;",
+        "etcd.caDir = ./pki; etcd.certAltNames = [ \"etcd.example.internal\" ]; etcd.certAltIPs = [ \"10.77.0.100\" ];",
+    );
+    ensure(&dir);
+    let rows = certs_json(&dir, &[]);
+    let member = find(&rows, "k8s-master", "/etc/ssl/etcd/ssl/member-k8s-master.pem");
+    let names: Vec<&str> = member["names"].as_array().unwrap().iter().map(|n| n.as_str().unwrap()).collect();
+    assert!(names.contains(&"DNS:etcd.example.internal") && names.contains(&"IP:10.77.0.100"), "{names:?}");
+    assert!(!names.contains(&"DNS:etcd.kube-system"), "the default alt names stayed: {names:?}");
+    assert_eq!(
+        std::fs::read(store.join("lab/etcd/member-k8s-master-key.pem")).unwrap(),
+        key,
+        "re-issue changed the key"
+    );
+    edit(&dir, " etcd.certAltNames = [ \"etcd.example.internal\" ]; etcd.certAltIPs = [ \"10.77.0.100\" ];", "");
+
+    // A relative string cannot be found again; both sources at once are refused.
+    edit(&dir, "etcd.caDir = ./pki;", "etcd.caDir = \"pki\";");
+    let (code, _, err) = kdeploy(&["eval", "lab.nix"], &dir);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("etcd CA directory not absolute") && err.contains("lab.nix:"), "{err}");
+    edit(&dir, "etcd.caDir = \"pki\";", "etcd.caDir = ./pki; etcd.certDir = ./pki;");
+    let (code, _, err) = kdeploy(&["eval", "lab.nix"], &dir);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("two sources of etcd certificates"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -164,7 +164,7 @@ pub fn closures_with(
     drop(json); // tens of MB for big clusters; not needed for hashing
     closure::validate(&cluster)?;
     if make_secrets {
-        let made = resolver.secrets().ensure(&cluster)?;
+        let made = resolver.ensure_secrets(&cluster)?;
         for name in &made.made {
             eprintln!("secret made: {name} (in {})", resolver.secrets().dir().display());
         }

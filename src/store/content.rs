@@ -19,8 +19,9 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use super::artifact::{self, Fetcher};
+use super::secrets::{makes, Made};
 use super::{project_file_path, read_project_file, Digest, Error, Result, SecretStore, Store};
-use crate::schema::Source;
+use crate::schema::{Cluster, Make, Source};
 
 /// The identity of a file's content.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -151,6 +152,22 @@ impl Resolver {
             self.local_file_path(name)?;
         }
         Ok(())
+    }
+
+    /// Make the secrets the cluster lacks ([`SecretStore::ensure`]), after
+    /// checking that a user's own CA (`etcd.caDir`, named by absolute path)
+    /// lies where local sources may be read: its key is read only here.
+    pub fn ensure_secrets(&self, cluster: &Cluster) -> Result<Made> {
+        for (_, make) in makes(cluster) {
+            let ca = match &make {
+                Make::Ca(ca) => ca,
+                Make::Cert(c) => &c.ca,
+                Make::Token | Make::Hex { .. } => continue,
+            };
+            self.check_own_secret(&ca.cert)?;
+            self.check_own_secret(&ca.key)?;
+        }
+        self.secrets.ensure(cluster)
     }
 
     /// Keep secrets in `dir` instead of `.kdeploy/secrets` below the

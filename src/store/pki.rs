@@ -60,7 +60,19 @@ pub fn issue(
     key_pem: Option<&str>,
     now: OffsetDateTime,
 ) -> Result<Pair, String> {
-    let ca_key = KeyPair::from_pem(ca_key).map_err(|e| err(&format!("CA key {}", spec.ca.key), e))?;
+    let ca_key = KeyPair::from_pem(ca_key).map_err(|e| {
+        // ring reads PKCS#8 only; `openssl ecparam -genkey` and old `genrsa` write SEC1/PKCS#1.
+        let hint = if ca_key.contains("-----BEGIN PRIVATE KEY-----") {
+            String::new()
+        } else {
+            format!(
+                " (kdeploy reads unencrypted PKCS#8 keys, \"-----BEGIN PRIVATE KEY-----\"; convert with \
+                 `openssl pkcs8 -topk8 -nocrypt -in {0} -out {0}.new && mv {0}.new {0}`)",
+                spec.ca.key
+            )
+        };
+        format!("{}{hint}", err(&format!("CA key {}", spec.ca.key), e))
+    })?;
     let issuer =
         Issuer::from_ca_cert_pem(ca_cert, ca_key).map_err(|e| err(&format!("CA certificate {}", spec.ca.cert), e))?;
     let key = match key_pem {
@@ -70,7 +82,8 @@ pub fn issue(
     let mut p = CertificateParams::default();
     p.distinguished_name = name(&spec.common_name, spec.organization.as_deref());
     p.is_ca = IsCa::ExplicitNoCa;
-    p.key_usages = vec![KeyUsagePurpose::DigitalSignature, KeyUsagePurpose::KeyEncipherment];
+    // ECDSA keys sign; keyEncipherment is for RSA key transport only.
+    p.key_usages = vec![KeyUsagePurpose::DigitalSignature];
     if spec.server {
         p.extended_key_usages.push(ExtendedKeyUsagePurpose::ServerAuth);
     }

@@ -18,6 +18,20 @@
       type = t.nullOr t.deployerPath; default = null; scope = "cluster"; kubespray = "etcd_cert_dir";
       description = "Your own etcd certificates instead of kdeploy's: a directory on the deployer holding Kubespray-named PEM files (ca.pem, member-<node>[-key].pem, admin-<node>[-key].pem on etcd members, node-<node>[-key].pem on control planes), pushed to /etc/ssl/etcd/ssl. null: kdeploy makes them.";
     };
+    caDir = opt {
+      type = t.nullOr t.deployerPath; default = null; scope = "cluster"; kubespray = "etcd_cert_dir (ca.pem, ca-key.pem)";
+      example = "/srv/pki/etcd";
+      description = "Your own etcd CA instead of the one kdeploy makes: an absolute directory on the deployer (or a Nix path like ./pki) holding ca.pem and ca-key.pem. kdeploy issues every member/admin/node certificate from it and keeps them in .kdeploy/secrets/<cluster>/etcd/; the CA key never leaves the deployer. Replacing the CA re-issues every certificate. Cannot be combined with etcd.certDir.";
+    };
+    certAltNames = opt {
+      type = t.nullOr (t.listOf t.host); default = null; scope = "cluster"; kubespray = "etcd_cert_alt_names";
+      example = [ "etcd.example.internal" "etcd" ];
+      description = "DNS names every etcd certificate carries besides its node's name and localhost (a VIP's or load balancer's name, say). null: Kubespray's default, etcd.kube-system.svc.<dns.domain>, etcd.kube-system.svc, etcd.kube-system and etcd.";
+    };
+    certAltIPs = opt {
+      type = t.listOf t.ipAddress; default = [ ]; scope = "cluster"; kubespray = "etcd_cert_alt_ips";
+      description = "IP addresses every etcd certificate carries besides its node's address, 127.0.0.1 and ::1 (a VIP, say).";
+    };
     dataDir = opt {
       type = t.dataDir; default = "/var/lib/etcd"; kubespray = "etcd_data_dir";
       description = "etcd data directory (created with mode 0700).";
