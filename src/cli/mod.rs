@@ -14,6 +14,7 @@ mod inputs;
 mod interrupt;
 mod options;
 mod plan;
+mod reset;
 mod rollback;
 mod status;
 mod summary;
@@ -57,6 +58,8 @@ enum Command {
     Generations(generations::GenerationsArgs),
     /// Re-activate the previous (or --to N) recorded generation on every node: no evaluation, no transfer.
     Rollback(rollback::RollbackArgs),
+    /// Return nodes to how they were before their first switch: units stopped, reset hooks, managed paths and kdeploy's state removed (--yes).
+    Reset(reset::ResetArgs),
     /// Per node: the committed generation, a pending run, and drift (hand edits, stopped units); changes nothing.
     Status(status::StatusArgs),
     /// Remove old generations and the blobs only they used, on the nodes and in the deployer's store (--keep N, --dry-run).
@@ -80,6 +83,7 @@ pub fn run() -> ExitCode {
         Command::Switch(args) => switch::run(args),
         Command::Generations(args) => generations::run(args),
         Command::Rollback(args) => rollback::run(args),
+        Command::Reset(args) => reset::run(args),
         Command::Certs(args) => certs::run(args),
         Command::Status(args) => status::run(args),
         Command::Gc(args) => gc::run(args),

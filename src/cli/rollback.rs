@@ -13,7 +13,7 @@ use clap::Args;
 
 use super::generations::state_dir;
 use super::interrupt::run_cancellable;
-use super::switch::{finish, DeadlineArgs, OutputFormat, SshArgs};
+use super::switch::{finish, RunArgs};
 use super::EXIT_ERROR;
 use crate::deploy::events::{Sink, Tee};
 use crate::deploy::live::Progress;
@@ -47,19 +47,8 @@ pub struct RollbackArgs {
     /// Print which phase links would move and change nothing.
     #[arg(long)]
     dry_run: bool,
-    /// At most this many nodes connecting at once.
-    #[arg(long, value_name = "N", default_value_t = 32)]
-    parallel: usize,
-    /// Recap format on stdout.
-    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
-    output: OutputFormat,
-    /// Also print each unit action.
-    #[arg(long, short)]
-    verbose: bool,
     #[command(flatten)]
-    ssh: SshArgs,
-    #[command(flatten)]
-    deadlines: DeadlineArgs,
+    run: RunArgs,
 }
 
 pub fn run(args: RollbackArgs) -> ExitCode {
@@ -67,11 +56,11 @@ pub fn run(args: RollbackArgs) -> ExitCode {
     let opts = RollbackOptions {
         to: args.to,
         on: args.on.clone(),
-        parallel: args.parallel,
-        ssh: args.ssh.settings(),
+        parallel: args.run.parallel,
+        ssh: args.run.ssh.settings(),
         state_dir: state_dir(&args.file, args.root.as_ref()),
         dry_run: args.dry_run,
-        deadlines: args.deadlines.deadlines(),
+        deadlines: args.run.deadlines.deadlines(),
     };
     let tgt = match target(&record::list(&opts.state_dir), opts.to) {
         Ok(t) => t,
@@ -87,7 +76,7 @@ pub fn run(args: RollbackArgs) -> ExitCode {
         nodes.retain(|n| want.contains(&n.as_str()));
     }
     let recap = Recap::new(&tgt.cluster, nodes);
-    let progress = Progress::for_stderr(args.verbose);
+    let progress = Progress::for_stderr(args.run.verbose);
     let sink = Tee(vec![&recap as &dyn Sink, &progress]);
     let cancel = Cancel::default();
     let result = run_cancellable(rollback(&opts, cancel.clone(), &sink), cancel);
@@ -98,7 +87,7 @@ pub fn run(args: RollbackArgs) -> ExitCode {
     match result {
         Ok((outcome, number, plan)) => {
             data.generation = number;
-            finish(&data, &plan, args.dry_run, args.output, outcome)
+            finish(&data, &plan, args.dry_run, args.run.output, outcome)
         }
         Err(e) => {
             eprintln!("error: {e}");

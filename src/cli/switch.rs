@@ -102,21 +102,32 @@ pub struct SwitchArgs {
     /// Print the plan (per node, per phase: files and units) and change nothing.
     #[arg(long)]
     dry_run: bool,
-    /// At most this many nodes connecting at once.
-    #[arg(long, value_name = "N", default_value_t = 32)]
-    parallel: usize,
-    /// Recap format on stdout.
-    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
-    output: OutputFormat,
-    /// Also print each unit action, skipped hook and passed check.
-    #[arg(long, short)]
-    verbose: bool,
+    /// Also reset the nodes deployed before but no longer in the cluster (without it they are named and left alone).
+    #[arg(long)]
+    prune: bool,
     #[command(flatten)]
-    ssh: SshArgs,
-    #[command(flatten)]
-    deadlines: DeadlineArgs,
+    run: RunArgs,
     #[command(flatten)]
     inputs: Inputs,
+}
+
+/// What every command that runs on nodes (switch, rollback, reset) takes
+/// besides its own flags.
+#[derive(Args)]
+pub struct RunArgs {
+    /// At most this many nodes connecting at once.
+    #[arg(long, value_name = "N", default_value_t = 32)]
+    pub parallel: usize,
+    /// Recap format on stdout.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+    pub output: OutputFormat,
+    /// Also print each unit action, skipped hook and passed check.
+    #[arg(long, short)]
+    pub verbose: bool,
+    #[command(flatten)]
+    pub ssh: SshArgs,
+    #[command(flatten)]
+    pub deadlines: DeadlineArgs,
 }
 
 pub fn runtime() -> tokio::runtime::Runtime {
@@ -138,10 +149,11 @@ pub fn run(args: SwitchArgs) -> ExitCode {
     let opts = SwitchOptions {
         on: args.on.clone(),
         dry_run: args.dry_run,
-        parallel: args.parallel,
-        ssh: args.ssh.settings(),
+        parallel: args.run.parallel,
+        ssh: args.run.ssh.settings(),
         state_dir: resolver.project_root().join(".kdeploy"),
-        deadlines: args.deadlines.deadlines(),
+        deadlines: args.run.deadlines.deadlines(),
+        prune: args.prune,
     };
     let selected = match crate::deploy::switch::select(&closures, &opts.on) {
         Ok(s) => s,
@@ -151,7 +163,7 @@ pub fn run(args: SwitchArgs) -> ExitCode {
         }
     };
     let recap = Recap::new(&closures.cluster.name, selected);
-    let progress = Progress::for_stderr(args.verbose);
+    let progress = Progress::for_stderr(args.run.verbose);
     let sink = Tee(vec![&recap as &dyn Sink, &progress]);
     sink.emit(Event::Evaluated { nodes: closures.cluster.nodes.len(), took: t0.elapsed() });
     let cancel = Cancel::default();
@@ -161,7 +173,7 @@ pub fn run(args: SwitchArgs) -> ExitCode {
     data.took = t0.elapsed().as_secs_f64();
     data.dry_run = args.dry_run;
     match result {
-        Ok((outcome, plan)) => finish(&data, &plan, args.dry_run, args.output, outcome),
+        Ok((outcome, plan)) => finish(&data, &plan, args.dry_run, args.run.output, outcome),
         Err(e) => {
             eprintln!("error: {e}");
             ExitCode::from(EXIT_ERROR)

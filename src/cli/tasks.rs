@@ -67,6 +67,7 @@ fn steps(p: &Phase) -> Vec<String> {
     }));
     out.extend(p.hooks.iter().filter(|h| h.when == When::Post).map(hook));
     out.extend(p.checks.iter().map(|c| format!("check {} ({} × {}s)", c.name, c.retries, c.delay)));
+    out.extend(p.hooks.iter().filter(|h| h.when == When::Reset).map(hook));
     out
 }
 

@@ -127,6 +127,18 @@ pub enum Event {
     },
     /// Ctrl-C: no new batch starts; touched nodes are put back.
     Interrupted,
+    /// Deployed (in the latest record) but no longer in the definition:
+    /// left as it is (`switch --prune` resets it).
+    NodeLeft {
+        node: String,
+        address: String,
+    },
+    /// Every phase unlinked and kdeploy's state gone from the node
+    /// (`removed`: the directories kdeploy had created).
+    NodeReset {
+        node: String,
+        removed: Vec<String>,
+    },
 }
 
 /// Where events go. Shared by all the node tasks of a run.

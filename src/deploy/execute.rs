@@ -1,4 +1,4 @@
-//! The one executor: every operation (`switch`, `rollback`) opens its
+//! The one executor: every operation (`switch`, `rollback`, `reset`) opens its
 //! nodes here, builds a [`Plan`], and runs it here. It owns what must be
 //! the same for all of them: installing the node program and taking each
 //! node's lock ([`Session`], released in one place), pushing and staging,
@@ -128,7 +128,7 @@ pub struct Context<'a> {
 /// Tell the sink what each node will do.
 pub fn announce(plan: &Plan, sink: &dyn Sink) {
     for n in &plan.nodes {
-        if n.steps.is_empty() && n.stage.is_empty() {
+        if n.steps.is_empty() && n.stage.is_empty() && !n.reset {
             sink.emit(Event::NodeUnchanged { node: n.name.clone() });
             continue;
         }
@@ -238,8 +238,31 @@ pub async fn execute(session: &Session<'_>, plan: &Plan, cx: &Context<'_>, sink:
             }
         }
     }
+    // every step done: reset nodes forget kdeploy; one that did not keeps
+    // its place in the record, so the next reset (or prune) finds it
+    if forget(session, plan, sink).await != Outcome::Ok {
+        return Ok(Outcome::Failed);
+    }
     write_record(plan, cx)?;
     Ok(outcome)
+}
+
+/// The last step of every reset node, once all steps succeeded: the node
+/// program removes the directories switches created and its own state.
+async fn forget(session: &Session<'_>, plan: &Plan, sink: &dyn Sink) -> Outcome {
+    let reset = plan.nodes.iter().zip(&session.nodes).filter(|(w, _)| w.reset);
+    let done = join_all(reset.map(|(w, o)| async move { (w, o.node.forget().await) })).await;
+    let mut outcome = Outcome::Ok;
+    for (w, r) in done {
+        match r {
+            Ok(removed) => sink.emit(Event::NodeReset { node: w.name.clone(), removed }),
+            Err(e) => {
+                outcome = Outcome::Failed;
+                sink.emit(Fail::msg(None, e.to_string()).event(&w.name));
+            }
+        }
+    }
+    outcome
 }
 
 fn write_record(plan: &Plan, cx: &Context<'_>) -> Result<(), String> {
@@ -371,7 +394,9 @@ async fn undo(session: &Session<'_>, plan: &Plan, touched: &[(usize, usize)], d:
             report(who, &wave.phase, r);
             continue;
         }
-        join_all(b.steps.iter().map(|&(i, k)| {
+        // what a reset did (`kubeadm reset`, data removed) cannot be put
+        // back: a failed reset stops where it failed, the next one finishes it
+        join_all(b.steps.iter().filter(|&&(i, _)| !plan.nodes[i].reset).map(|&(i, k)| {
             let (w, node, changed) = (&plan.nodes[i], &nodes[i].node, &changed[&i]);
             async move { report(&w.name, &w.steps[k].phase, step::undo(node, &w.steps[k], changed, d, sink).await) }
         }))

@@ -2,12 +2,13 @@
 //! with the blake3 of its content (the store blob), every directory, and
 //! every unit twice — as an ordinary file under `/etc/systemd/system` (so a
 //! unit file switches with its phase, like any other file) and as a `u`
-//! line carrying what `node::plan` needs to decide restarts.
+//! line carrying what `node::plan` needs to decide restarts; and the
+//! phase's reset hooks, so a node can be reset from what it runs.
 
 use std::path::PathBuf;
 
-use crate::closure::{OnChange as ClosureOnChange, Phase, PhaseClosure};
-use crate::node::manifest::UNIT_DIR;
+use crate::closure::{OnChange as ClosureOnChange, Phase, PhaseClosure, When};
+use crate::node::manifest::{ResetHook, UNIT_DIR};
 use crate::node::{DirEntry, FileEntry, Manifest, OnChange, UnitSpec};
 use crate::store::Digest;
 
@@ -31,6 +32,9 @@ pub fn phase_manifest(phase: &Phase, closure: &PhaseClosure, file_blobs: &[Diges
             group: f.group.clone(),
             hash: *b,
         });
+    }
+    for h in phase.hooks.iter().filter(|h| h.when == When::Reset) {
+        m.resets.push(ResetHook { name: h.name.clone(), run: h.run.clone(), unless: h.unless.clone() });
     }
     for (u, text) in phase.units.iter().zip(&closure.units) {
         m.files.push(FileEntry {

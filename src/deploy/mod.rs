@@ -13,10 +13,14 @@
 //!   `step` runs one step on one node (hooks, units, link, checks);
 //!   `member_step` a membership change around its node's step;
 //!   `failpoint` lets crash tests kill it at named points.
-//! - `switch`, `rollback` — the operations: connect, gather what the
-//!   planner needs from the nodes (`state`), plan, execute; `upgrade` —
-//!   which changes of Kubernetes version a switch may make, and in what
-//!   phase order.
+//! - `plan_reset` — the pure planner of `reset` and of pruning nodes
+//!   left out of the definition: every linked phase unlinked, last first,
+//!   after its reset hooks.
+//! - `switch`, `rollback`, `reset` — the operations: connect, gather what
+//!   the planner needs from the nodes (`state`), plan, execute; `prune` —
+//!   nodes left out of the definition, named by `switch`, reset by
+//!   `switch --prune`; `upgrade` — which changes of Kubernetes version a
+//!   switch may make, and in what phase order.
 //! - `gc` — old records, node generations and unused blobs removed.
 //! - `record` — the deployer's generation history; `connect` — SSH
 //!   settings and connecting.
@@ -33,12 +37,15 @@ pub mod manifest;
 pub mod member_step;
 pub mod membership;
 pub mod plan;
+pub mod plan_reset;
 pub mod plan_rollback;
 pub mod plan_switch;
+pub mod prune;
 pub mod push;
 pub mod recap;
 pub mod record;
 pub mod render;
+pub mod reset;
 pub mod rollback;
 pub mod rollout;
 pub mod state;

@@ -61,15 +61,18 @@ pub struct NodeWork {
     pub stage_generation: u64,
     pub steps: Vec<Step>,
     pub commit: Option<Commit>,
+    /// A reset (`plan_reset.rs`): after its steps the node program forgets
+    /// kdeploy on the node, and a failed step is not undone.
+    pub reset: bool,
     /// How this node's disrupting steps are rationed (`None`: with every
     /// other node at once).
     pub rollout: Option<Rollout>,
 }
 
 impl NodeWork {
-    /// Nothing to push, stage, move or commit.
+    /// Nothing to push, stage, move, commit or reset.
     pub fn unchanged(&self) -> bool {
-        self.stage.is_empty() && self.steps.is_empty() && self.commit.is_none()
+        self.stage.is_empty() && self.steps.is_empty() && self.commit.is_none() && !self.reset
     }
 
     /// Phases staged without a step (generate-only phases).
@@ -174,11 +177,11 @@ pub fn render(plan: &Plan) -> String {
     let mut s = String::new();
     let g = |x: Option<u64>| x.map_or("none".to_string(), |g| g.to_string());
     for n in &plan.nodes {
-        if n.steps.is_empty() && n.stage.is_empty() {
+        if n.steps.is_empty() && n.stage.is_empty() && !n.reset {
             let _ = writeln!(s, "{}: unchanged", n.name);
             continue;
         }
-        let _ = writeln!(s, "{}: changed", n.name);
+        let _ = writeln!(s, "{}: {}", n.name, if n.reset { "reset" } else { "changed" });
         for st in &n.steps {
             let what = if st.to.is_some() { "activate" } else { "remove" };
             let _ = writeln!(s, "  {} : {what} (generation {} -> {})", st.phase, g(st.from), g(st.to));
@@ -196,6 +199,9 @@ pub fn render(plan: &Plan) -> String {
         }
         for p in n.staged_only() {
             let _ = writeln!(s, "  {p} : stage only (generated, not activated)");
+        }
+        if n.reset {
+            let _ = writeln!(s, "  then: forget (directories kdeploy created, /var/lib/kdeploy)");
         }
     }
     for w in plan.waves.iter().filter(|w| w.batches.len() > 1 || w.membership.is_some()) {

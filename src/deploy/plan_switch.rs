@@ -337,7 +337,7 @@ mod tests {
     }
 
     fn m(files: Vec<FileEntry>, units: Vec<UnitSpec>) -> Manifest {
-        Manifest { files, directories: vec![], units }
+        Manifest { files, units, ..Default::default() }
     }
 
     /// A node deployed at generation 1 with phases `bin` (the binary) and

@@ -20,6 +20,10 @@ pub enum NodeStatus {
     Changed,
     Failed,
     Unreachable,
+    /// Reset: every phase unlinked, kdeploy's state removed.
+    Reset,
+    /// Deployed, no longer in the definition, left as it is.
+    Left,
 }
 
 impl NodeStatus {
@@ -29,6 +33,8 @@ impl NodeStatus {
             NodeStatus::Changed => "changed",
             NodeStatus::Failed => "failed",
             NodeStatus::Unreachable => "unreachable",
+            NodeStatus::Reset => "reset",
+            NodeStatus::Left => "left",
         }
     }
 }
@@ -150,6 +156,14 @@ impl Sink for Recap {
             }
             Event::PhaseFinished { phase, took } => d.phases.push((phase, took.as_secs_f64())),
             Event::Interrupted => d.interrupted = true,
+            Event::NodeLeft { node: n, address } => {
+                let r = node(d, &n);
+                r.status = NodeStatus::Left;
+                r.error = Some(format!(
+                    "not in the definition any more ({address}): left as it is; `kdeploy switch --prune` removes it"
+                ));
+            }
+            Event::NodeReset { node: n, .. } => node(d, &n).status = NodeStatus::Reset,
             Event::Drift { node: n, phase, kind, what, why } => {
                 node(d, &n).drift.push(format!("{phase}: {kind} {what} {why}"))
             }
@@ -226,6 +240,8 @@ impl RecapData {
                 "changed": self.count(NodeStatus::Changed),
                 "failed": self.count(NodeStatus::Failed),
                 "unreachable": self.count(NodeStatus::Unreachable),
+                "reset": self.count(NodeStatus::Reset),
+                "left": self.count(NodeStatus::Left),
             },
             "nodes": self.nodes,
         });

@@ -86,6 +86,12 @@ pub fn line(e: &Event, verbose: bool) -> Option<String> {
         Event::Committed { node, generation } => format!("[{node}] committed generation {generation}"),
         Event::Drift { node, phase, kind, what, why } => format!("[{node}] drift in {phase}: {kind} {what} {why}"),
         Event::Interrupted => "interrupted: no new work starts; putting touched nodes back".to_string(),
+        Event::NodeLeft { node, address } => format!(
+            "[{node}] not in the definition any more ({address}): left as it is; `kdeploy switch --prune` removes it"
+        ),
+        Event::NodeReset { node, removed } => {
+            format!("[{node}] reset: kdeploy's state and {} directory(ies) it created removed", removed.len())
+        }
         _ => return None,
     })
 }

@@ -196,8 +196,9 @@ fn emit_units(sink: &dyn Sink, node: &str, phase: &str, plan: &UnitPlan) {
     }
 }
 
-/// Run `step` forward: pre hooks (when it links a generation), stop what
-/// goes away, flip the link, daemon-reload/enable/reload/restart/start,
+/// Run `step` forward: pre hooks (when it links a generation; reset hooks
+/// when it unlinks one, which only a reset plan carries), stop what goes
+/// away, flip the link, daemon-reload/enable/reload/restart/start,
 /// post hooks, checks.
 pub async fn forward(node: &Node<'_>, step: &Step, d: &Deadlines, sink: &dyn Sink) -> Result<(), Fail> {
     apply(node, step, d, sink).await?;
@@ -207,9 +208,8 @@ pub async fn forward(node: &Node<'_>, step: &Step, d: &Deadlines, sink: &dyn Sin
 /// `step` forward up to its checks: pre hooks, units, link, post hooks.
 pub async fn apply(node: &Node<'_>, step: &Step, d: &Deadlines, sink: &dyn Sink) -> Result<(), Fail> {
     let linking = step.to.is_some();
-    if linking {
-        run_hooks(node, &step.phase, &step.hooks, When::Pre, d.hook, sink).await?;
-    }
+    let before = if linking { When::Pre } else { When::Reset };
+    run_hooks(node, &step.phase, &step.hooks, before, d.hook, sink).await?;
     move_link(node, &step.phase, step.to, &step.units, d, sink).await?;
     if linking {
         run_hooks(node, &step.phase, &step.hooks, When::Post, d.hook, sink).await?;

@@ -25,8 +25,11 @@ use super::manifest::phase_manifest;
 use super::member_step;
 use super::membership::{self, MembershipPlan};
 use super::plan::{self, NodeWork, Plan};
+use super::plan_reset::Scope;
 use super::plan_switch::{self as planner, Deployed, PhaseInput};
+use super::prune;
 use super::record::{self, Generation, NodeRecord};
+use super::reset;
 use super::rollout;
 use super::state;
 use super::step::Deadlines;
@@ -46,6 +49,9 @@ pub struct SwitchOptions {
     /// `.kdeploy` of the project (generation records).
     pub state_dir: PathBuf,
     pub deadlines: Deadlines,
+    /// Reset the nodes the latest record lists but the definition no
+    /// longer names (without it they are named and left as they are).
+    pub prune: bool,
 }
 
 /// The nodes `--on` selects (names or roles), or an error naming the unknown.
@@ -136,7 +142,8 @@ pub async fn switch(
             let s = &node.ssh;
             opts.ssh.target(n, &node.address, &s.user, s.port, s.key.as_deref(), s.jump_host.as_deref())
         })
-        .collect::<Result<_, _>>()?;
+        .collect::<Result<Vec<_>, _>>()?;
+    let targets = [targets, prune::targets(closures, opts)?].concat();
     let (hosts, unreachable) = connect_reporting(&targets, opts.parallel, sink).await;
     let reached: Vec<Reached<'_>> = hosts.iter().map(|h| Reached { host: h, prefix: "" }).collect();
     let result = switch_reached(closures, resolver, opts, &reached, unreachable, cancel, sink).await;
@@ -145,9 +152,10 @@ pub async fn switch(
 }
 
 /// A switch on the nodes already reached (each must be a node of
-/// `closures`, by its host's name). `some_unreachable`: other selected
-/// nodes were not reached, so nothing may change. The connections stay
-/// open; closing them is the caller's.
+/// `closures`, by its host's name, or, with `opts.prune`, a node the
+/// latest record lists that `closures` does not: it is reset).
+/// `some_unreachable`: other selected nodes were not reached, so nothing
+/// may change. The connections stay open; closing them is the caller's.
 pub async fn switch_reached(
     closures: &Closures,
     resolver: &Resolver,
@@ -160,6 +168,8 @@ pub async fn switch_reached(
     if some_unreachable {
         return Ok((Outcome::Unreachable, String::new()));
     }
+    // the nodes of the definition first, nodes to prune after them
+    let nodes = &prune::defined_first(closures, nodes);
     let session = match execute::open(nodes, &lock_owner("switch"), sink).await {
         Ok(s) => s,
         Err(s) => {
@@ -181,6 +191,7 @@ async fn plan_and_run(
     sink: &dyn Sink,
 ) -> Result<(Outcome, String), String> {
     let plan = gather_and_plan(closures, resolver, opts, &session.nodes, sink).await?;
+    prune::name_left(closures, opts, sink);
     execute::announce(&plan, sink);
     if opts.dry_run {
         return Ok((Outcome::Ok, plan::render(&plan)));
@@ -189,14 +200,18 @@ async fn plan_and_run(
     Ok((execute::execute(session, &plan, &cx, sink).await?, String::new()))
 }
 
-/// Read what the changed nodes run, then plan every node.
+/// Read what the changed nodes run, then plan every node: those of the
+/// definition, then the nodes to prune (`all` holds them after the
+/// others).
 async fn gather_and_plan(
     closures: &Closures,
     resolver: &Resolver,
     opts: &SwitchOptions,
-    nodes: &[Opened<'_>],
+    all: &[Opened<'_>],
     sink: &dyn Sink,
 ) -> Result<Plan, String> {
+    let k = all.iter().take_while(|o| closures.cluster.nodes.contains_key(&o.name)).count();
+    let (nodes, pruned) = all.split_at(k);
     for o in nodes {
         for d in &o.status.drift {
             sink.emit(Event::Drift {
@@ -266,6 +281,7 @@ async fn gather_and_plan(
         upgrade_of(closures, &opts.state_dir)?.is_some() && !closures.cluster.upgrade_phase_order.is_empty();
     let order = if upgrading { &closures.cluster.upgrade_phase_order } else { &closures.cluster.phase_order };
     let memberships = gather_memberships(closures, nodes, &deployed, &work, opts).await?;
+    work.extend(reset::gather(pruned, Scope::Nodes).await?);
     let waves = plan::waves(order, &work, &memberships);
     let record = deployer_record(closures, opts, nodes, &work);
     Ok(Plan { nodes: work, waves, record })
@@ -289,6 +305,7 @@ async fn gather_memberships(
     let addresses: BTreeMap<String, String> =
         closures.cluster.nodes.iter().map(|(n, node)| (n.clone(), node.address.clone())).collect();
     let held: Vec<&str> = nodes.iter().map(|o| o.name.as_str()).collect();
+    let left = prune::left_addresses(closures, opts);
     for (name, spec) in &closures.cluster.memberships {
         if !work.iter().any(|w| w.steps.iter().any(|s| s.phase == spec.phase)) {
             continue;
@@ -334,7 +351,16 @@ async fn gather_memberships(
                 continue;
             }
         };
-        plans.extend(membership::plan(name, spec, &listed, &addresses, &held)?);
+        let Some(mut plan) = membership::plan(name, spec, &listed, &addresses, &held)? else { continue };
+        // a node left out of the definition keeps its member until pruned
+        // (then its reset hook removes it)
+        plan.changes.retain(|c| match c {
+            membership::Change::Leave { member, .. } => !left.contains(membership::url_host(&member.peer)),
+            membership::Change::Join { .. } => true,
+        });
+        if !plan.changes.is_empty() {
+            plans.push(plan);
+        }
     }
     Ok(plans)
 }
@@ -377,7 +403,10 @@ fn deployer_record(
             },
         );
     }
-    records.retain(|n, _| closures.cluster.nodes.contains_key(n));
+    // nodes left out of the definition stay recorded until pruned
+    let pruned: Vec<&str> = work.iter().filter(|w| w.reset).map(|w| w.name.as_str()).collect();
+    let same_cluster = latest.as_ref().is_some_and(|g| g.cluster == closures.cluster.name);
+    records.retain(|n, _| closures.cluster.nodes.contains_key(n) || (same_cluster && !pruned.contains(&n.as_str())));
     let same = latest.as_ref().is_some_and(|g| {
         g.cluster == closures.cluster.name
             && nodes.iter().all(|o| {

@@ -311,6 +311,14 @@ impl<'h> Node<'h> {
         Ok(self.run(&["state"], None).await?.stdout_str())
     }
 
+    /// The last step of a reset, once every phase is unlinked: the
+    /// directories switches created and the whole state directory removed.
+    /// Returns the directories removed.
+    pub async fn forget(&self) -> Result<Vec<String>, NodeError> {
+        let out = self.run(&["forget"], None).await?;
+        Ok(out.stdout_str().lines().filter_map(|l| l.strip_prefix("removed ")).map(str::to_string).collect())
+    }
+
     /// The phase record generation `gen` was committed with.
     pub async fn phase_record(&self, gen: u64) -> Result<String, NodeError> {
         Ok(self.run(&["phase-record", &gen.to_string()], None).await?.stdout_str())

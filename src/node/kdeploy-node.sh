@@ -95,7 +95,8 @@ cmd_lock() {
     # The lock is the open fd 9 of this shell; the commands below do not
     # inherit it, so killing this shell releases the lock too.
     while b=$(timeout 30 head -c 1 9>&-) && [ -n "$b" ]; do
-        touch "$R/lock.owner" 9>&-
+        # (gone after `forget`: the holder keeps beating until released)
+        touch "$R/lock.owner" 9>&- 2>/dev/null || true
     done
 }
 
@@ -258,6 +259,18 @@ EOL
     [ -n "$unhealed" ] || file_stats "$1/files" "$1/manifest" >"$1/stat"
 }
 
+# note_created KIND PATH: PATH (no prefix) and each of its parents that
+# does not exist yet are about to be made by a switch: remember them in
+# `created`, one `KIND TAB PATH` line each (KIND d: a declared directory,
+# p: a parent made for a file or directory), for `forget`. Builtins only.
+note_created() {
+    k=$1 d=$2
+    while [ -n "$d" ] && [ ! -d "$P$d" ]; do
+        printf '%s\t%s\n' "$k" "$d" >>"$R/created"
+        k=p d=${d%/*}
+    done
+}
+
 # switch GEN|none PHASE: point phases/PHASE at generations/GEN/PHASE with one
 # rename, then fix up the managed symlinks and directories.
 cmd_switch() {
@@ -279,8 +292,11 @@ cmd_switch() {
         oldm=$oldg/manifest
         heal "$oldg"
     fi
-    # 1. directories (created or fixed; never removed: they may hold data)
+    # 1. directories (created or fixed; never removed by a switch: they may
+    # hold data -- only `forget`, at the end of a reset, removes those
+    # kdeploy created)
     entries "$newm" d | while IFS=$TAB read -r _ mode owner group path; do
+        [ -d "$P$path" ] || note_created d "$path"
         mkdir -p "$P$path"
         if is_root; then chown "$owner:$group" "$P$path"; fi
         chmod "$mode" "$P$path"
@@ -309,6 +325,7 @@ cmd_switch() {
                 fi ;;
             esac
         fi
+        [ -d "${dst%/*}" ] || note_created p "${path%/*}"
         mkdir -p "$(dirname "$dst")"
         ln -sfn "$target" "$dst.kdeploy-tmp"
         mv -T "$dst.kdeploy-tmp" "$dst"
@@ -536,6 +553,36 @@ cmd_gc() {
     done
 }
 
+# forget: the last step of a reset, once every phase is unlinked (refused
+# while a phase link remains; unlinking restored every displaced original):
+# remove the directories switches created (see note_created), deepest
+# first -- a declared one with whatever it holds (data kdeploy's services
+# wrote: a reset returns the node to how it was before its first switch),
+# a parent only when empty -- then the state directory itself. Prints
+# `removed PATH` per directory removed. The lock shell of the running
+# deployer keeps its open file; nothing else of kdeploy remains.
+cmd_forget() {
+    if [ -d "$R/phases" ]; then
+        for l in "$R"/phases/*; do
+            if [ -L "$l" ]; then die "forget: phase ${l##*/} is still linked"; fi
+        done
+    fi
+    if [ -f "$R/created" ]; then
+        sort -u -t "$TAB" -k2,2r -k1,1r "$R/created" | while IFS=$TAB read -r kind path; do
+            is_path "$path" || continue
+            [ -d "$P$path" ] && [ ! -L "$P$path" ] || continue
+            case $kind in
+            # never across a mount (kubelet's volumes): a reset hook unmounts
+            d) rm -rf --one-file-system -- "$P$path" || die "forget: could not remove $path" ;;
+            p) rmdir -- "$P$path" 2>/dev/null || continue ;;
+            *) continue ;;
+            esac
+            printf 'removed %s\n' "$path"
+        done
+    fi
+    rm -rf -- "$R"
+}
+
 cmd_manifest() {
     [ $# -eq 2 ] && is_gen "$1" && is_name "$2" || die "usage: manifest GEN PHASE"
     cat "$R/generations/$1/$2/manifest"
@@ -635,7 +682,8 @@ list-generations) cmd_list_generations ;;
 manifest) cmd_manifest "$@" ;;
 gc-info) cmd_gc_info ;;
 gc) cmd_gc "$@" ;;
+forget) cmd_forget ;;
 journal) [ $# -ge 1 ] || die "usage: journal UNIT [LINES]"; cmd_journal "$@" ;;
 units) cmd_units "$@" ;;
-*) die "unknown command '$cmd' (lock have put put-secret stage switch rollback-phase status verify commit state phase-record list-generations manifest gc-info gc journal units)" ;;
+*) die "unknown command '$cmd' (lock have put put-secret stage switch rollback-phase status verify commit state phase-record list-generations manifest gc-info gc forget journal units)" ;;
 esac

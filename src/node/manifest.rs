@@ -13,6 +13,10 @@
 //! `u` lines describe units (on-change action, enabled, text hash, restart
 //! triggers); the node ignores them — a unit's *file* is an ordinary `f` line
 //! for `/etc/systemd/system/<name>`, so unit files switch with their phase.
+//! `r` lines are the phase's reset hooks (`r TAB NAME TAB RUN TAB UNLESS`,
+//! scripts with `\\`, `\t`, `\n`, `\r` escaped, an empty UNLESS for none),
+//! kept with the generation so a node can be reset (or pruned) from what it
+//! runs, without its closure; the node program ignores them too.
 //! Paths are absolute, without tabs, newlines, `.` or `..` components.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -42,11 +46,54 @@ pub struct DirEntry {
     pub group: String,
 }
 
+/// A hook the phase runs when it is reset (closure `when = "reset"`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResetHook {
+    pub name: String,
+    pub run: String,
+    pub unless: Option<String>,
+}
+
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Manifest {
     pub files: Vec<FileEntry>,
     pub directories: Vec<DirEntry>,
     pub units: Vec<UnitSpec>,
+    pub resets: Vec<ResetHook>,
+}
+
+/// A script as one tab-free line of an `r` entry.
+fn escape(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '\\' => o += "\\\\",
+            '\t' => o += "\\t",
+            '\n' => o += "\\n",
+            '\r' => o += "\\r",
+            c => o.push(c),
+        }
+    }
+    o
+}
+
+fn unescape(line: usize, s: &str) -> Result<String, ManifestError> {
+    let mut o = String::with_capacity(s.len());
+    let mut it = s.chars();
+    while let Some(c) = it.next() {
+        if c != '\\' {
+            o.push(c);
+            continue;
+        }
+        o.push(match it.next() {
+            Some('\\') => '\\',
+            Some('t') => '\t',
+            Some('n') => '\n',
+            Some('r') => '\r',
+            _ => return Err(ManifestError::Parse { line, reason: "bad escape in a reset hook".into() }),
+        });
+    }
+    Ok(o)
 }
 
 /// Where unit files live on a node.
@@ -145,6 +192,16 @@ impl Manifest {
                 check_path(&t.to_string_lossy())?;
             }
         }
+        for r in &self.resets {
+            let ok = !r.name.is_empty() && !r.name.contains(|c: char| c.is_control()) && !r.run.is_empty();
+            if !ok || r.run.contains('\0') || r.unless.as_ref().is_some_and(|u| u.is_empty() || u.contains('\0')) {
+                return Err(ManifestError::BadField {
+                    path: r.name.clone(),
+                    field: "reset hook",
+                    value: r.name.clone(),
+                });
+            }
+        }
         Ok(())
     }
 
@@ -169,6 +226,10 @@ impl Manifest {
                 s += &format!("\t{}", t.to_string_lossy());
             }
             s += "\n";
+        }
+        for r in &self.resets {
+            let unless = r.unless.as_deref().map(escape).unwrap_or_default();
+            s += &format!("r\t{}\t{}\t{unless}\n", r.name, escape(&r.run));
         }
         Ok(s)
     }
@@ -209,6 +270,11 @@ impl Manifest {
                     },
                     enable: *enable == "1",
                     restart_triggers: triggers.iter().map(PathBuf::from).collect(),
+                }),
+                ["r", name, run, unless] => m.resets.push(ResetHook {
+                    name: name.to_string(),
+                    run: unescape(i + 1, run)?,
+                    unless: (!unless.is_empty()).then(|| unescape(i + 1, unless)).transpose()?,
                 }),
                 [""] => {}
                 _ => return Err(err("unknown line")),
@@ -282,6 +348,22 @@ mod tests {
         let text = m.render().unwrap();
         assert!(text.starts_with("kdeploy-manifest 1\nd\t0700\troot\troot\t/var/lib/x\n"));
         assert_eq!(Manifest::parse(&text).unwrap(), m);
+    }
+
+    #[test]
+    fn reset_hooks_round_trip_as_one_line_each() {
+        let mut m = sample();
+        let run = "if [ -d /x ]; then\n\tprintf 'a\\tb\\n' >/y\r\nfi\\";
+        m.resets.push(ResetHook { name: "x-reset".into(), run: run.into(), unless: Some("test -e /z\n".into()) });
+        m.resets.push(ResetHook { name: "y".into(), run: "true".into(), unless: None });
+        let text = m.render().unwrap();
+        let r: Vec<&str> = text.lines().filter(|l| l.starts_with("r\t")).collect();
+        assert_eq!(r.len(), 2);
+        assert_eq!(r[1], "r\ty\ttrue\t");
+        assert_eq!(Manifest::parse(&text).unwrap(), m);
+        assert!(Manifest::parse("kdeploy-manifest 1\nr\tx\ta\\qb\t\n").is_err());
+        m.resets[1].unless = Some(String::new());
+        assert!(m.render().is_err());
     }
 
     #[test]

@@ -39,9 +39,12 @@ rec {
     else { inherit name text onChange enable restartTriggers; };
 
   # A hook runs `run` (POSIX sh, as root) before ("pre") or after ("post") the phase's
-  # switch, unless the `unless` guard exits 0. unless = null: no guard.
+  # switch, unless the `unless` guard exits 0. unless = null: no guard. A "reset" hook
+  # never runs on a switch: `kdeploy reset` and `switch --prune` run it before they
+  # unlink the phase (its files and units still there); KDEPLOY_RESET is "cluster"
+  # when every node of the cluster is reset in the run, "nodes" when others remain.
   hook = { name, run, when ? "post", unless ? null }:
-    if !(builtins.elem when [ "pre" "post" ]) then errors.fail "internal: hook ${name}: bad when ${when}"
+    if !(builtins.elem when [ "pre" "post" "reset" ]) then errors.fail "internal: hook ${name}: bad when ${when}"
     else { inherit name when run unless; };
 
   check = { name, run, retries ? 10, delay ? 3 }: { inherit name run retries delay; };

@@ -53,7 +53,27 @@ else {
       ];
     });
 
-  hooks = text.optionals first (
+  # Reset (Kubespray reset.yml): the plugin's interfaces, its and kube-proxy's
+  # iptables rules and IPVS services (other rules stay), and the CNI state and config.
+  hooks = [
+    (records.hook {
+      name = "cni-reset";
+      when = "reset";
+      run = text.lines [
+        "for i in cni0 flannel.1 flannel-v6.1 tunl0 vxlan.calico vxlan-v6.calico kube-ipvs0 nodelocaldns; do"
+        "  if ip link show \"$i\" >/dev/null 2>&1; then ip link delete \"$i\" || exit 1; fi"
+        "done"
+        "for i in $(ip -o link show | awk -F': ' '$2 ~ /^cali/ { sub(/@.*/, \"\", $2); print $2 }'); do ip link delete \"$i\"; done"
+        "for t in iptables ip6tables; do"
+        "  if command -v \"$t-save\" >/dev/null 2>&1; then"
+        "    \"$t-save\" | grep -v -E -e 'KUBE-|cali-|cali:|FLANNEL|flannel' | \"$t-restore\" || exit 1"
+        "  fi"
+        "done"
+        "if command -v ipvsadm >/dev/null 2>&1; then ipvsadm --clear; fi"
+        "rm -rf /etc/cni/net.d /var/lib/cni /var/lib/calico /run/calico /run/flannel"
+      ];
+    })
+  ] ++ text.optionals first (
     text.optional (plugin == "calico") (apply.hook {
       name = "calico-crds";
       files = [ { path = crds.path; } ];

@@ -58,6 +58,27 @@ else {
     })
   ];
 
+  # Reset (Kubespray reset.yml): kill every container, stop containerd, unmount what
+  # it mounted and remove its storage and state.
+  hooks = [
+    (records.hook {
+      name = "containerd-reset";
+      when = "reset";
+      run = text.lines [
+        "if systemctl is-active --quiet containerd.service; then"
+        "  for ns in $(${bin}/ctr namespaces ls -q); do"
+        "    for t in $(${bin}/ctr -n \"$ns\" tasks ls -q); do ${bin}/ctr -n \"$ns\" tasks kill -s SIGKILL \"$t\"; done"
+        "  done"
+        "fi"
+        "systemctl stop containerd.service || exit 1"
+        "for m in $(awk '$2 ~ \"^(${s.containerd.storageDir}|${s.containerd.stateDir})/\" { print $2 }' /proc/mounts | sort -r); do"
+        "  umount \"$m\" || umount -l \"$m\" || exit 1"
+        "done"
+        "rm -rf ${s.containerd.storageDir} ${s.containerd.stateDir}"
+      ];
+    })
+  ];
+
   checks = [
     (records.check {
       name = "containerd-running";

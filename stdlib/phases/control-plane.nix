@@ -94,6 +94,26 @@ let
     unless = "${kubectl} -n kube-system get configmap kube-proxy -o yaml | { while IFS= read -r l; do case $l in *\"server: ${proxyServer}\"*) exit 0 ;; esac; done; exit 1; }";
   };
   kubeProxyViaLocalhost = ctx.api.localLB && !cs.kubeProxy.remove && ctx.api.lbPort == ctx.api.port;
+
+  # Reset (Kubespray reset.yml, remove-node.yml): a control plane leaving a cluster
+  # that remains drains and deletes its own node first (a worker holds no credentials
+  # for that); then kubeadm reset (static pods, kubelet config, PKI, stacked etcd
+  # membership). Skipped on a node kubeadm never set up.
+  resetHook = records.hook {
+    name = "kubeadm-reset";
+    when = "reset";
+    run = text.lines (text.optionals node.isControlPlane [
+      "if [ \"$KDEPLOY_RESET\" = nodes ] && [ -f /etc/kubernetes/admin.conf ]; then"
+      "  ${kubectl} drain ${node.name} --ignore-daemonsets --delete-emptydir-data --force --timeout=120s ||"
+      "    echo 'kdeploy: drain failed; deleting the node anyway' >&2"
+      "  ${kubectl} delete node ${node.name} --wait=false || echo 'kdeploy: could not delete the node object' >&2"
+      "fi"
+    ] ++ [
+      "${kubeadm} reset -f --cri-socket=unix:///var/run/containerd/containerd.sock || exit 1"
+      "rm -rf /root/.kube"
+    ]);
+    unless = "test ! -e /etc/kubernetes/kubelet.conf && test ! -e /etc/kubernetes/admin.conf";
+  };
 in
 if !node.isK8s then { }
 else if node.isControlPlane then {
@@ -104,14 +124,14 @@ else if node.isControlPlane then {
   ] ++ text.optional (!node.isFirstControlPlane)
     (records.file { path = cpJoinFile; mode = "0640"; text = tpl.joinConfig { inherit ctx node; controlPlane = true; }; });
   hooks =
-    if node.isFirstControlPlane then [ initHook ] ++ text.optional kubeProxyViaLocalhost kubeProxyHook
+    (if node.isFirstControlPlane then [ initHook ] ++ text.optional kubeProxyViaLocalhost kubeProxyHook
     else [
       (records.hook {
         name = "kubeadm-join-control-plane";
         run = joinScript cpJoinFile "" + pointAtLocalAPI;
         unless = "test -f /etc/kubernetes/admin.conf";
       })
-    ];
+    ]) ++ [ resetHook ];
   checks = [
     (records.check {
       name = "apiserver-ready";
@@ -132,6 +152,7 @@ else {
       run = joinScript joinFile "" + text.optionalString useLB pointKubeletAtLB;
       unless = "test -f /etc/kubernetes/kubelet.conf";
     })
+    resetHook
   ];
   checks = [
     (records.check {

@@ -19,6 +19,9 @@ let
   scheme = ctx.etcd.scheme;
   managedEtcd = !(elem "etcd" cs.download.skip) && ctx.active "etcd";
   etcdctl = "${bin}/etcdctl";
+  others = builtins.filter (m: m.name != node.name) ctx.etcd.members;
+  othersEndpoints = builtins.concatStringsSep "," (map (m: ctx.etcd.clientURL m.address) others);
+  myPeer = ctx.etcd.peerURL node.address;
 
   member = node.isEtcd && cs.etcd.deploymentType == "host";
   # Kubespray names: member-* (server/peer), admin-* (etcdctl), node-* (kube-apiserver).
@@ -76,6 +79,27 @@ else {
       enable = true;
       restartTriggers = [ "/etc/etcd.env" ] ++ map (f: f.path) certFiles
         ++ text.optional managedEtcd "${bin}/etcd";
+    })
+  ];
+
+  # Reset (kdeploy reset, switch --prune; Kubespray reset.yml and remove-node.yml):
+  # when other nodes remain, leave the cluster first through the other members (a
+  # member left listed counts against quorum, kubespray#8941, and a node switched
+  # again later could not rejoin), then stop etcd and remove its data.
+  hooks = [
+    (records.hook {
+      name = "etcd-reset";
+      when = "reset";
+      run = text.lines (text.optionals (others != [ ]) [
+        "if [ \"$KDEPLOY_RESET\" = nodes ]; then"
+        "  members=$(${etcdctl} --endpoints=${othersEndpoints}${tlsFlags} member list) || exit 1"
+        "  id=$(printf '%s\\n' \"$members\" | while IFS=', ' read -r i _ _ peer _; do if [ \"$peer\" = ${myPeer} ]; then echo \"$i\"; fi; done)"
+        "  if [ -n \"$id\" ]; then ${etcdctl} --endpoints=${othersEndpoints}${tlsFlags} member remove \"$id\" || exit 1; fi"
+        "fi"
+      ] ++ [
+        "systemctl stop etcd.service || exit 1"
+        "rm -rf -- ${s.etcd.dataDir} /run/etcd/join.env"
+      ]);
     })
   ];
 

@@ -40,6 +40,21 @@ if !node.isK8s then { }
 else {
   directories = text.optional needsLB (records.directory { path = if nginx then "/etc/nginx" else "/etc/haproxy"; mode = "0700"; });
   files = [ envFile configFile ] ++ upstream ++ lbFiles;
+  # Reset (Kubespray reset.yml): stop the kubelet, unmount the pods' volumes, remove
+  # what the kubelet made.
+  hooks = [
+    (records.hook {
+      name = "kubelet-reset";
+      when = "reset";
+      run = text.lines [
+        "systemctl stop kubelet.service || exit 1"
+        "for m in $(awk '$2 ~ \"^/var/lib/kubelet/\" { print $2 }' /proc/mounts | sort -r); do"
+        "  umount \"$m\" || umount -l \"$m\" || exit 1"
+        "done"
+        "rm -rf /var/lib/kubelet /var/log/pods /var/log/containers"
+      ];
+    })
+  ];
   units = [
     (records.unit {
       name = "kubelet.service";

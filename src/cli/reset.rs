@@ -1,0 +1,140 @@
+//! `kdeploy reset CLUSTER [--on NODES] --yes`: evaluate the cluster (for
+//! its nodes, addresses and phase order), then return the selected nodes
+//! to how they were before their first switch (see `deploy::reset`). A
+//! reset is destructive: without `--yes` it asks on a terminal and is
+//! refused (exit 2) when there is none to ask on. Exit codes: 0 reset,
+//! 1 evaluation error, 2 usage or not confirmed, 3 reset failed (not
+//! undone: run it again) or a node locked, 4 a node unreachable (nothing
+//! changed), 130 interrupted.
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use clap::Args;
+
+use super::eval::report;
+use super::inputs::{self, Inputs};
+use super::interrupt::run_cancellable;
+use super::switch::{finish, RunArgs};
+use super::{EXIT_ERROR, EXIT_USAGE};
+use crate::deploy::events::{Event, Sink, Tee};
+use crate::deploy::live::Progress;
+use crate::deploy::recap::Recap;
+use crate::deploy::reset::{reset, ResetOptions};
+use crate::deploy::switch::select;
+use crate::deploy::Cancel;
+
+#[derive(Args)]
+#[command(after_help = "\
+Stops and disables every unit kdeploy installed, runs each phase's reset hooks
+(kubeadm reset, CNI interfaces and iptables rules, etcd data; an etcd member
+leaves the cluster when others remain), removes every managed file and each
+directory kdeploy created, then /var/lib/kdeploy. Phases go last first.
+
+Exit codes: 0 reset, 1 evaluation error, 2 usage error or not confirmed
+(no --yes and no terminal to ask on), 3 reset failed on some node (not
+undone: run it again) or a node is locked by another run, 4 some node
+unreachable (nothing was changed), 130 interrupted by Ctrl-C.
+
+Examples:
+  kdeploy reset clusters/lab.nix --yes
+  kdeploy reset clusters/lab.nix --on node3 --yes
+  kdeploy reset clusters/lab.nix --dry-run")]
+pub struct ResetArgs {
+    /// The cluster file.
+    file: PathBuf,
+    /// Select this attribute path from the file's value first.
+    #[arg(long = "attr", short = 'A')]
+    attr: Option<String>,
+    /// Only these nodes: names or roles (repeat or comma-separate).
+    #[arg(long, value_name = "NAME|ROLE")]
+    on: Vec<String>,
+    /// Reset without asking.
+    #[arg(long, short = 'y')]
+    yes: bool,
+    /// Print the plan (per node, the phases unlinked) and change nothing.
+    #[arg(long)]
+    dry_run: bool,
+    #[command(flatten)]
+    run: RunArgs,
+    #[command(flatten)]
+    inputs: Inputs,
+}
+
+/// Asks on the terminal; `Err` with the reason when there is no terminal.
+fn confirmed(cluster: &str, nodes: &[String]) -> Result<bool, String> {
+    if !std::io::stdin().is_terminal() || !std::io::stderr().is_terminal() {
+        return Err("reset is destructive: pass --yes (no terminal to ask on)".into());
+    }
+    eprint!(
+        "Reset {} node(s) of {cluster} ({}): every kdeploy unit stopped, every managed file and the data of its \
+         services removed. Type yes to go on: ",
+        nodes.len(),
+        nodes.join(", ")
+    );
+    let _ = std::io::stderr().flush();
+    let mut answer = String::new();
+    std::io::stdin().lock().read_line(&mut answer).map_err(|e| format!("reading the answer: {e}"))?;
+    Ok(answer.trim() == "yes")
+}
+
+pub fn run(args: ResetArgs) -> ExitCode {
+    let t0 = Instant::now();
+    let mut session = args.inputs.session(Some(&args.file));
+    let resolver = args.inputs.resolver(Some(&args.file));
+    // secrets are not made: a reset pushes nothing
+    let closures = match (|| {
+        let value = inputs::eval_cluster(&mut session, &args.file, args.attr.as_deref(), &args.inputs.args())?;
+        inputs::closures_with(&mut session, &value, &resolver, false)
+    })() {
+        Ok(c) => c,
+        Err(f) => return report(&session, f),
+    };
+    let opts = ResetOptions {
+        on: args.on.clone(),
+        dry_run: args.dry_run,
+        parallel: args.run.parallel,
+        ssh: args.run.ssh.settings(),
+        state_dir: resolver.project_root().join(".kdeploy"),
+        deadlines: args.run.deadlines.deadlines(),
+    };
+    let selected = match select(&closures, &opts.on) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    if !args.yes && !args.dry_run {
+        match confirmed(&closures.cluster.name, &selected) {
+            Ok(true) => {}
+            Ok(false) => {
+                eprintln!("not confirmed: nothing was changed");
+                return ExitCode::from(EXIT_USAGE);
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::from(EXIT_USAGE);
+            }
+        }
+    }
+    let recap = Recap::new(&closures.cluster.name, selected);
+    let progress = Progress::for_stderr(args.run.verbose);
+    let sink = Tee(vec![&recap as &dyn Sink, &progress]);
+    sink.emit(Event::Evaluated { nodes: closures.cluster.nodes.len(), took: t0.elapsed() });
+    let cancel = Cancel::default();
+    let result = run_cancellable(reset(&closures, &opts, cancel.clone(), &sink), cancel);
+    progress.finish();
+    let mut data = recap.data();
+    data.took = t0.elapsed().as_secs_f64();
+    data.dry_run = args.dry_run;
+    match result {
+        Ok((outcome, plan)) => finish(&data, &plan, args.dry_run, args.run.output, outcome),
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(EXIT_ERROR)
+        }
+    }
+}

@@ -1,0 +1,115 @@
+//! `reset`: return nodes to how they were before their first switch.
+//! connect (the selected nodes of the definition, at their addresses) →
+//! open (node program, lock, `status`) → read what each node runs
+//! (`state.rs`: links and live manifests, with the phases' reset hooks) →
+//! the pure plan (`plan_reset.rs`) → the executor: per phase, last first,
+//! reset hooks, units stopped and disabled, files removed; then the node
+//! program forgets kdeploy on each node. The nodes leave the deployer
+//! record. A failed reset is not undone: run it again to finish.
+//!
+//! [`reset_reached`] works over any [`crate::transport::Host`], so tests
+//! drive it over `LocalHost` (`tests/deploy_local.rs`).
+
+use std::path::PathBuf;
+
+use futures::future::join_all;
+
+use super::connect::{connect_reporting, lock_owner, SshSettings};
+use super::events::Sink;
+use super::execute::{self, Cancel, Context, Opened, Outcome, Reached};
+use super::plan::{self, NodeWork, Plan};
+use super::plan_reset::{self, Scope};
+use super::record;
+use super::state;
+use super::step::Deadlines;
+use super::switch::select;
+use crate::closure::Closures;
+use crate::transport::Host;
+
+#[derive(Debug, Clone, Default)]
+pub struct ResetOptions {
+    /// Node names or roles; empty: every node of the cluster.
+    pub on: Vec<String>,
+    pub dry_run: bool,
+    pub parallel: usize,
+    pub ssh: SshSettings,
+    /// `.kdeploy` of the project (generation records).
+    pub state_dir: PathBuf,
+    pub deadlines: Deadlines,
+}
+
+/// Reset the selected nodes of `closures`. Returns the outcome and, for
+/// `--dry-run`, the plan text.
+pub async fn reset(
+    closures: &Closures,
+    opts: &ResetOptions,
+    cancel: Cancel,
+    sink: &dyn Sink,
+) -> Result<(Outcome, String), String> {
+    let selected = select(closures, &opts.on)?;
+    let scope = if selected.len() == closures.cluster.nodes.len() { Scope::Cluster } else { Scope::Nodes };
+    let targets: Vec<_> = selected
+        .iter()
+        .map(|n| {
+            let node = &closures.cluster.nodes[n];
+            let s = &node.ssh;
+            opts.ssh.target(n, &node.address, &s.user, s.port, s.key.as_deref(), s.jump_host.as_deref())
+        })
+        .collect::<Result<_, _>>()?;
+    let (hosts, unreachable) = connect_reporting(&targets, opts.parallel, sink).await;
+    let result = if unreachable {
+        Ok((Outcome::Unreachable, String::new()))
+    } else {
+        let reached: Vec<Reached<'_>> = hosts.iter().map(|h| Reached { host: h, prefix: "" }).collect();
+        reset_reached(&reached, &closures.cluster.phase_order, scope, opts, cancel, sink).await
+    };
+    join_all(hosts.iter().map(|h| h.close())).await;
+    result
+}
+
+/// A reset of the nodes already reached; `order` is the cluster's phase
+/// order (phases are reset in its reverse). The connections stay open.
+pub async fn reset_reached(
+    nodes: &[Reached<'_>],
+    order: &[String],
+    scope: Scope,
+    opts: &ResetOptions,
+    cancel: Cancel,
+    sink: &dyn Sink,
+) -> Result<(Outcome, String), String> {
+    let session = match execute::open(nodes, &lock_owner("reset"), sink).await {
+        Ok(s) => s,
+        Err(s) => {
+            s.close().await;
+            return Ok((Outcome::Failed, String::new()));
+        }
+    };
+    let result = async {
+        let work = gather(&session.nodes, scope).await?;
+        let waves = plan::waves(order, &work, &[]);
+        let gone: Vec<String> = work.iter().map(|w| w.name.clone()).collect();
+        let latest = record::latest(&opts.state_dir);
+        let next = record::next_number(&opts.state_dir);
+        let record = plan_reset::record_without(latest.as_ref(), &gone, next, record::now());
+        let plan = Plan { nodes: work, waves, record };
+        execute::announce(&plan, sink);
+        if opts.dry_run {
+            return Ok((Outcome::Ok, plan::render(&plan)));
+        }
+        let cx = Context { resolver: None, state_dir: &opts.state_dir, cancel, deadlines: opts.deadlines };
+        Ok((execute::execute(&session, &plan, &cx, sink).await?, String::new()))
+    }
+    .await;
+    session.close().await;
+    result
+}
+
+/// Read what each opened node runs and plan its reset.
+pub async fn gather(nodes: &[Opened<'_>], scope: Scope) -> Result<Vec<NodeWork>, String> {
+    let states = join_all(nodes.iter().map(|o| state::read_deployed(&o.node, &o.status))).await;
+    nodes
+        .iter()
+        .zip(states)
+        .map(|(o, st)| Ok(plan_reset::node_work(&o.name, &st.map_err(|e| e.to_string())?, scope)))
+        .collect()
+}
