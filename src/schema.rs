@@ -16,6 +16,10 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Cluster {
+    /// The control plane that runs `kubeadm init` (none without control
+    /// planes, or from an older stdlib).
+    #[serde(default)]
+    pub anchor: Option<String>,
     /// Memberships the engine changes one member at a time (etcd's), by
     /// name; empty from an older stdlib.
     #[serde(default)]

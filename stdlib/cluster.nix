@@ -156,6 +156,8 @@ let
 
   result = {
     memberships = import ./membership.nix ctx nodeList;
+    # the node whose control-plane phase runs `kubeadm init`; the engine records it
+    anchor = if ctx.firstControlPlane == null then null else ctx.firstControlPlane.name;
     name = args.name;
     schemaVersion = 1;
     inherit phaseOrder;

@@ -23,7 +23,13 @@ let
     if s.etcd.deploymentType == "kubeadm" then [ ]
     else filter (n: n.isEtcd) nodes;
   k8sNodes = filter (n: n.isK8s) nodes;
-  first = if controlPlanes == [ ] then null else head controlPlanes;
+  # The anchor: kubeadm.initNode when set (validate.nix checks it is a control plane).
+  initNode = s.kubeadm.initNode;
+  named = filter (n: n.name == initNode) controlPlanes;
+  first =
+    if initNode != null && named != [ ] then head named
+    else if controlPlanes == [ ] then null
+    else head controlPlanes;
 
   pod = ip.parseCidr s.network.podCIDR;
   service = ip.parseCidr s.network.serviceCIDR;

@@ -81,6 +81,8 @@ let
       else rule "etcd CA directory not absolute" "etcd.caDir = ${toJSON s.etcd.caDir}: give an absolute directory on the deployer, or a Nix path such as ./pki (a path relative to nothing cannot be found again)" (settingPos [ "etcd" "caDir" ]))
     (if s.etcd.caDir == null || s.etcd.certDir == null then true
       else rule "two sources of etcd certificates" "etcd.caDir (your CA, kdeploy issues the certificates) and etcd.certDir (your certificates) are both set; keep one" (settingPos [ "etcd" "caDir" ]))
+    (if s.kubeadm.initNode == null || builtins.any (n: n.name == s.kubeadm.initNode) ctx.controlPlanes then true
+      else rule "kubeadm.initNode is not a control plane" "kubeadm.initNode = ${toJSON s.kubeadm.initNode}, but the control planes are ${names ctx.controlPlanes}" (settingPos [ "kubeadm" "initNode" ]))
     (if etcdCount == 0 || etcdCount - (etcdCount / 2) * 2 == 1 then true
       else rule "even number of etcd members"
         "etcd needs an odd number of members to keep quorum, but ${toString etcdCount} would run (${names (if kubeadmEtcd then ctx.controlPlanes else etcdRoleNodes)}); use ${toString (etcdCount - 1)} or ${toString (etcdCount + 1)}"

@@ -19,6 +19,8 @@ pub const SCHEMA_VERSION: u32 = 1;
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 struct Top {
     #[serde(default)]
+    anchor: Option<String>,
+    #[serde(default)]
     memberships: BTreeMap<String, crate::schema::Membership>,
     name: String,
     nodes: BTreeMap<String, serde_json::Value>,
@@ -80,6 +82,7 @@ fn parse_by_node(json: &str) -> Result<Cluster, Error> {
         .map(|(name, raw)| parse_node(&name, raw).map(|n| (name, n)))
         .collect::<Result<_, _>>()?;
     Ok(Cluster {
+        anchor: top.anchor,
         memberships: top.memberships,
         name: top.name,
         nodes: nodes.into_iter().collect(),

@@ -216,6 +216,7 @@ mod tests {
             rollback_of,
             kubernetes_version: None,
             members: None,
+            anchor: None,
             nodes: BTreeMap::new(),
         }
     }

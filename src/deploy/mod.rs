@@ -21,12 +21,15 @@
 //!   nodes left out of the definition, named by `switch`, reset by
 //!   `switch --prune`; `upgrade` — which changes of Kubernetes version a
 //!   switch may make, and in what phase order.
+//! - `anchor` — the control plane that ran `kubeadm init`, recorded, and
+//!   never moved by a switch unless the definition asks.
 //! - `gc` — old records, node generations and unused blobs removed.
 //! - `record` — the deployer's generation history; `connect` — SSH
 //!   settings and connecting.
 //! - Output driven by events (`events`; `render` for progress lines, `live`
 //!   for terminal progress bars, `recap` for the final summary).
 
+pub mod anchor;
 pub mod connect;
 pub mod events;
 pub mod execute;

@@ -205,6 +205,7 @@ mod tests {
             rollback_of: Some(3),
             kubernetes_version: None,
             members: None,
+            anchor: None,
             nodes: nodes.iter().map(|n| (n.to_string(), r.clone())).collect(),
         }
     }

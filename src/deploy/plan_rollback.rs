@@ -112,6 +112,7 @@ mod tests {
             rollback_of,
             kubernetes_version: None,
             members: None,
+            anchor: None,
             nodes: BTreeMap::new(),
         }
     }

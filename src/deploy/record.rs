@@ -48,6 +48,10 @@ pub struct Generation {
     /// recorded before memberships were).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub members: Option<BTreeMap<String, Vec<String>>>,
+    /// The control plane that ran `kubeadm init` (`anchor.rs`; none:
+    /// no control plane, or recorded before anchors were).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub anchor: Option<String>,
     pub nodes: BTreeMap<String, NodeRecord>,
 }
 

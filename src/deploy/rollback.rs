@@ -173,6 +173,7 @@ async fn gather_and_plan(
         rollback_of: Some(tgt.number),
         kubernetes_version: tgt.kubernetes_version.clone(),
         members: tgt.members.clone(),
+        anchor: tgt.anchor.clone(),
         nodes: records,
     };
     Ok(Plan { nodes: work, waves, record: Some(record) })

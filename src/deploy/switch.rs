@@ -17,6 +17,7 @@ use std::path::PathBuf;
 
 use futures::future::join_all;
 
+use super::anchor;
 use super::connect::{connect_reporting, lock_owner, SshSettings};
 use super::events::{Event, Sink};
 use super::execute::{self, Context, Opened, Session};
@@ -132,6 +133,7 @@ pub async fn switch(
 ) -> Result<(Outcome, String), String> {
     let selected = select(closures, &opts.on)?;
     // refused before any node is reached
+    anchor_check(closures, &opts.state_dir)?;
     if let Some(u) = upgrade_of(closures, &opts.state_dir)? {
         sink.emit(Event::Upgrading { from: u.from.to_string(), to: u.to.to_string() });
     }
@@ -434,8 +436,22 @@ fn deployer_record(
                 .map(|(n, m)| (n.clone(), m.members.keys().cloned().collect()))
                 .collect(),
         ),
+        anchor: closures.cluster.anchor.clone(),
         nodes: records,
     })
+}
+
+/// Refuse a switch that would move the anchor implicitly (`anchor.rs`).
+fn anchor_check(closures: &Closures, state_dir: &std::path::Path) -> Result<(), String> {
+    let c = &closures.cluster;
+    let latest = record::latest(state_dir).filter(|g| g.cluster == c.name);
+    let recorded = latest.as_ref().and_then(|g| g.anchor.as_deref());
+    let explicit = c.settings["kubeadm"]["initNode"].is_string();
+    let still = recorded.is_some_and(|a| c.nodes.get(a).is_some_and(|n| n.roles.iter().any(|r| r == "control-plane")));
+    match anchor::refusal(recorded, c.anchor.as_deref(), explicit, still) {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
 }
 
 fn kubernetes_version(closures: &Closures) -> Option<&str> {

@@ -128,6 +128,11 @@
   };
 
   kubeadm = {
+    initNode = opt {
+      type = t.nullOr t.plainName; default = null; scope = "cluster"; kubespray = "groups['kube_control_plane'][0]";
+      example = "cp1";
+      description = "The control plane that runs `kubeadm init` (the anchor: the others join it). null: the first control plane by name. kdeploy records the anchor with each switch and refuses a switch that would move it implicitly (a new control plane whose name sorts first would init a second cluster, kubespray#7962); set this to move it on purpose, to a control plane that has already joined.";
+    };
     tokenFile = opt {
       type = t.nullOr t.str; default = null; scope = "cluster"; kubespray = "kubeadm_token";
       example = "secrets/kubeadm-token";
