@@ -13,7 +13,7 @@ use std::time::Instant;
 
 mod node_support;
 use node_support::lab_project::*;
-use node_support::{etcd_writer, lab_lock, lab_up};
+use node_support::{etcd_writer, lab_has, lab_lock, lab_up};
 
 const W2: u32 = 3; // k8s-worker02 is lab node 3
 
@@ -80,8 +80,16 @@ fn one_node_reset_to_clean_then_a_switch_brings_it_back() {
     assert!(text(&out).contains("--yes"), "{}", text(&out));
     assert!(leftovers(W2, &paths).lines().count() >= paths.len() + 6);
 
+    // k8s-worker02 leads: its reset hands leadership off before it leaves,
+    // so a client writing the whole time loses nothing
+    let id = ssh(1, "/usr/local/bin/etcdctl.sh member list | grep ', k8s-worker02, ' | cut -d, -f1");
+    let all = "ETCDCTL_ENDPOINTS=https://10.77.0.11:2379,https://10.77.0.12:2379,https://10.77.0.13:2379";
+    ssh(1, &format!("{all} /usr/local/bin/etcdctl.sh move-leader {}", id.trim()));
+    assert!(ssh(3, "/usr/local/bin/etcdctl.sh endpoint status").contains(", true, "), "k8s-worker02 does not lead");
+    etcd_writer::start();
     let (out, j, took) = reset(&p, &["--on", "k8s-worker02", "--yes"]);
     assert!(out.status.success(), "{}", text(&out));
+    etcd_writer::stop_and_check("the reset of the leading etcd member", 10);
     eprintln!("reset of one lab node: {took:.2} s");
     assert_eq!(j["nodes"]["k8s-worker02"]["status"], "reset", "{}", text(&out));
     assert_eq!(leftovers(W2, &paths), "", "left on k8s-worker02 after reset");
@@ -97,44 +105,55 @@ fn one_node_reset_to_clean_then_a_switch_brings_it_back() {
     p.restore();
 }
 
+/// k8s-worker02 replaced by k8s-worker03 (lab node 4) as a worker and etcd member.
+const W3_LINE: &str = r#"k8s-worker03 = { address = "10.77.0.14"; roles = [ "worker" "etcd" ]; };"#;
+
 #[test]
-fn a_dropped_node_is_named_and_left_then_pruned_then_re_added() {
+fn a_dropped_member_is_named_and_left_then_pruned_then_re_added() {
     let _g = lab_lock();
-    if !lab_up() {
+    if !lab_has(4) {
+        eprintln!("skipped: needs a lab of 4 nodes (lab/lab.sh up 4)");
         return;
     }
     let p = Project::new();
     p.restore();
     let paths = managed_paths(W2);
-    let dropped = p.edited("dropped", W2_LINE, "");
+    let replaced = p.edited("replaced", W2_LINE, W3_LINE);
 
-    let (out, j) = switch(&dropped);
+    // k8s-worker03 joins; k8s-worker02, gone from the definition, is named
+    // and left as it is: still running, still a member
+    etcd_writer::start();
+    let (out, j) = switch(&replaced);
     assert!(out.status.success(), "{}", text(&out));
+    etcd_writer::stop_and_check("a join with a node left out of the definition", 10);
     assert_eq!(j["nodes"]["k8s-worker02"]["status"], "left", "{}", text(&out));
     assert!(text(&out).contains("--prune"), "{}", text(&out));
-    // left as it is, still a member
     assert!(ssh(W2, "systemctl is-active etcd containerd").lines().all(|l| l == "active"));
     assert!(ssh(W2, "test -f /var/lib/kdeploy/current && echo yes").contains("yes"));
-    assert_eq!(members(1), ["k8s-master", "k8s-worker01", "k8s-worker02"]);
+    assert_eq!(members(1), ["k8s-master", "k8s-worker01", "k8s-worker02", "k8s-worker03"]);
 
+    // --prune: it leaves etcd and is reset, while a client writes
     etcd_writer::start();
-    let (out, j) = run(kdeploy_cmd("switch", &dropped, None, &["--prune"]));
+    let (out, j) = run(kdeploy_cmd("switch", &replaced, None, &["--prune"]));
     assert!(out.status.success(), "{}", text(&out));
-    assert_eq!(j["nodes"]["k8s-worker02"]["status"], "reset", "{}", text(&out));
     etcd_writer::stop_and_check("the prune of an etcd member", 10);
+    assert_eq!(j["nodes"]["k8s-worker02"]["status"], "reset", "{}", text(&out));
     assert_eq!(leftovers(W2, &paths), "", "left on k8s-worker02 after --prune");
-    assert_eq!(members(1), ["k8s-master", "k8s-worker01"]);
+    assert_eq!(members(1), ["k8s-master", "k8s-worker01", "k8s-worker03"]);
 
     // nothing left to name or prune
-    let (out, j) = run(kdeploy_cmd("switch", &dropped, None, &["--prune"]));
+    let (out, j) = run(kdeploy_cmd("switch", &replaced, None, &["--prune"]));
     assert!(out.status.success(), "{}", text(&out));
     assert!(j["nodes"].get("k8s-worker02").is_none(), "{}", text(&out));
 
-    // back in the definition: it joins again, one member at a time
+    // back to the lab in one run: k8s-worker02 joins again, k8s-worker03 is pruned
+    let w3_paths = managed_paths(4);
     etcd_writer::start();
-    let (out, _) = switch(&p.base());
+    let (out, j) = run(kdeploy_cmd("switch", &p.base(), None, &["--prune"]));
     assert!(out.status.success(), "{}", text(&out));
-    etcd_writer::stop_and_check("re-adding the pruned member", 10);
+    etcd_writer::stop_and_check("a join and a prune in one run", 10);
+    assert_eq!(j["nodes"]["k8s-worker03"]["status"], "reset", "{}", text(&out));
+    assert_eq!(leftovers(4, &w3_paths), "", "left on k8s-worker03 after --prune");
     assert_eq!(members(1), ["k8s-master", "k8s-worker01", "k8s-worker02"]);
     p.restore();
 }

@@ -5,10 +5,11 @@
 //! member included: removing a node from a file must not stop its
 //! services, nor shrink etcd, by surprise. `switch --prune` reaches it at
 //! its recorded address, user, port and key and adds its reset
-//! (`plan_reset.rs`, other nodes remain, so an etcd member leaves the
-//! cluster in its reset hook) to the switch's plan — its phases are
-//! unlinked after every phase of the others switched, as removals always
-//! are — and drops it from the new record.
+//! (`plan_reset.rs`) to the switch's plan — its phases are unlinked after
+//! every phase of the others switched, as removals always are; its etcd
+//! member leaves first, as any member the definition does not want
+//! (`membership.rs`: leadership handed off, then `member remove`) — and
+//! drops it from the new record.
 
 use std::collections::BTreeSet;
 

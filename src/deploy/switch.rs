@@ -282,8 +282,8 @@ async fn gather_and_plan(
     let upgrading =
         upgrade_of(closures, &opts.state_dir)?.is_some() && !closures.cluster.upgrade_phase_order.is_empty();
     let order = if upgrading { &closures.cluster.upgrade_phase_order } else { &closures.cluster.phase_order };
-    let memberships = gather_memberships(closures, nodes, &deployed, &work, opts).await?;
     work.extend(reset::gather(pruned, Scope::Nodes).await?);
+    let memberships = gather_memberships(closures, nodes, &deployed, &work, opts).await?;
     let waves = plan::waves(order, &work, &memberships);
     let record = deployer_record(closures, opts, nodes, &work);
     Ok(Plan { nodes: work, waves, record })
@@ -307,7 +307,7 @@ async fn gather_memberships(
     let addresses: BTreeMap<String, String> =
         closures.cluster.nodes.iter().map(|(n, node)| (n.clone(), node.address.clone())).collect();
     let held: Vec<&str> = nodes.iter().map(|o| o.name.as_str()).collect();
-    let left = prune::left_addresses(closures, opts);
+    let left = if opts.prune { Default::default() } else { prune::left_addresses(closures, opts) };
     for (name, spec) in &closures.cluster.memberships {
         if !work.iter().any(|w| w.steps.iter().any(|s| s.phase == spec.phase)) {
             continue;
@@ -354,8 +354,9 @@ async fn gather_memberships(
             }
         };
         let Some(mut plan) = membership::plan(name, spec, &listed, &addresses, &held)? else { continue };
-        // a node left out of the definition keeps its member until pruned
-        // (then its reset hook removes it)
+        // a node left out of the definition keeps its member until pruned;
+        // a pruned one leaves like any member (hand-off, remove), before
+        // its reset stops etcd
         plan.changes.retain(|c| match c {
             membership::Change::Leave { member, .. } => !left.contains(membership::url_host(&member.peer)),
             membership::Change::Join { .. } => true,

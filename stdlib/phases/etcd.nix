@@ -94,9 +94,17 @@ else {
         "if [ \"$KDEPLOY_RESET\" = nodes ]; then"
         "  members=$(${etcdctl} --endpoints=${othersEndpoints}${tlsFlags} member list) || exit 1"
         "  id=$(printf '%s\\n' \"$members\" | while IFS=', ' read -r i _ _ peer _; do if [ \"$peer\" = ${myPeer} ]; then echo \"$i\"; fi; done)"
-        "  if [ -n \"$id\" ]; then ${etcdctl} --endpoints=${othersEndpoints}${tlsFlags} member remove \"$id\" || exit 1; fi"
+        "  if [ -n \"$id\" ]; then"
+        # a leader removed steps down and clients wait out an election: hand it off first
+        "    lead=$(${etcdctl} --endpoints=${scheme}://127.0.0.1:2379${tlsFlags} endpoint status -w fields 2>/dev/null | while read -r k _ v; do case $k in '\"MemberID\"') m=$v ;; '\"Leader\"') [ \"$m\" != \"$v\" ] || echo yes ;; esac; done)"
+        "    to=$(printf '%s\\n' \"$members\" | while IFS=', ' read -r i st _ peer _ learner; do if [ \"$peer\" != ${myPeer} ] && [ \"$st\" = started ] && [ \"$learner\" = false ]; then echo \"$i\"; break; fi; done)"
+        "    if [ \"$lead\" = yes ] && [ -n \"$to\" ]; then ${etcdctl} --endpoints=${scheme}://127.0.0.1:2379${tlsFlags} move-leader \"$to\" || true; fi"
+        "    ${etcdctl} --endpoints=${othersEndpoints}${tlsFlags} member remove \"$id\" || exit 1"
+        "  fi"
         "fi"
       ] ++ [
+        # the whole cluster goes: a graceful stop only waits for peers that are gone
+        "if [ \"$KDEPLOY_RESET\" = cluster ]; then systemctl kill --signal=KILL etcd.service 2>/dev/null || true; fi"
         "systemctl stop etcd.service || exit 1"
         "rm -rf -- ${s.etcd.dataDir} /run/etcd/join.env"
       ]);
