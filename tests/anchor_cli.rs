@@ -75,13 +75,35 @@ fn moving_the_anchor_is_a_choice_and_must_name_a_control_plane() {
     .unwrap();
     let (code, _, err) = switch(&dir);
     assert_eq!(code, 1, "{err}");
-    assert!(err.contains("because k8s-master is no longer a control plane"), "{err}");
+    assert!(err.contains("because k8s-master, which ran it") && err.contains("is no longer a control plane"), "{err}");
 
+    // naming one that has not joined yet is refused too...
     let dir = project("moved", CP0, r#"kubeadm.initNode = "cp0";"#);
-    assert_eq!(switch(&dir).0, 4);
+    let (code, _, err) = switch(&dir);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("cp0 has not been deployed yet"), "{err}");
+    // ...once the last switch recorded it (it joined), the anchor moves
+    let record = serde_json::json!({
+        "number": 2, "cluster": "lab", "time": 0, "phaseOrder": [], "anchor": "k8s-master",
+        "nodes": { "cp0": { "address": "192.0.2.20", "user": "root", "port": 22, "key": null, "generation": 1, "hash": "00" } }
+    });
+    std::fs::write(dir.join(".kdeploy/generations/2.json"), record.to_string()).unwrap();
+    assert_eq!(switch(&dir).0, 4, "past the check, the nodes are unreachable");
 
     let dir = project("typo", CP0, r#"kubeadm.initNode = "k8s-worker01";"#);
     let (code, _, err) = kdeploy(&["eval", "lab.nix"], &dir);
     assert_eq!(code, 1);
     assert!(err.contains("kubeadm.initNode is not a control plane") && err.contains("lab.nix:"), "{err}");
+}
+
+#[test]
+fn the_anchor_is_not_reset_while_other_control_planes_stay() {
+    let dir = project("reset", CP0, r#"kubeadm.initNode = "k8s-master";"#);
+    let (code, _, err) = kdeploy(&["reset", "lab.nix", "--on", "k8s-master", "--yes", "--connect-timeout", "1"], &dir);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("k8s-master ran `kubeadm init` (the anchor) and cp0 stay"), "{err}");
+    assert!(!err.contains("unreachable"), "a node was tried: {err}");
+    // the other control plane may go
+    let (code, _, err) = kdeploy(&["reset", "lab.nix", "--on", "cp0", "--yes", "--connect-timeout", "1"], &dir);
+    assert_eq!(code, 4, "past the check, the node is unreachable: {err}");
 }

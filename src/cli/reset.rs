@@ -93,6 +93,7 @@ pub fn run(args: ResetArgs) -> ExitCode {
         Err(f) => return report(&session, f),
     };
     let opts = ResetOptions {
+        cluster: closures.cluster.name.clone(),
         on: args.on.clone(),
         dry_run: args.dry_run,
         parallel: args.run.parallel,

@@ -10,24 +10,34 @@
 /// Why a switch from the `recorded` anchor to the `wanted` one is refused,
 /// if it is. `explicit`: the definition names its anchor
 /// (`kubeadm.initNode`); `still_control_plane`: the recorded anchor is a
-/// control plane of the definition.
+/// control plane of the definition; `wanted_deployed`: the wanted one is
+/// in the last record (it has joined).
 pub fn refusal(
     recorded: Option<&str>,
     wanted: Option<&str>,
     explicit: bool,
     still_control_plane: bool,
+    wanted_deployed: bool,
 ) -> Option<String> {
     let (Some(a), Some(b)) = (recorded, wanted) else { return None };
-    if a == b || explicit {
+    if a == b || (explicit && wanted_deployed) {
         return None;
     }
-    let why = if still_control_plane {
-        format!("its name sorts before {a}'s")
-    } else {
-        format!("{a} is no longer a control plane")
-    };
+    if explicit {
+        return Some(format!(
+            "kubeadm.initNode = \"{b}\", but {b} has not been deployed yet: it would run `kubeadm init` and start a \
+             second cluster beside {a}'s. Let it join first, then name it"
+        ));
+    }
+    if !still_control_plane {
+        return Some(format!(
+            "{b} would run `kubeadm init` because {a}, which ran it (the last switch recorded it as the first \
+             control plane), is no longer a control plane: {b} would start a second cluster. Name a control plane \
+             that has already joined in settings.kubeadm.initNode to move the anchor"
+        ));
+    }
     Some(format!(
-        "{b} would run `kubeadm init` because {why}, but {a} ran it (the last switch recorded {a} as the first \
+        "{b} would run `kubeadm init` because its name sorts before {a}'s, but {a} ran it (the last switch recorded {a} as the first \
          control plane): {b} would start a second cluster. Set settings.kubeadm.initNode = \"{a}\" to keep {a}, \
          or name a control plane that has already joined to move the anchor on purpose"
     ))
@@ -39,14 +49,16 @@ mod tests {
 
     #[test]
     fn only_an_implicit_move_is_refused() {
-        assert_eq!(refusal(None, Some("b"), false, true), None, "first switch");
-        assert_eq!(refusal(Some("a"), Some("a"), false, true), None);
-        assert_eq!(refusal(Some("a"), None, false, false), None, "no control plane left");
-        assert_eq!(refusal(Some("a"), Some("b"), true, true), None, "asked for");
-        let e = refusal(Some("cp2"), Some("cp0"), false, true).unwrap();
+        assert_eq!(refusal(None, Some("b"), false, true, false), None, "first switch");
+        assert_eq!(refusal(Some("a"), Some("a"), false, true, true), None);
+        assert_eq!(refusal(Some("a"), None, false, false, false), None, "no control plane left");
+        assert_eq!(refusal(Some("a"), Some("b"), true, true, true), None, "asked for, b has joined");
+        let e = refusal(Some("a"), Some("b"), true, true, false).unwrap();
+        assert!(e.contains("b has not been deployed yet"), "{e}");
+        let e = refusal(Some("cp2"), Some("cp0"), false, true, false).unwrap();
         assert!(e.starts_with("cp0 would run `kubeadm init` because its name sorts before cp2's"), "{e}");
         assert!(e.contains("settings.kubeadm.initNode = \"cp2\""), "{e}");
-        let e = refusal(Some("cp2"), Some("cp3"), false, false).unwrap();
-        assert!(e.contains("because cp2 is no longer a control plane"), "{e}");
+        let e = refusal(Some("cp2"), Some("cp3"), false, false, true).unwrap();
+        assert!(e.contains("because cp2, which ran it") && e.contains("is no longer a control plane"), "{e}");
     }
 }

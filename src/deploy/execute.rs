@@ -240,29 +240,47 @@ pub async fn execute(session: &Session<'_>, plan: &Plan, cx: &Context<'_>, sink:
     }
     // every step done: reset nodes forget kdeploy; one that did not keeps
     // its place in the record, so the next reset (or prune) finds it
-    if forget(session, plan, sink).await != Outcome::Ok {
-        return Ok(Outcome::Failed);
+    let kept = forget(session, plan, sink).await;
+    if let Some(g) = &plan.record {
+        record::write(cx.state_dir, &keep_in_record(g, &kept, cx.state_dir))?;
     }
-    write_record(plan, cx)?;
-    Ok(outcome)
+    Ok(if kept.is_empty() { outcome } else { Outcome::Failed })
+}
+
+/// `g` with the entries the latest record had for `kept` (reset nodes
+/// whose `forget` failed: still deployed as far as anyone can tell).
+fn keep_in_record(g: &record::Generation, kept: &[String], state_dir: &Path) -> record::Generation {
+    let mut g = g.clone();
+    if kept.is_empty() {
+        return g;
+    }
+    if let Some(latest) = record::latest_of(state_dir, &g.cluster) {
+        for n in kept {
+            if let Some(r) = latest.nodes.get(n) {
+                g.nodes.insert(n.clone(), r.clone());
+            }
+        }
+    }
+    g
 }
 
 /// The last step of every reset node, once all steps succeeded: the node
 /// program removes the directories switches created and its own state.
-async fn forget(session: &Session<'_>, plan: &Plan, sink: &dyn Sink) -> Outcome {
+/// Returns the nodes where that failed.
+async fn forget(session: &Session<'_>, plan: &Plan, sink: &dyn Sink) -> Vec<String> {
     let reset = plan.nodes.iter().zip(&session.nodes).filter(|(w, _)| w.reset);
     let done = join_all(reset.map(|(w, o)| async move { (w, o.node.forget().await) })).await;
-    let mut outcome = Outcome::Ok;
+    let mut failed = Vec::new();
     for (w, r) in done {
         match r {
             Ok(removed) => sink.emit(Event::NodeReset { node: w.name.clone(), removed }),
             Err(e) => {
-                outcome = Outcome::Failed;
+                failed.push(w.name.clone());
                 sink.emit(Fail::msg(None, e.to_string()).event(&w.name));
             }
         }
     }
-    outcome
+    failed
 }
 
 fn write_record(plan: &Plan, cx: &Context<'_>) -> Result<(), String> {

@@ -30,8 +30,11 @@ use crate::node::{changed_files, plan_units, Manifest};
 pub enum Scope {
     /// Every node of the cluster is reset in this run.
     Cluster,
-    /// Other nodes remain (`--on`, or nodes pruned from the definition).
+    /// Other nodes remain (`reset --on`).
     Nodes,
+    /// Nodes pruned from the definition by `switch --prune`: others
+    /// remain, and the engine has already taken them out of etcd.
+    Pruned,
 }
 
 impl Scope {
@@ -39,6 +42,7 @@ impl Scope {
         match self {
             Scope::Cluster => "cluster",
             Scope::Nodes => "nodes",
+            Scope::Pruned => "pruned",
         }
     }
 }
@@ -86,7 +90,12 @@ pub fn record_without(latest: Option<&Generation>, gone: &[String], number: u64,
     }
     let nodes: BTreeMap<String, NodeRecord> =
         latest.nodes.iter().filter(|(n, _)| !gone.contains(n)).map(|(n, r)| (n.clone(), r.clone())).collect();
-    Some(Generation { number, time, rollback_of: None, nodes, ..latest.clone() })
+    let mut g = Generation { number, time, rollback_of: None, nodes, ..latest.clone() };
+    if g.nodes.is_empty() {
+        // nothing runs any more: the next switch is a first one
+        (g.kubernetes_version, g.anchor, g.members) = (None, None, None);
+    }
+    Some(g)
 }
 
 /// Nodes the latest record of `cluster` lists but the definition does not

@@ -28,7 +28,7 @@ fn defined(closures: &Closures) -> BTreeSet<&str> {
 /// The nodes of the latest record of this cluster that the definition
 /// does not name, with that record.
 pub fn left(closures: &Closures, opts: &SwitchOptions) -> (Vec<String>, Option<Generation>) {
-    let latest = record::latest(&opts.state_dir);
+    let latest = record::latest_of(&opts.state_dir, &closures.cluster.name);
     let names = plan_reset::left_nodes(latest.as_ref(), &closures.cluster.name, &defined(closures))
         .into_iter()
         .cloned()

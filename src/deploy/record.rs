@@ -97,6 +97,12 @@ pub fn latest(state_dir: &Path) -> Option<Generation> {
     list(state_dir).pop()
 }
 
+/// The latest generation recorded for `cluster` (one project may hold
+/// several clusters, selected with `-A`).
+pub fn latest_of(state_dir: &Path, cluster: &str) -> Option<Generation> {
+    list(state_dir).into_iter().rev().find(|g| g.cluster == cluster)
+}
+
 pub fn next_number(state_dir: &Path) -> u64 {
     latest(state_dir).map_or(1, |g| g.number + 1)
 }

@@ -28,6 +28,8 @@ use crate::transport::Host;
 
 #[derive(Debug, Clone, Default)]
 pub struct ResetOptions {
+    /// The cluster's name (its generation records).
+    pub cluster: String,
     /// Node names or roles; empty: every node of the cluster.
     pub on: Vec<String>,
     pub dry_run: bool,
@@ -48,6 +50,7 @@ pub async fn reset(
 ) -> Result<(Outcome, String), String> {
     let selected = select(closures, &opts.on)?;
     let scope = if selected.len() == closures.cluster.nodes.len() { Scope::Cluster } else { Scope::Nodes };
+    anchor_kept(closures, &selected)?;
     let targets: Vec<_> = selected
         .iter()
         .map(|n| {
@@ -65,6 +68,28 @@ pub async fn reset(
     };
     join_all(hosts.iter().map(|h| h.close())).await;
     result
+}
+
+/// Refuse to reset the anchor (the control plane that ran `kubeadm init`)
+/// while other control planes stay: switched again, it would init a
+/// second cluster beside theirs.
+fn anchor_kept(closures: &Closures, selected: &[String]) -> Result<(), String> {
+    let c = &closures.cluster;
+    let Some(a) = c.anchor.as_ref().filter(|a| selected.contains(a)) else { return Ok(()) };
+    let others: Vec<&String> = c
+        .nodes
+        .iter()
+        .filter(|(n, node)| !selected.contains(n) && node.roles.iter().any(|r| r == "control-plane"))
+        .map(|(n, _)| n)
+        .collect();
+    if others.is_empty() {
+        return Ok(());
+    }
+    Err(format!(
+        "{a} ran `kubeadm init` (the anchor) and {} stay: reset would leave them without it and {a}, switched \
+         again, would start a second cluster. Set settings.kubeadm.initNode to one of them, switch, then reset {a}",
+        others.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
+    ))
 }
 
 /// A reset of the nodes already reached; `order` is the cluster's phase
@@ -88,7 +113,7 @@ pub async fn reset_reached(
         let work = gather(&session.nodes, scope).await?;
         let waves = plan::waves(order, &work, &[]);
         let gone: Vec<String> = work.iter().map(|w| w.name.clone()).collect();
-        let latest = record::latest(&opts.state_dir);
+        let latest = record::latest_of(&opts.state_dir, &opts.cluster);
         let next = record::next_number(&opts.state_dir);
         let record = plan_reset::record_without(latest.as_ref(), &gone, next, record::now());
         let plan = Plan { nodes: work, waves, record };

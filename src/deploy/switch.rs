@@ -214,6 +214,9 @@ async fn gather_and_plan(
 ) -> Result<Plan, String> {
     let k = all.iter().take_while(|o| closures.cluster.nodes.contains_key(&o.name)).count();
     let (nodes, pruned) = all.split_at(k);
+    if !opts.prune && !pruned.is_empty() {
+        return Err(format!("{} is not a node of cluster {}", pruned[0].name, closures.cluster.name));
+    }
     for o in nodes {
         for d in &o.status.drift {
             sink.emit(Event::Drift {
@@ -282,7 +285,7 @@ async fn gather_and_plan(
     let upgrading =
         upgrade_of(closures, &opts.state_dir)?.is_some() && !closures.cluster.upgrade_phase_order.is_empty();
     let order = if upgrading { &closures.cluster.upgrade_phase_order } else { &closures.cluster.phase_order };
-    work.extend(reset::gather(pruned, Scope::Nodes).await?);
+    work.extend(reset::gather(pruned, Scope::Pruned).await?);
     let memberships = gather_memberships(closures, nodes, &deployed, &work, opts).await?;
     let waves = plan::waves(order, &work, &memberships);
     let record = deployer_record(closures, opts, nodes, &work);
@@ -384,7 +387,7 @@ fn deployer_record(
     nodes: &[Opened<'_>],
     work: &[NodeWork],
 ) -> Option<Generation> {
-    let latest = record::latest(&opts.state_dir);
+    let latest = record::latest_of(&opts.state_dir, &closures.cluster.name);
     let mut records = latest.as_ref().map(|g| g.nodes.clone()).unwrap_or_default();
     for (o, w) in nodes.iter().zip(work) {
         let n = &closures.cluster.nodes[&o.name];
@@ -445,11 +448,12 @@ fn deployer_record(
 /// Refuse a switch that would move the anchor implicitly (`anchor.rs`).
 fn anchor_check(closures: &Closures, state_dir: &std::path::Path) -> Result<(), String> {
     let c = &closures.cluster;
-    let latest = record::latest(state_dir).filter(|g| g.cluster == c.name);
+    let latest = record::latest_of(state_dir, &c.name);
     let recorded = latest.as_ref().and_then(|g| g.anchor.as_deref());
     let explicit = c.settings["kubeadm"]["initNode"].is_string();
     let still = recorded.is_some_and(|a| c.nodes.get(a).is_some_and(|n| n.roles.iter().any(|r| r == "control-plane")));
-    match anchor::refusal(recorded, c.anchor.as_deref(), explicit, still) {
+    let deployed = c.anchor.as_ref().is_some_and(|b| latest.as_ref().is_some_and(|g| g.nodes.contains_key(b)));
+    match anchor::refusal(recorded, c.anchor.as_deref(), explicit, still, deployed) {
         Some(e) => Err(e),
         None => Ok(()),
     }
@@ -463,6 +467,6 @@ fn kubernetes_version(closures: &Closures) -> Option<&str> {
 /// of this cluster to `closures`, or why it is refused.
 pub fn upgrade_of(closures: &Closures, state_dir: &std::path::Path) -> Result<Option<Upgrade>, String> {
     let Some(to) = kubernetes_version(closures) else { return Ok(None) };
-    let latest = record::latest(state_dir).filter(|g| g.cluster == closures.cluster.name);
+    let latest = record::latest_of(state_dir, &closures.cluster.name);
     upgrade::check(latest.as_ref().and_then(|g| g.kubernetes_version.as_deref()), to)
 }

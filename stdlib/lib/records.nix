@@ -42,7 +42,9 @@ rec {
   # switch, unless the `unless` guard exits 0. unless = null: no guard. A "reset" hook
   # never runs on a switch: `kdeploy reset` and `switch --prune` run it before they
   # unlink the phase (its files and units still there); KDEPLOY_RESET is "cluster"
-  # when every node of the cluster is reset in the run, "nodes" when others remain.
+  # when every node of the cluster is reset in the run, "nodes" when others remain
+  # (`reset --on`), "pruned" for a node `switch --prune` removes (others remain, and
+  # the engine has already taken its etcd member out).
   hook = { name, run, when ? "post", unless ? null }:
     if !(builtins.elem when [ "pre" "post" "reset" ]) then errors.fail "internal: hook ${name}: bad when ${when}"
     else { inherit name when run unless; };

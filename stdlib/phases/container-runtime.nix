@@ -74,7 +74,9 @@ else {
         "for m in $(awk '$2 ~ \"^(${s.containerd.storageDir}|${s.containerd.stateDir})/\" { print $2 }' /proc/mounts | sort -r); do"
         "  umount \"$m\" || umount -l \"$m\" || exit 1"
         "done"
-        "rm -rf ${s.containerd.storageDir} ${s.containerd.stateDir}"
+        # a dedicated disk mounted at the storage directory stays mounted: only what is on it goes
+        "if mountpoint -q ${s.containerd.storageDir}; then find ${s.containerd.storageDir} -mindepth 1 -xdev -delete || exit 1; else rm -rf -- ${s.containerd.storageDir}; fi"
+        "rm -rf -- ${s.containerd.stateDir}"
       ];
     })
   ];

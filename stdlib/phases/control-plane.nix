@@ -103,7 +103,7 @@ let
     name = "kubeadm-reset";
     when = "reset";
     run = text.lines (text.optionals node.isControlPlane [
-      "if [ \"$KDEPLOY_RESET\" = nodes ] && [ -f /etc/kubernetes/admin.conf ]; then"
+      "if [ \"$KDEPLOY_RESET\" != cluster ] && [ -f /etc/kubernetes/admin.conf ]; then"
       "  ${kubectl} drain ${node.name} --ignore-daemonsets --delete-emptydir-data --force --timeout=120s ||"
       "    echo 'kdeploy: drain failed; deleting the node anyway' >&2"
       "  ${kubectl} delete node ${node.name} --wait=false || echo 'kdeploy: could not delete the node object' >&2"

@@ -106,7 +106,9 @@ else {
         # the whole cluster goes: a graceful stop only waits for peers that are gone
         "if [ \"$KDEPLOY_RESET\" = cluster ]; then systemctl kill --signal=KILL etcd.service 2>/dev/null || true; fi"
         "systemctl stop etcd.service || exit 1"
-        "rm -rf -- ${s.etcd.dataDir} /run/etcd/join.env"
+        # a dedicated disk mounted there stays mounted: only what is on it goes
+        "if mountpoint -q ${s.etcd.dataDir}; then find ${s.etcd.dataDir} -mindepth 1 -xdev -delete || exit 1; else rm -rf -- ${s.etcd.dataDir}; fi"
+        "rm -f /run/etcd/join.env"
       ]);
     })
   ];
