@@ -217,6 +217,30 @@ fn classify(name: &str, user: &str, file: &std::path::Path, line: usize, e: asyn
     }
 }
 
+/// How often, and how far apart, a refused session is asked for again.
+const OPEN_RETRIES: u32 = 8;
+const OPEN_BACKOFF: Duration = Duration::from_millis(25);
+
+impl SshHost {
+    /// Open a session channel. sshd frees a session's slot only when both
+    /// sides have closed it, so a burst of commands can briefly meet its
+    /// `MaxSessions` although our own count is below it; such a refusal is
+    /// retried with a growing pause (25 ms .. 3.2 s, ~6 s in all).
+    async fn open_session(&self) -> Result<russh::Channel<russh::client::Msg>, Error> {
+        let mut pause = OPEN_BACKOFF;
+        for _ in 0..OPEN_RETRIES {
+            match self.client.get_channel().await {
+                Err(async_ssh2_tokio::Error::SshError(russh::Error::ChannelOpenFailure(_))) => {
+                    tokio::time::sleep(pause).await;
+                    pause *= 2;
+                }
+                other => return other.map_err(|e| Error::channel(&self.name, e)),
+            }
+        }
+        self.client.get_channel().await.map_err(|e| Error::channel(&self.name, e))
+    }
+}
+
 impl Host for SshHost {
     fn name(&self) -> &str {
         &self.name
@@ -225,7 +249,7 @@ impl Host for SshHost {
     fn spawn<'a>(&'a self, command: &'a str) -> BoxFut<'a, Result<Process, Error>> {
         Box::pin(async move {
             let permit = self.sessions.clone().acquire_owned().await.expect("the semaphore is never closed");
-            let channel = self.client.get_channel().await.map_err(|e| Error::channel(&self.name, e))?;
+            let channel = self.open_session().await?;
             channel.exec(true, command).await.map_err(|e| Error::channel(&self.name, e))?;
             let (mut read, write) = channel.split();
             let (in_tx, mut in_rx) = mpsc::channel::<Vec<u8>>(8);
