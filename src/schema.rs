@@ -235,9 +235,20 @@ impl OnChange {
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Hook {
+    /// The node that runs it instead of this one (Kubespray's
+    /// `delegate_to`): a drain runs where the admin credentials are.
+    /// Fields are declared in sorted order (the hash encoding promises
+    /// sorted keys); an absent field leaves older closures' hashes as
+    /// they were.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delegate: Option<String>,
     pub name: String,
     pub run: String,
     pub unless: Option<String>,
+    /// Only during a Kubernetes upgrade (`kubernetes.version` changed):
+    /// `kubeadm upgrade`, drain and uncordon.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub upgrade: bool,
     pub when: When,
 }
 

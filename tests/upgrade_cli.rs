@@ -2,7 +2,8 @@
 //! by `kdeploy switch` before any node is reached: a copy of the lab
 //! cluster (Kubernetes 1.33.5) with a recorded generation at another
 //! version, and nodes that do not exist (so reaching one would be an
-//! "unreachable" failure, exit 4, not the refusal, exit 1).
+//! "unreachable" failure, exit 4, not the refusal, exit 1). And the
+//! stdlib's upgrade steps as `kdeploy plan` lists them.
 
 use std::path::{Path, PathBuf};
 
@@ -52,4 +53,27 @@ fn one_minor_version_up_is_an_upgrade_in_the_upgrade_order() {
     assert!(err.contains("upgrade: Kubernetes 1.32.9 -> 1.33.5: the control plane before the kubelets"), "{err}");
     // Past the check, the switch goes on to the (unreachable) nodes.
     assert_eq!(code, 4, "{err}");
+}
+
+/// The stdlib's upgrade steps as `kdeploy plan` lists them for the HA
+/// example (three control planes, cp1 the anchor): kubeadm upgrade apply
+/// on the anchor only, kubeadm upgrade node on the others, every node's
+/// kubelet phase between a drain and an uncordon run on the anchor, all
+/// marked upgrade-only, and the upgrade order named.
+#[test]
+fn plan_lists_the_upgrade_steps_of_the_stdlib() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let (code, out, err) = kdeploy(&["plan", "clusters/ha.nix"], root);
+    assert_eq!(code, 0, "{err}");
+    let line = |needle: &str| {
+        out.lines().find(|l| l.contains(needle)).unwrap_or_else(|| panic!("{needle:?} not listed:\n{out}")).to_string()
+    };
+    assert!(out.contains("upgrade order: preinstall → container-runtime → download → etcd → control-plane → kubelet"));
+    assert!(line("post-hook kubeadm-upgrade-apply [upgrades only]").ends_with("[cp1]"));
+    assert!(line("post-hook kubeadm-upgrade-node [upgrades only]").ends_with("[cp[2-3]]"));
+    assert!(line("pre-hook drain on cp1 [upgrades only]").ends_with("[all]"));
+    assert!(line("post-hook uncordon on cp1 [upgrades only]").ends_with("[all]"));
+    // the drain comes before the kubelet's unit, the uncordon after it
+    let at = |s: &str| out.find(s).unwrap();
+    assert!(at("pre-hook drain") < at("unit kubelet.service") && at("unit kubelet.service") < at("post-hook uncordon"));
 }

@@ -49,7 +49,9 @@ fn steps(p: &Phase) -> Vec<String> {
     let mut out = Vec::new();
     let hook = |h: &crate::closure::Hook| {
         let guard = h.unless.as_deref().map_or(String::new(), |u| format!(" (unless: {})", first_line(u)));
-        format!("{}-hook {}{guard}", h.when.as_str(), h.name)
+        let on = h.delegate.as_deref().map_or(String::new(), |d| format!(" on {d}"));
+        let upgrade = if h.upgrade { " [upgrades only]" } else { "" };
+        format!("{}-hook {}{on}{upgrade}{guard}", h.when.as_str(), h.name)
     };
     out.extend(p.hooks.iter().filter(|h| h.when == When::Pre).map(hook));
     out.extend(p.directories.iter().map(|d| format!("directory {} {} {}:{}", d.path, d.mode, d.owner, d.group)));
@@ -86,6 +88,14 @@ pub fn listing(c: &Closures, node: Option<&str>) -> String {
     let all = nodes.len();
     let mut o = String::new();
     let _ = writeln!(o, "cluster: {} ({} nodes)", cl.name, all);
+    if !cl.upgrade_phase_order.is_empty() && cl.upgrade_phase_order != cl.phase_order {
+        let _ = writeln!(
+            o,
+            "when kubernetes.version changes, phases run in the upgrade order: {}\n\
+             (\"[upgrades only]\" steps run then; the anchor's first and alone, then one batch at a time)",
+            cl.upgrade_phase_order.join(" → ")
+        );
+    }
     for (i, phase) in cl.phase_order.iter().enumerate() {
         // step text → nodes, in first-seen order; plus which nodes activate it.
         let mut order: Vec<String> = Vec::new();

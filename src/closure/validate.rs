@@ -316,6 +316,14 @@ fn validate_node(c: &Cluster, name: &str, node: &Node, errs: &mut Vec<String>) {
             }
         }
         check_steps(&format!("node {name}, phase {}", phase.name), phase, errs);
+        for h in phase.hooks.iter().filter(|h| h.delegate.as_ref().is_some_and(|d| !c.nodes.contains_key(d))) {
+            errs.push(format!(
+                "node {name}, phase {}: hook {} runs on {}, which is not a node of the cluster",
+                phase.name,
+                shown(&h.name),
+                shown(h.delegate.as_deref().unwrap_or_default())
+            ));
+        }
     }
     for (f, i) in &files {
         if dirs.contains_key(f) {

@@ -25,7 +25,7 @@ use super::plan::{Batch, Plan, Wave};
 use super::push::push_and_stage;
 use super::record;
 use super::state;
-use super::step::{self, Deadlines, Fail};
+use super::step::{self, Deadlines, Fail, Peers};
 use crate::node::{Node, NodeLock, NodeStatus};
 use crate::store::Resolver;
 use crate::transport::Host;
@@ -66,7 +66,12 @@ pub struct Session<'h> {
     pub nodes: Vec<Opened<'h>>,
 }
 
-impl Session<'_> {
+impl<'h> Session<'h> {
+    /// Every held node by name, for hooks delegated to one of them.
+    pub fn held(&self) -> Vec<(&str, &Node<'h>)> {
+        self.nodes.iter().map(|o| (o.name.as_str(), &o.node)).collect()
+    }
+
     pub async fn close(self) {
         join_all(self.nodes.into_iter().map(|o| o.lock.release())).await;
     }
@@ -301,8 +306,10 @@ async fn run_batch(
     sink: &dyn Sink,
 ) -> Vec<(String, Fail)> {
     let nodes = &session.nodes;
+    let held = session.held();
+    let peers = Peers(&held);
     if let Some((m, change)) = change_of(wave, batch) {
-        let Some(p) = parties(session, plan, m, batch) else {
+        let Some(p) = parties(session, plan, m, batch, peers) else {
             return vec![(m.via.clone(), Fail::msg(Some(&wave.phase), format!("{} is not held by this run", m.via)))];
         };
         let who = batch.steps.first().map_or(m.via.clone(), |&(i, _)| plan.nodes[i].name.clone());
@@ -319,7 +326,7 @@ async fn run_batch(
         let (w, node) = (&plan.nodes[i], &nodes[i].node);
         async move {
             let t = Instant::now();
-            let r = step::forward(node, &w.steps[k], &cx.deadlines, sink).await;
+            let r = step::forward(node, peers, &w.steps[k], &cx.deadlines, sink).await;
             if r.is_ok() {
                 sink.emit(Event::NodePhaseFinished {
                     node: w.name.clone(),
@@ -358,10 +365,11 @@ fn parties<'a, 'h>(
     plan: &'a Plan,
     m: &'a MembershipPlan,
     batch: &Batch,
+    peers: Peers<'a, 'h>,
 ) -> Option<Parties<'a, 'h>> {
     let via = &session.nodes.iter().find(|o| o.name == m.via)?.node;
     let target = batch.steps.first().map(|&(i, k)| (&session.nodes[i].node, &plan.nodes[i].steps[k]));
-    Some(Parties { via, via_address: &m.via_address, target })
+    Some(Parties { via, via_address: &m.via_address, target, peers })
 }
 
 /// Every touched step moved back: the batches in reverse of the order they
@@ -393,7 +401,7 @@ async fn undo(session: &Session<'_>, plan: &Plan, touched: &[(usize, usize)], d:
         let (wave, b) = batch(t);
         if let Some((m, change)) = change_of(wave, b) {
             let who = b.steps.first().map_or(m.via.as_str(), |&(i, _)| plan.nodes[i].name.as_str());
-            let r = match parties(session, plan, m, b) {
+            let r = match parties(session, plan, m, b, Peers::NONE) {
                 Some(_) if left && matches!(change, Change::Join { .. }) => Err(Fail::msg(
                     Some(&wave.phase),
                     format!(

@@ -19,7 +19,7 @@ use super::events::{Event, Sink};
 use super::failpoint;
 use super::membership::{initial_cluster, parse_list, url_host, Change, Listed, MembershipPlan};
 use super::plan::Step;
-use super::step::{self, output_tail, status_text, within, Deadlines, Fail};
+use super::step::{self, output_tail, status_text, within, Deadlines, Fail, Peers};
 use crate::node::Node;
 use crate::transport::shell_quote;
 
@@ -34,6 +34,8 @@ pub struct Parties<'a, 'h> {
     /// The via node's address (to find its member in a list).
     pub via_address: &'a str,
     pub target: Option<(&'a Node<'h>, &'a Step)>,
+    /// Every node the run holds (delegated hooks of the target's step).
+    pub peers: Peers<'a, 'h>,
 }
 
 /// Run a membership command on `node`, its arguments in the environment.
@@ -158,7 +160,7 @@ pub async fn forward(
                 failpoint::hit("after-member-change");
             }
             match p.target {
-                Some((node, s)) => step::forward(node, s, d, sink).await,
+                Some((node, s)) => step::forward(node, p.peers, s, d, sink).await,
                 None => Ok(()),
             }
         }
@@ -228,7 +230,7 @@ async fn join(
         let initial = initial_cluster(&listed, name, peer).map_err(fail)?;
         run(target, m, &m.spec.join, &[("KDEPLOY_INITIAL_CLUSTER", &initial)], d).await?;
     }
-    step::apply(target, s, d, sink).await?;
+    step::apply(target, p.peers, s, d, sink).await?;
     if apply(p, m, Op::Promote { peer }, d).await? {
         emit(sink, m, name, "promoted to a voting member");
     }

@@ -39,6 +39,33 @@ pub struct Step {
     pub checks: Vec<Check>,
 }
 
+impl Step {
+    /// Whether the node is disturbed: a unit restarted or stopped, or an
+    /// upgrade hook (`kubeadm upgrade` restarts static pods, a drain
+    /// evicts pods).
+    pub fn disrupts(&self) -> bool {
+        !self.units.restart.is_empty() || !self.units.stop.is_empty() || self.hooks.iter().any(|h| h.upgrade)
+    }
+}
+
+/// A hook of some step that runs on a node `held` does not name: the
+/// run cannot do it, and says so before touching anything.
+pub fn unheld_delegate(nodes: &[NodeWork], held: &[&str]) -> Option<String> {
+    nodes.iter().find_map(|n| {
+        n.steps.iter().find_map(|s| {
+            let h =
+                s.hooks.iter().find(|h| h.delegate.as_deref().is_some_and(|d| d != n.name && !held.contains(&d)))?;
+            Some(format!(
+                "{}, phase {}: hook {} runs on {}, which this run does not reach; add it to --on",
+                n.name,
+                s.phase,
+                h.name,
+                h.delegate.as_deref().unwrap_or_default()
+            ))
+        })
+    })
+}
+
 /// What a node records when its steps all succeeded.
 #[derive(Debug, Clone)]
 pub struct Commit {
@@ -67,6 +94,10 @@ pub struct NodeWork {
     /// How this node's disrupting steps are rationed (`None`: with every
     /// other node at once).
     pub rollout: Option<Rollout>,
+    /// The anchor: in every wave its disrupting step runs first, in a
+    /// batch of its own (`kubeadm upgrade apply` before any other control
+    /// plane's `kubeadm upgrade node`).
+    pub leads: bool,
 }
 
 impl NodeWork {
@@ -142,12 +173,11 @@ pub fn waves(order: &[String], nodes: &[NodeWork], memberships: &[MembershipPlan
             .filter(|(_, n)| !by_change(n))
             .filter_map(|(i, n)| {
                 let k = step_of(i, phase, linked)?;
-                let u = &n.steps[k].units;
-                let disrupts = !u.restart.is_empty() || !u.stop.is_empty();
-                Some((i, k, disrupts, n.rollout.unwrap_or(Rollout::ALL_AT_ONCE)))
+                Some((i, k, n.steps[k].disrupts(), n.rollout.unwrap_or(Rollout::ALL_AT_ONCE)))
             })
             .collect();
-        let regular = rollout::batches(&entries).into_iter().map(|steps| Batch { steps, change: None });
+        let lead = nodes.iter().position(|n| n.leads);
+        let regular = rollout::batches(&entries, lead).into_iter().map(|steps| Batch { steps, change: None });
         let Some(m) = membership else {
             return (!entries.is_empty()).then(|| Wave {
                 phase: phase.clone(),
@@ -195,6 +225,11 @@ pub fn render(plan: &Plan) -> String {
                 if !v.is_empty() {
                     let _ = writeln!(s, "      {k} {}", v.join(", "));
                 }
+            }
+            for h in st.hooks.iter().filter(|h| h.upgrade || h.delegate.is_some()) {
+                let on = h.delegate.as_deref().filter(|d| *d != n.name).map_or(String::new(), |d| format!(" on {d}"));
+                let guard = if h.unless.is_some() { " (unless done)" } else { "" };
+                let _ = writeln!(s, "      {} hook {}{on}{guard}", h.when.as_str(), h.name);
             }
         }
         for p in n.staged_only() {

@@ -51,7 +51,14 @@ impl Scope {
 /// for the hook and its guard.
 fn hook(r: &crate::node::manifest::ResetHook, scope: Scope) -> Hook {
     let env = |s: &str| format!("KDEPLOY_RESET={}; export KDEPLOY_RESET\n{s}", scope.as_str());
-    Hook { name: r.name.clone(), run: env(&r.run), unless: r.unless.as_deref().map(env), when: When::Reset }
+    Hook {
+        delegate: None,
+        name: r.name.clone(),
+        run: env(&r.run),
+        unless: r.unless.as_deref().map(env),
+        upgrade: false,
+        when: When::Reset,
+    }
 }
 
 /// The work that resets one node: one unlinking step per linked phase,

@@ -78,14 +78,17 @@ pub fn for_node(settings: &serde_json::Value, roles: &[String]) -> Rollout {
 
 /// One wave's entries in batches. Each entry is (node index, step index,
 /// whether the step disrupts the node, the node's rollout); the order of
-/// entries is kept inside a batch.
-pub fn batches(entries: &[(usize, usize, bool, Rollout)]) -> Vec<Vec<(usize, usize)>> {
-    let mut out: Vec<Vec<(usize, usize)>> = Vec::new();
-    let mut groups: Vec<Group> = entries.iter().filter(|e| e.2).map(|e| e.3.group).collect();
+/// entries is kept inside a batch. A disrupting step of node `lead` goes
+/// first, alone.
+pub fn batches(entries: &[(usize, usize, bool, Rollout)], lead: Option<usize>) -> Vec<Vec<(usize, usize)>> {
+    let leads = |e: &(usize, usize, bool, Rollout)| e.2 && Some(e.0) == lead;
+    let mut out: Vec<Vec<(usize, usize)>> = entries.iter().filter(|e| leads(e)).map(|e| vec![(e.0, e.1)]).collect();
+    let rest: Vec<&(usize, usize, bool, Rollout)> = entries.iter().filter(|e| e.2 && !leads(e)).collect();
+    let mut groups: Vec<Group> = rest.iter().map(|e| e.3.group).collect();
     groups.sort();
     groups.dedup();
     for g in groups {
-        let members: Vec<&(usize, usize, bool, Rollout)> = entries.iter().filter(|e| e.2 && e.3.group == g).collect();
+        let members: Vec<&&(usize, usize, bool, Rollout)> = rest.iter().filter(|e| e.3.group == g).collect();
         // One group, one size: the smallest any member asks for.
         let size = members.iter().map(|e| e.3.serial.size(members.len())).min().unwrap_or(1);
         out.extend(members.chunks(size).map(|c| c.iter().map(|e| (e.0, e.1)).collect()));
@@ -150,14 +153,24 @@ mod tests {
             (7, 2, false, w),
         ];
         assert_eq!(
-            batches(&entries),
+            batches(&entries, None),
             vec![vec![(1, 0), (2, 3), (7, 2)], vec![(3, 1)], vec![(4, 0)], vec![(0, 0), (5, 0)], vec![(6, 0)]]
         );
         // Nothing disrupts: one batch, as before rollouts.
-        assert_eq!(batches(&[(0, 0, false, etcd), (1, 0, false, w)]), vec![vec![(0, 0), (1, 0)]]);
-        assert!(batches(&[]).is_empty());
+        assert_eq!(batches(&[(0, 0, false, etcd), (1, 0, false, w)], None), vec![vec![(0, 0), (1, 0)]]);
+        assert!(batches(&[], None).is_empty());
         // All at once is one batch.
         let all = Rollout::ALL_AT_ONCE;
-        assert_eq!(batches(&[(0, 0, true, all), (1, 0, true, all)]), vec![vec![(0, 0), (1, 0)]]);
+        assert_eq!(batches(&[(0, 0, true, all), (1, 0, true, all)], None), vec![vec![(0, 0), (1, 0)]]);
+    }
+
+    #[test]
+    fn the_lead_goes_first_alone_whatever_its_group() {
+        let etcd = Rollout { group: Group::Etcd, serial: Serial::Count(1) };
+        let cp = Rollout { group: Group::ControlPlane, serial: Serial::Count(2) };
+        let entries = [(0, 0, true, etcd), (1, 0, true, cp), (2, 0, true, cp), (3, 0, false, cp)];
+        assert_eq!(batches(&entries, Some(2)), vec![vec![(2, 0), (3, 0)], vec![(0, 0)], vec![(1, 0)]]);
+        // a lead with nothing disrupting leads nothing
+        assert_eq!(batches(&entries, Some(3)), vec![vec![(0, 0), (3, 0)], vec![(1, 0), (2, 0)]]);
     }
 }

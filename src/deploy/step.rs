@@ -78,8 +78,21 @@ pub(crate) fn status_text(status: u32, limit: Duration) -> String {
     }
 }
 
+/// The nodes a run holds, by name: where a delegated hook runs.
+#[derive(Clone, Copy)]
+pub struct Peers<'a, 'h>(pub &'a [(&'a str, &'a Node<'h>)]);
+
+impl<'a, 'h> Peers<'a, 'h> {
+    pub const NONE: Peers<'static, 'static> = Peers(&[]);
+
+    fn get(&self, name: &str) -> Option<&'a Node<'h>> {
+        self.0.iter().find(|(n, _)| *n == name).map(|(_, node)| *node)
+    }
+}
+
 async fn run_hooks(
     node: &Node<'_>,
+    peers: Peers<'_, '_>,
     phase: &str,
     hooks: &[Hook],
     when: When,
@@ -88,6 +101,16 @@ async fn run_hooks(
 ) -> Result<(), Fail> {
     let name = node.host().name();
     for h in hooks.iter().filter(|h| h.when == when) {
+        let (runner, shown) = match h.delegate.as_deref().filter(|d| *d != name) {
+            None => (node, h.name.clone()),
+            Some(d) => match peers.get(d) {
+                Some(peer) => (peer, format!("{} (on {d})", h.name)),
+                None => {
+                    let why = format!("hook {} runs on {d}, which this run does not hold", h.name);
+                    return Err(Fail::msg(Some(phase), why));
+                }
+            },
+        };
         // Guard and hook in one round trip; the marker tells a skip apart.
         let cmd = match &h.unless {
             Some(u) => format!(
@@ -97,17 +120,17 @@ async fn run_hooks(
             ),
             None => format!("exec {}", within(limit, &h.run)),
         };
-        let out = node.host().exec(&cmd, None).await.map_err(|e| Fail::msg(Some(phase), e.to_string()))?;
+        let out = runner.host().exec(&cmd, None).await.map_err(|e| Fail::msg(Some(phase), e.to_string()))?;
         if !out.success() {
             return Err(Fail {
                 phase: Some(phase.to_string()),
                 unit: None,
-                message: format!("{} hook {} {}", when.as_str(), h.name, status_text(out.status, limit)),
+                message: format!("{} hook {shown} {}", when.as_str(), status_text(out.status, limit)),
                 journal: Some(output_tail(&out)),
             });
         }
         let skipped = out.stdout_str().trim() == SKIPPED;
-        sink.emit(Event::HookRan { node: name.into(), phase: phase.to_string(), hook: h.name.clone(), skipped });
+        sink.emit(Event::HookRan { node: name.into(), phase: phase.to_string(), hook: shown, skipped });
     }
     Ok(())
 }
@@ -200,19 +223,32 @@ fn emit_units(sink: &dyn Sink, node: &str, phase: &str, plan: &UnitPlan) {
 /// when it unlinks one, which only a reset plan carries), stop what goes
 /// away, flip the link, daemon-reload/enable/reload/restart/start,
 /// post hooks, checks.
-pub async fn forward(node: &Node<'_>, step: &Step, d: &Deadlines, sink: &dyn Sink) -> Result<(), Fail> {
-    apply(node, step, d, sink).await?;
+pub async fn forward(
+    node: &Node<'_>,
+    peers: Peers<'_, '_>,
+    step: &Step,
+    d: &Deadlines,
+    sink: &dyn Sink,
+) -> Result<(), Fail> {
+    apply(node, peers, step, d, sink).await?;
     check(node, step, d, sink).await
 }
 
 /// `step` forward up to its checks: pre hooks, units, link, post hooks.
-pub async fn apply(node: &Node<'_>, step: &Step, d: &Deadlines, sink: &dyn Sink) -> Result<(), Fail> {
+/// A hook delegated to another node runs on that node of `peers`.
+pub async fn apply(
+    node: &Node<'_>,
+    peers: Peers<'_, '_>,
+    step: &Step,
+    d: &Deadlines,
+    sink: &dyn Sink,
+) -> Result<(), Fail> {
     let linking = step.to.is_some();
     let before = if linking { When::Pre } else { When::Reset };
-    run_hooks(node, &step.phase, &step.hooks, before, d.hook, sink).await?;
+    run_hooks(node, peers, &step.phase, &step.hooks, before, d.hook, sink).await?;
     move_link(node, &step.phase, step.to, &step.units, d, sink).await?;
     if linking {
-        run_hooks(node, &step.phase, &step.hooks, When::Post, d.hook, sink).await?;
+        run_hooks(node, peers, &step.phase, &step.hooks, When::Post, d.hook, sink).await?;
     }
     Ok(())
 }

@@ -235,6 +235,8 @@ async fn gather_and_plan(
     for (o, st) in changed.iter().zip(states) {
         deployed.insert(&o.name, st.map_err(|e| e.to_string())?);
     }
+    let upgrading =
+        upgrade_of(closures, &opts.state_dir)?.is_some() && !closures.cluster.upgrade_phase_order.is_empty();
     // one generation number for the run, free on every changed node
     let gen = changed.iter().map(|o| o.status.next).chain([record::next_number(&opts.state_dir)]).max().unwrap_or(1);
     let mut work = Vec::new();
@@ -262,6 +264,8 @@ async fn gather_and_plan(
         let node_plan = planner::plan_node(&inputs, dep);
         let mut w = planner::node_work(&o.name, &node_plan, &node.phases, &manifests, dep, sources, gen, nc.hash);
         w.rollout = Some(rollout::for_node(&closures.cluster.settings, &node.roles));
+        w.leads = closures.cluster.anchor.as_deref() == Some(o.name.as_str());
+        upgrade::keep_hooks(&mut w.steps, upgrading);
         // Nothing to stage and every step re-activates a phase at the
         // generation the committed record names (drift repaired, a phase
         // cut off half-way), with the committed hash already the new one:
@@ -282,8 +286,10 @@ async fn gather_and_plan(
         }
         work.push(w);
     }
-    let upgrading =
-        upgrade_of(closures, &opts.state_dir)?.is_some() && !closures.cluster.upgrade_phase_order.is_empty();
+    let held: Vec<&str> = all.iter().map(|o| o.name.as_str()).collect();
+    if let Some(why) = plan::unheld_delegate(&work, &held) {
+        return Err(why);
+    }
     let order = if upgrading { &closures.cluster.upgrade_phase_order } else { &closures.cluster.phase_order };
     work.extend(reset::gather(pruned, Scope::Pruned).await?);
     let memberships = gather_memberships(closures, nodes, &deployed, &work, opts).await?;

@@ -8,6 +8,8 @@
 
 use std::fmt;
 
+use super::plan::Step;
+
 /// `major.minor.patch` of a Kubernetes version (`v1.31.2` or `1.31.2`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Version {
@@ -68,6 +70,14 @@ pub fn check(from: Option<&str>, to: &str) -> Result<Option<Upgrade>, String> {
         ));
     }
     Ok(Some(Upgrade { from, to }))
+}
+
+/// Hooks marked for upgrades (`kubeadm upgrade`, drain, uncordon) stay
+/// in the steps only when the run upgrades.
+pub fn keep_hooks(steps: &mut [Step], upgrading: bool) {
+    for s in steps {
+        s.hooks.retain(|h| upgrading || !h.upgrade);
+    }
 }
 
 #[cfg(test)]

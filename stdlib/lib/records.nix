@@ -45,9 +45,15 @@ rec {
   # when every node of the cluster is reset in the run, "nodes" when others remain
   # (`reset --on`), "pruned" for a node `switch --prune` removes (others remain, and
   # the engine has already taken its etcd member out).
-  hook = { name, run, when ? "post", unless ? null }:
+  # `delegate`: the node that runs the hook instead (a drain runs on the anchor, where
+  # the admin credentials are); `upgrade`: only in a run that changes
+  # kubernetes.version. Both are left out of the record when unset, so the hashes of
+  # every other hook stay as they were.
+  hook = { name, run, when ? "post", unless ? null, delegate ? null, upgrade ? false }:
     if !(builtins.elem when [ "pre" "post" "reset" ]) then errors.fail "internal: hook ${name}: bad when ${when}"
-    else { inherit name when run unless; };
+    else { inherit name when run unless; }
+      // (if delegate == null then { } else { inherit delegate; })
+      // (if upgrade then { inherit upgrade; } else { });
 
   check = { name, run, retries ? 10, delay ? 3 }: { inherit name run retries delay; };
 

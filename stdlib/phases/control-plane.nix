@@ -4,6 +4,9 @@
 #   other control planes  kubeadm join --control-plane (retried until the first is up)
 #   workers               kubeadm join, then point kubelet.conf at the API load balancer
 # and checks that the API answers (control planes) or the kubelet joined (workers).
+# When kubernetes.version changes (the engine runs this phase before the kubelets then),
+# the anchor runs kubeadm upgrade apply first, alone, and every other control plane
+# kubeadm upgrade node after it, one at a time (kubeadm's upgrade procedure).
 ctx: node:
 let
   lib = import ../lib;
@@ -95,6 +98,22 @@ let
   };
   kubeProxyViaLocalhost = ctx.api.localLB && !cs.kubeProxy.remove && ctx.api.lbPort == ctx.api.port;
 
+  version = "v${ctx.versions.kube}";
+  # etcd is kdeploy's (external to kubeadm), so kubeadm leaves it alone; certificates are
+  # renewed as Kubespray's kubeadm_upgrade_auto_cert_renewal does by default.
+  upgradeApplyHook = records.hook {
+    name = "kubeadm-upgrade-apply";
+    upgrade = true;
+    run = "${kubeadm} upgrade apply ${version} --yes --etcd-upgrade=false --certificate-renewal=true --allow-experimental-upgrades";
+    unless = "${kubectl} get --raw /version | grep -q '\"gitVersion\": *\"${version}\"'";
+  };
+  upgradeNodeHook = records.hook {
+    name = "kubeadm-upgrade-node";
+    upgrade = true;
+    run = "${kubeadm} upgrade node --etcd-upgrade=false --certificate-renewal=true";
+    unless = "grep -q 'kube-apiserver:${version}$' /etc/kubernetes/manifests/kube-apiserver.yaml";
+  };
+
   # Reset (Kubespray reset.yml, remove-node.yml): a control plane leaving a cluster
   # that remains drains and deletes its own node first (a worker holds no credentials
   # for that); then kubeadm reset (static pods, kubelet config, PKI, stacked etcd
@@ -124,13 +143,14 @@ else if node.isControlPlane then {
   ] ++ text.optional (!node.isFirstControlPlane)
     (records.file { path = cpJoinFile; mode = "0640"; text = tpl.joinConfig { inherit ctx node; controlPlane = true; }; });
   hooks =
-    (if node.isFirstControlPlane then [ initHook ] ++ text.optional kubeProxyViaLocalhost kubeProxyHook
+    (if node.isFirstControlPlane then [ initHook upgradeApplyHook ] ++ text.optional kubeProxyViaLocalhost kubeProxyHook
     else [
       (records.hook {
         name = "kubeadm-join-control-plane";
         run = joinScript cpJoinFile "" + pointAtLocalAPI;
         unless = "test -f /etc/kubernetes/admin.conf";
       })
+      upgradeNodeHook
     ]) ++ [ resetHook ];
   checks = [
     (records.check {

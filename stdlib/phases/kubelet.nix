@@ -35,6 +35,28 @@ let
     })
   ];
   kubeletBinary = !(elem "kubelet" cs.download.skip) && ctx.active "kubelet";
+  # A Kubernetes upgrade replaces the kubelet with the node cordoned and drained, from
+  # the anchor (the only node with admin credentials from the start); a first switch
+  # has nothing to drain, and the hooks are upgrade-only.
+  anchor = ctx.firstControlPlane.name;
+  kubectl = "${bin}/kubectl --kubeconfig=/etc/kubernetes/admin.conf";
+  up = cs.upgrade;
+  drain = records.hook {
+    name = "drain";
+    when = "pre";
+    upgrade = true;
+    delegate = anchor;
+    run = if up.drainNodes
+      then "${kubectl} drain ${node.name} --ignore-daemonsets --delete-emptydir-data --force --grace-period=${toString up.drainGracePeriod} --timeout=${up.drainTimeout}"
+      else "${kubectl} cordon ${node.name}";
+  };
+  # last of the post hooks
+  uncordon = records.hook {
+    name = "uncordon";
+    upgrade = true;
+    delegate = anchor;
+    run = "${kubectl} uncordon ${node.name}";
+  };
 in
 if !node.isK8s then { }
 else {
@@ -43,6 +65,7 @@ else {
   # Reset (Kubespray reset.yml): stop the kubelet, unmount the pods' volumes, remove
   # what the kubelet made.
   hooks = [
+    drain
     (records.hook {
       name = "kubelet-reset";
       when = "reset";
@@ -54,6 +77,7 @@ else {
         "rm -rf /var/lib/kubelet /var/log/pods /var/log/containers"
       ];
     })
+    uncordon
   ];
   units = [
     (records.unit {

@@ -52,6 +52,24 @@
     };
   };
 
+  # Kubernetes upgrades (a change of kubernetes.version): each node's kubelet phase is
+  # wrapped in a cordon/drain and an uncordon run from the anchor, as Kubespray's
+  # upgrade-cluster.yml does from the first control plane.
+  upgrade = {
+    drainNodes = opt {
+      type = t.bool; default = true; scope = "cluster"; kubespray = "drain_nodes";
+      description = "During an upgrade, cordon and drain each node before its kubelet is replaced and uncordon it after (false: cordon and uncordon only).";
+    };
+    drainTimeout = opt {
+      type = t.duration; default = "360s"; scope = "cluster"; kubespray = "drain_timeout";
+      description = "How long one node's drain may take before the upgrade stops (kubectl drain --timeout).";
+    };
+    drainGracePeriod = opt {
+      type = t.int; default = 300; scope = "cluster"; kubespray = "drain_grace_period";
+      description = "Seconds each evicted pod gets to terminate (kubectl drain --grace-period; -1: the pod's own).";
+    };
+  };
+
   kdeploy = {
     generateOnly = opt {
       type = t.listOf (t.enum phaseNames); default = [ ]; scope = "cluster";
