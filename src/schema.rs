@@ -242,6 +242,10 @@ pub struct Hook {
     /// they were.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delegate: Option<String>,
+    /// Its work disturbs the cluster (a control plane joining): a step
+    /// carrying it goes in its node's rollout batches, not all at once.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub disrupts: bool,
     pub name: String,
     pub run: String,
     pub unless: Option<String>,

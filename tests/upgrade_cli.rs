@@ -55,6 +55,17 @@ fn one_minor_version_up_is_an_upgrade_in_the_upgrade_order() {
     assert_eq!(code, 4, "{err}");
 }
 
+/// `kdeploy plan` of the HA example.
+fn plan_ha() -> String {
+    let (code, out, err) = kdeploy(&["plan", "clusters/ha.nix"], Path::new(env!("CARGO_MANIFEST_DIR")));
+    assert_eq!(code, 0, "{err}");
+    out
+}
+
+fn line_of(out: &str, needle: &str) -> String {
+    out.lines().find(|l| l.contains(needle)).unwrap_or_else(|| panic!("{needle:?} not listed:\n{out}")).to_string()
+}
+
 /// The stdlib's upgrade steps as `kdeploy plan` lists them for the HA
 /// example (three control planes, cp1 the anchor): kubeadm upgrade apply
 /// on the anchor only, kubeadm upgrade node on the others, every node's
@@ -62,12 +73,8 @@ fn one_minor_version_up_is_an_upgrade_in_the_upgrade_order() {
 /// marked upgrade-only, and the upgrade order named.
 #[test]
 fn plan_lists_the_upgrade_steps_of_the_stdlib() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let (code, out, err) = kdeploy(&["plan", "clusters/ha.nix"], root);
-    assert_eq!(code, 0, "{err}");
-    let line = |needle: &str| {
-        out.lines().find(|l| l.contains(needle)).unwrap_or_else(|| panic!("{needle:?} not listed:\n{out}")).to_string()
-    };
+    let out = plan_ha();
+    let line = |needle: &str| line_of(&out, needle);
     assert!(out.contains("upgrade order: preinstall → container-runtime → download → etcd → control-plane → kubelet"));
     assert!(line("post-hook kubeadm-upgrade-apply [upgrades only]").ends_with("[cp1]"));
     assert!(line("post-hook kubeadm-upgrade-node [upgrades only]").ends_with("[cp[2-3]]"));
@@ -76,4 +83,23 @@ fn plan_lists_the_upgrade_steps_of_the_stdlib() {
     // the drain comes before the kubelet's unit, the uncordon after it
     let at = |s: &str| out.find(s).unwrap();
     assert!(at("pre-hook drain") < at("unit kubelet.service") && at("unit kubelet.service") < at("post-hook uncordon"));
+}
+
+/// Control planes join and leave in rollout batches: the anchor's
+/// `kubeadm init` and the others' joins are marked so (the anchor's step
+/// leads, the rest follow one at a time, each gated by apiserver-ready),
+/// and a node that is a worker now runs `leave-control-plane` first —
+/// guarded by the API server's static pod, so only a former control
+/// plane drains, deletes and resets itself before joining as a worker.
+#[test]
+fn plan_lists_control_planes_joining_in_batches_and_a_dropped_one_leaving() {
+    let out = plan_ha();
+    let line = |needle: &str| line_of(&out, needle);
+    assert!(line("post-hook kubeadm-init [in rollout batches]").ends_with("[cp1]"));
+    assert!(line("post-hook kubeadm-join-control-plane [in rollout batches]").ends_with("[cp[2-3]]"));
+    let leave = line("pre-hook leave-control-plane [in rollout batches]");
+    assert!(leave.contains("unless: test ! -e /etc/kubernetes/manifests/kube-apiserver.yaml"), "{leave}");
+    assert!(leave.ends_with("[worker[1-3]]"), "{leave}");
+    // a worker's join is not rationed: workers join at once, as with Kubespray
+    assert!(line("post-hook kubeadm-join (unless").ends_with("[worker[1-3]]"));
 }

@@ -51,7 +51,8 @@ fn steps(p: &Phase) -> Vec<String> {
         let guard = h.unless.as_deref().map_or(String::new(), |u| format!(" (unless: {})", first_line(u)));
         let on = h.delegate.as_deref().map_or(String::new(), |d| format!(" on {d}"));
         let upgrade = if h.upgrade { " [upgrades only]" } else { "" };
-        format!("{}-hook {}{on}{upgrade}{guard}", h.when.as_str(), h.name)
+        let rolling = if h.disrupts { " [in rollout batches]" } else { "" };
+        format!("{}-hook {}{on}{upgrade}{rolling}{guard}", h.when.as_str(), h.name)
     };
     out.extend(p.hooks.iter().filter(|h| h.when == When::Pre).map(hook));
     out.extend(p.directories.iter().map(|d| format!("directory {} {} {}:{}", d.path, d.mode, d.owner, d.group)));

@@ -40,11 +40,14 @@ pub struct Step {
 }
 
 impl Step {
-    /// Whether the node is disturbed: a unit restarted or stopped, or an
+    /// Whether the node or the cluster is disturbed: a unit restarted or
+    /// stopped, a hook that says so (a control plane joining), or an
     /// upgrade hook (`kubeadm upgrade` restarts static pods, a drain
     /// evicts pods).
     pub fn disrupts(&self) -> bool {
-        !self.units.restart.is_empty() || !self.units.stop.is_empty() || self.hooks.iter().any(|h| h.upgrade)
+        !self.units.restart.is_empty()
+            || !self.units.stop.is_empty()
+            || self.hooks.iter().any(|h| h.upgrade || h.disrupts)
     }
 }
 
@@ -298,6 +301,35 @@ mod tests {
                 ("a", &vec![(1, 1)]),
             ]
         );
+    }
+
+    #[test]
+    fn a_disrupting_hook_rolls_its_step_and_the_lead_goes_first() {
+        use crate::closure::{Hook, When};
+        let order: Vec<String> = ["control-plane"].map(String::from).into();
+        let hook = |disrupts| Hook {
+            delegate: None,
+            disrupts,
+            name: "join".into(),
+            run: String::new(),
+            unless: None,
+            upgrade: false,
+            when: When::Post,
+        };
+        let mut nodes: Vec<NodeWork> = ["a", "b", "c", "w"]
+            .iter()
+            .map(|n| {
+                let mut s = step("control-plane", None, Some(1));
+                s.hooks = vec![hook(*n != "w")];
+                let mut w = node(n, vec![s]);
+                w.rollout = Some(Rollout { group: rollout::Group::ControlPlane, serial: rollout::Serial::Count(1) });
+                w
+            })
+            .collect();
+        nodes[2].leads = true;
+        let w = waves(&order, &nodes, &[]);
+        let batches: Vec<&Vec<(usize, usize)>> = w[0].batches.iter().map(|b| &b.steps).collect();
+        assert_eq!(batches, [&vec![(2, 0), (3, 0)], &vec![(0, 0)], &vec![(1, 0)]]);
     }
 
     fn restarting(phase: &str, unit: &str) -> Step {

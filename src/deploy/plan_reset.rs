@@ -53,6 +53,7 @@ fn hook(r: &crate::node::manifest::ResetHook, scope: Scope) -> Hook {
     let env = |s: &str| format!("KDEPLOY_RESET={}; export KDEPLOY_RESET\n{s}", scope.as_str());
     Hook {
         delegate: None,
+        disrupts: false,
         name: r.name.clone(),
         run: env(&r.run),
         unless: r.unless.as_deref().map(env),

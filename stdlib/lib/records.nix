@@ -47,13 +47,15 @@ rec {
   # the engine has already taken its etcd member out).
   # `delegate`: the node that runs the hook instead (a drain runs on the anchor, where
   # the admin credentials are); `upgrade`: only in a run that changes
-  # kubernetes.version. Both are left out of the record when unset, so the hashes of
-  # every other hook stay as they were.
-  hook = { name, run, when ? "post", unless ? null, delegate ? null, upgrade ? false }:
+  # kubernetes.version; `disrupts`: its work disturbs the cluster (a control plane
+  # joining), so its step goes in the node's rollout batches. All are left out of the
+  # record when unset, so the hashes of every other hook stay as they were.
+  hook = { name, run, when ? "post", unless ? null, delegate ? null, upgrade ? false, disrupts ? false }:
     if !(builtins.elem when [ "pre" "post" "reset" ]) then errors.fail "internal: hook ${name}: bad when ${when}"
     else { inherit name when run unless; }
       // (if delegate == null then { } else { inherit delegate; })
-      // (if upgrade then { inherit upgrade; } else { });
+      // (if upgrade then { inherit upgrade; } else { })
+      // (if disrupts then { inherit disrupts; } else { });
 
   check = { name, run, retries ? 10, delay ? 3 }: { inherit name run retries delay; };
 

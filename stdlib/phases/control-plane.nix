@@ -3,6 +3,7 @@
 #   first control plane   kubeadm init            unless /etc/kubernetes/admin.conf exists
 #   other control planes  kubeadm join --control-plane (retried until the first is up)
 #   workers               kubeadm join, then point kubelet.conf at the API load balancer
+#                         (a former control plane first leaves: drain, delete, kubeadm reset)
 # and checks that the API answers (control planes) or the kubelet joined (workers).
 # When kubernetes.version changes (the engine runs this phase before the kubelets then),
 # the anchor runs kubeadm upgrade apply first, alone, and every other control plane
@@ -67,8 +68,11 @@ let
     systemctl restart kubelet.service
   '';
 
+  # disrupts: the anchor goes first and alone, the other control planes then join one
+  # at a time (Kubespray joins control planes with throttle 1).
   initHook = records.hook {
     name = "kubeadm-init";
+    disrupts = true;
     run = ''
       set -eu
       ${tpl.renderSecrets}
@@ -118,20 +122,45 @@ let
   # that remains drains and deletes its own node first (a worker holds no credentials
   # for that); then kubeadm reset (static pods, kubelet config, PKI, stacked etcd
   # membership). Skipped on a node kubeadm never set up.
+  drainAndDelete = [
+    "  ${kubectl} drain ${node.name} --ignore-daemonsets --delete-emptydir-data --force --timeout=120s ||"
+    "    echo 'kdeploy: drain failed; deleting the node anyway' >&2"
+    "  ${kubectl} delete node ${node.name} --wait=false || echo 'kdeploy: could not delete the node object' >&2"
+  ];
+  kubeadmReset = [
+    "${kubeadm} reset -f --cri-socket=unix:///var/run/containerd/containerd.sock || exit 1"
+    "rm -rf /root/.kube"
+  ];
   resetHook = records.hook {
     name = "kubeadm-reset";
     when = "reset";
-    run = text.lines (text.optionals node.isControlPlane [
-      "if [ \"$KDEPLOY_RESET\" != cluster ] && [ -f /etc/kubernetes/admin.conf ]; then"
-      "  ${kubectl} drain ${node.name} --ignore-daemonsets --delete-emptydir-data --force --timeout=120s ||"
-      "    echo 'kdeploy: drain failed; deleting the node anyway' >&2"
-      "  ${kubectl} delete node ${node.name} --wait=false || echo 'kdeploy: could not delete the node object' >&2"
-      "fi"
-    ] ++ [
-      "${kubeadm} reset -f --cri-socket=unix:///var/run/containerd/containerd.sock || exit 1"
-      "rm -rf /root/.kube"
-    ]);
+    run = text.lines (text.optionals node.isControlPlane
+      ([ "if [ \"$KDEPLOY_RESET\" != cluster ] && [ -f /etc/kubernetes/admin.conf ]; then" ] ++ drainAndDelete ++ [ "fi" ])
+      ++ kubeadmReset);
     unless = "test ! -e /etc/kubernetes/kubelet.conf && test ! -e /etc/kubernetes/admin.conf";
+  };
+
+  # A control plane whose role was dropped (it stays a worker): it leaves as Kubespray's
+  # remove-node.yml would (drain, delete the node, kubeadm reset), with its own admin
+  # credentials, then the join below brings it back as a worker. One at a time.
+  leaveControlPlaneHook = records.hook {
+    name = "leave-control-plane";
+    when = "pre";
+    disrupts = true;
+    # kubeadm reset empties /etc/kubernetes/manifests, where the worker's kubelet phase
+    # has just linked the API load balancer's static pod: kdeploy's links are kept.
+    run = text.lines ([ "if [ -f /etc/kubernetes/admin.conf ]; then" ] ++ drainAndDelete ++ [
+      "fi"
+      "keep=/run/kdeploy/kept-manifests; mkdir -p $keep"
+      "for f in /etc/kubernetes/manifests/*; do"
+      "  case $(readlink \"$f\") in /var/lib/kdeploy/*) mv \"$f\" $keep/ ;; esac"
+      "done"
+    ] ++ kubeadmReset ++ [
+      "mkdir -p /etc/kubernetes/manifests"
+      "for f in $keep/*; do [ -L \"$f\" ] && mv \"$f\" /etc/kubernetes/manifests/; done"
+      "rmdir $keep"
+    ]);
+    unless = "test ! -e /etc/kubernetes/manifests/kube-apiserver.yaml";
   };
 in
 if !node.isK8s then { }
@@ -147,6 +176,7 @@ else if node.isControlPlane then {
     else [
       (records.hook {
         name = "kubeadm-join-control-plane";
+        disrupts = true;
         run = joinScript cpJoinFile "" + pointAtLocalAPI;
         unless = "test -f /etc/kubernetes/admin.conf";
       })
@@ -167,6 +197,7 @@ else {
     (records.file { path = joinFile; mode = "0640"; text = tpl.joinConfig { inherit ctx node; controlPlane = false; }; })
   ];
   hooks = [
+    leaveControlPlaneHook
     (records.hook {
       name = "kubeadm-join";
       run = joinScript joinFile "" + text.optionalString useLB pointKubeletAtLB;
