@@ -39,30 +39,11 @@ ANSIBLE_RUNS=${ANSIBLE_RUNS:-3}
 LOCK=/tmp/kdeploy-lab.lock
 LOCK_WAIT=${LOCK_WAIT:-1800}
 source "$ROOT/bench/results-dir.sh"
+source "$ROOT/bench/common.sh"
 ANS=$ROOT/bench/ansible
 VENV=$ANS/.venv
 LAB_NIX=$ROOT/clusters/lab.nix
 SSHCFG=$ROOT/.lab/ssh_config
-
-log() { printf '== %s\n' "$*" >&2; }
-die() {
-	printf 'switch.sh: FAIL: %s\n' "$*" >&2
-	exit 1
-}
-now_ns() { date +%s%N; }
-loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
-
-prepare() {
-	command -v /usr/bin/time >/dev/null || die "GNU time missing (apt-get install time)"
-	log "building kdeploy (cargo build --release --offline)"
-	cargo build --release --offline --quiet --bin kdeploy
-	if [[ ! -x $VENV/bin/ansible-playbook ]]; then
-		log "installing ansible-core into $VENV"
-		python3 -m venv "$VENV"
-		"$VENV/bin/pip" install -q 'ansible-core>=2.18,<2.19'
-	fi
-	"$ROOT"/lab/lab.sh image --python >/dev/null
-}
 
 # The binary and the reference closures of this run (what verify.py checks against).
 setup_work() {
@@ -85,34 +66,6 @@ verify() { # verify TOOL CLUSTER_JSON
 
 # ActiveEnterTimestampMonotonic of a unit on node 2 (to tell restarted from untouched).
 since() { "$ROOT"/lab/lab.sh ssh 2 "systemctl show -p ActiveEnterTimestampMonotonic --value $1"; }
-
-# timed OUT_PREFIX CMD...: runs CMD with GNU time; sets T_MS (wall, ms), T_KB (peak RSS of
-# the largest process) and T_CPU (user+sys ms of CMD and the children it waited for).
-timed() {
-	local out=$1 rc=0 t0 t1
-	shift
-	t0=$(now_ns)
-	/usr/bin/time -f '%M %U %S' -o "$out.rss" "$@" >"$out.stdout" 2>"$out.stderr" || rc=$?
-	t1=$(now_ns)
-	T_MS=$(((t1 - t0) / 1000000))
-	read -r T_KB T_CPU < <(tail -n 1 "$out.rss" | awk '{ printf "%d %d\n", $1, ($2 + $3) * 1000 }')
-	return $rc
-}
-
-lab_up() {
-	log "booting a fresh lab (3 nodes, python image)"
-	"$ROOT"/lab/lab.sh down >/dev/null 2>&1 || true
-	"$ROOT"/lab/lab.sh up 3 --python >/dev/null
-	local i
-	for i in 1 2 3; do
-		"$ROOT"/lab/lab.sh ssh "$i" 'python3 -c "import shutil, json, tempfile"' ||
-			die "node $i has no usable Python (Ansible needs its standard library)"
-	done
-}
-
-record() { # record TSV WORKLOAD RUN
-	printf '%s\t%s\t%s\t%s\t%s\n' "$2" "$3" "$T_MS" "$T_KB" "$T_CPU" >>"$1"
-}
 
 # ---------------------------------------------------------------------------------------
 kdeploy_half() {
@@ -161,7 +114,7 @@ EOF
 	[[ $e1 == "$e2" ]] || die "kdeploy change restarted etcd"
 	[[ $c1 != "$c2" ]] || die "kdeploy change did not restart containerd"
 	echo "load_end $(loadavg)" >>"$RESULTS/switch-kdeploy.load"
-	keep_logs k
+	keep_logs k switch first noop change
 }
 
 # ---------------------------------------------------------------------------------------
@@ -232,51 +185,10 @@ ansible_half() {
 	[[ $e1 == "$e2" ]] || die "ansible change restarted etcd"
 	[[ $c1 != "$c2" ]] || die "ansible change did not restart containerd"
 	echo "load_end $(loadavg)" >>"$RESULTS/switch-ansible.load"
-	keep_logs a
+	keep_logs a switch first noop change
 	close_masters
 }
 
-# The output of the last run of each workload, next to the results.
-keep_logs() { # k|a
-	local tool=kdeploy w
-	[[ $1 == a ]] && tool=ansible
-	mkdir -p "$RESULTS/switch-logs"
-	for w in first noop change; do
-		cat "$WORK/$1-$w.stdout" "$WORK/$1-$w.stderr" >"$RESULTS/switch-logs/$tool-$w.log" 2>/dev/null || true
-	done
-}
-
-close_masters() {
-	local s n=0
-	for s in "${WORK:-/nonexistent}"/cp/*; do
-		[[ -S $s ]] || continue
-		n=$((n + 1))
-		ssh -o ControlPath="$s" -O exit dummy >/dev/null 2>&1 || true
-	done
-	((n == 0)) || log "closed $n ssh ControlPersist master(s)"
-}
-
-# One half under the lab lock; the lab goes down before the lock is released.
-locked() { # locked kdeploy|ansible
-	local half=$1
-	exec 7>"$LOCK"
-	log "$half half: waiting for the lab lock ($LOCK)"
-	flock -w "$LOCK_WAIT" 7 || die "lab lock not acquired within ${LOCK_WAIT}s"
-	local t0=$SECONDS rc=0
-	set +e
-	(
-		set -e
-		trap 'close_masters; "$ROOT"/lab/lab.sh down >/dev/null 2>&1 || true' EXIT
-		"${half}_half"
-	)
-	rc=$?
-	set -e
-	"$ROOT"/lab/lab.sh status >/dev/null 2>&1 && "$ROOT"/lab/lab.sh down >/dev/null 2>&1
-	log "$half half: $((SECONDS - t0)) s with the lab lock; lab down"
-	flock -u 7
-	exec 7>&-
-	return $rc
-}
 
 # ---------------------------------------------------------------------------------------
 report() {

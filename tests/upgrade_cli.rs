@@ -28,14 +28,21 @@ fn project(recorded: &str) -> PathBuf {
 }
 
 fn switch(dir: &Path) -> (i32, String, String) {
-    kdeploy(&["switch", "lab.nix", "--dry-run", "--connect-timeout", "1", "--accept-new-host-keys"], dir)
+    switch_with(dir, &[])
+}
+
+fn switch_with(dir: &Path, extra: &[&str]) -> (i32, String, String) {
+    let args = ["switch", "lab.nix", "--dry-run", "--connect-timeout", "1", "--accept-new-host-keys"];
+    kdeploy(&[&args[..], extra].concat(), dir)
 }
 
 #[test]
 fn unsupported_version_changes_are_refused_before_any_node_is_reached() {
     for (recorded, why) in [
         ("1.31.2", "Kubernetes upgrades one minor version at a time; upgrade to 1.32.x first"),
-        ("1.34.0", "does not support going back a minor version"),
+        ("1.34.0", "does not support going back a version"),
+        // kubeadm refuses a patch downgrade too
+        ("1.33.9", "does not support going back a version; use `kdeploy rollback`"),
         ("0.33.5", "a change of major version is not supported"),
     ] {
         let dir = project(recorded);
@@ -44,6 +51,17 @@ fn unsupported_version_changes_are_refused_before_any_node_is_reached() {
         assert!(err.contains(why), "{recorded}: {err}");
         assert!(!err.contains("unreachable") && !err.contains("192.0.2."), "{recorded}: a node was tried: {err}");
     }
+}
+
+/// An upgrade on some nodes only would record the new version with the
+/// others behind, and no later run would finish it: refused.
+#[test]
+fn an_upgrade_on_some_nodes_only_is_refused() {
+    let dir = project("1.32.0");
+    let (code, _, err) = switch_with(&dir, &["--on", "k8s-master"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("an upgrade runs on every node of the cluster; run it without --on (1 of 3"), "{err}");
+    assert!(!err.contains("192.0.2."), "a node was tried: {err}");
 }
 
 #[test]
@@ -78,8 +96,11 @@ fn plan_lists_the_upgrade_steps_of_the_stdlib() {
     assert!(out.contains("upgrade order: preinstall → container-runtime → download → etcd → control-plane → kubelet"));
     assert!(line("post-hook kubeadm-upgrade-apply [upgrades only]").ends_with("[cp1]"));
     assert!(line("post-hook kubeadm-upgrade-node [upgrades only]").ends_with("[cp[2-3]]"));
-    assert!(line("pre-hook drain on cp1 [upgrades only]").ends_with("[all]"));
-    assert!(line("post-hook uncordon on cp1 [upgrades only]").ends_with("[all]"));
+    // one drain and one uncordon per node (each names its node), all on cp1
+    for hook in ["pre-hook drain on cp1 [upgrades only]", "post-hook uncordon on cp1 [upgrades only]"] {
+        let per_node: Vec<&str> = out.lines().filter(|l| l.contains(hook)).collect();
+        assert_eq!(per_node.len(), 6, "{hook}: {per_node:#?}");
+    }
     // the drain comes before the kubelet's unit, the uncordon after it
     let at = |s: &str| out.find(s).unwrap();
     assert!(at("pre-hook drain") < at("unit kubelet.service") && at("unit kubelet.service") < at("post-hook uncordon"));
@@ -91,15 +112,27 @@ fn plan_lists_the_upgrade_steps_of_the_stdlib() {
 /// and a node that is a worker now runs `leave-control-plane` first —
 /// guarded by the API server's static pod, so only a former control
 /// plane drains, deletes and resets itself before joining as a worker.
+/// Its upgrade hooks read kdeploy's kubeadm UpgradeConfiguration, which
+/// keeps kubeadm off kdeploy's CoreDNS.
 #[test]
 fn plan_lists_control_planes_joining_in_batches_and_a_dropped_one_leaving() {
     let out = plan_ha();
     let line = |needle: &str| line_of(&out, needle);
     assert!(line("post-hook kubeadm-init [in rollout batches]").ends_with("[cp1]"));
     assert!(line("post-hook kubeadm-join-control-plane [in rollout batches]").ends_with("[cp[2-3]]"));
-    let leave = line("pre-hook leave-control-plane [in rollout batches]");
+    // not rationed itself: it sits on every worker, and does something
+    // only on a former control plane
+    let leave = line("pre-hook leave-control-plane (unless");
     assert!(leave.contains("unless: test ! -e /etc/kubernetes/manifests/kube-apiserver.yaml"), "{leave}");
     assert!(leave.ends_with("[worker[1-3]]"), "{leave}");
     // a worker's join is not rationed: workers join at once, as with Kubespray
     assert!(line("post-hook kubeadm-join (unless").ends_with("[worker[1-3]]"));
+    assert!(line("file /etc/kubernetes/kubeadm-upgrade.yaml").ends_with("[cp[1-3]]"));
+    let (code, yaml, err) = kdeploy(
+        &["eval", "clusters/ha.nix", "--node", "cp2", "--file", "/etc/kubernetes/kubeadm-upgrade.yaml"],
+        Path::new(env!("CARGO_MANIFEST_DIR")),
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(yaml.contains("kind: UpgradeConfiguration") && yaml.contains("etcdUpgrade: false"), "{yaml}");
+    assert_eq!(yaml.matches("skipPhases: [ addon/coredns ]").count(), 2, "{yaml}");
 }

@@ -51,6 +51,14 @@ impl Step {
     }
 }
 
+impl Step {
+    /// Carries a hook that changes the cluster itself (marked `disrupts`
+    /// or `upgrade`), not only this node's services.
+    fn runs_kubeadm_like(&self) -> bool {
+        self.hooks.iter().any(|h| h.upgrade || h.disrupts)
+    }
+}
+
 /// A hook of some step that runs on a node `held` does not name: the
 /// run cannot do it, and says so before touching anything.
 pub fn unheld_delegate(nodes: &[NodeWork], held: &[&str]) -> Option<String> {
@@ -176,7 +184,14 @@ pub fn waves(order: &[String], nodes: &[NodeWork], memberships: &[MembershipPlan
             .filter(|(_, n)| !by_change(n))
             .filter_map(|(i, n)| {
                 let k = step_of(i, phase, linked)?;
-                Some((i, k, n.steps[k].disrupts(), n.rollout.unwrap_or(Rollout::ALL_AT_ONCE)))
+                let step = &n.steps[k];
+                let mut r = n.rollout.unwrap_or(Rollout::ALL_AT_ONCE);
+                // kubeadm (init, join, upgrade) on etcd and control-plane
+                // nodes: one at a time, whatever the rollout setting
+                if step.runs_kubeadm_like() && r.group != rollout::Group::Workers {
+                    r.serial = rollout::Serial::Count(1);
+                }
+                Some((i, k, step.disrupts(), r))
             })
             .collect();
         let lead = nodes.iter().position(|n| n.leads);
@@ -322,14 +337,16 @@ mod tests {
                 let mut s = step("control-plane", None, Some(1));
                 s.hooks = vec![hook(*n != "w")];
                 let mut w = node(n, vec![s]);
-                w.rollout = Some(Rollout { group: rollout::Group::ControlPlane, serial: rollout::Serial::Count(1) });
+                w.rollout = Some(Rollout { group: rollout::Group::ControlPlane, serial: rollout::Serial::Count(2) });
                 w
             })
             .collect();
         nodes[2].leads = true;
         let w = waves(&order, &nodes, &[]);
         let batches: Vec<&Vec<(usize, usize)>> = w[0].batches.iter().map(|b| &b.steps).collect();
-        assert_eq!(batches, [&vec![(2, 0), (3, 0)], &vec![(0, 0)], &vec![(1, 0)]]);
+        // the lead alone, then one at a time although the rollout allows
+        // two (kubeadm on control planes); the calm step after the lead
+        assert_eq!(batches, [&vec![(2, 0)], &vec![(0, 0), (3, 0)], &vec![(1, 0)]]);
     }
 
     fn restarting(phase: &str, unit: &str) -> Step {

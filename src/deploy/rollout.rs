@@ -93,14 +93,19 @@ pub fn batches(entries: &[(usize, usize, bool, Rollout)], lead: Option<usize>) -
         let size = members.iter().map(|e| e.3.serial.size(members.len())).min().unwrap_or(1);
         out.extend(members.chunks(size).map(|c| c.iter().map(|e| (e.0, e.1)).collect()));
     }
+    // Calm steps go with the first batch, or the one after the lead's: the
+    // lead's runs alone.
     let calm: Vec<(usize, usize)> = entries.iter().filter(|e| !e.2).map(|e| (e.0, e.1)).collect();
-    match out.first_mut() {
-        Some(first) if !calm.is_empty() => {
-            first.extend(calm);
-            first.sort();
+    if calm.is_empty() {
+        return out;
+    }
+    let at = usize::from(entries.iter().any(leads));
+    match out.get_mut(at) {
+        Some(batch) => {
+            batch.extend(calm);
+            batch.sort();
         }
-        None if !calm.is_empty() => out.push(calm),
-        _ => {}
+        None => out.push(calm),
     }
     out
 }
@@ -169,7 +174,9 @@ mod tests {
         let etcd = Rollout { group: Group::Etcd, serial: Serial::Count(1) };
         let cp = Rollout { group: Group::ControlPlane, serial: Serial::Count(2) };
         let entries = [(0, 0, true, etcd), (1, 0, true, cp), (2, 0, true, cp), (3, 0, false, cp)];
-        assert_eq!(batches(&entries, Some(2)), vec![vec![(2, 0), (3, 0)], vec![(0, 0)], vec![(1, 0)]]);
+        assert_eq!(batches(&entries, Some(2)), vec![vec![(2, 0)], vec![(0, 0), (3, 0)], vec![(1, 0)]]);
+        // alone even when nothing else disrupts
+        assert_eq!(batches(&[(0, 0, false, cp), (1, 0, true, cp)], Some(1)), vec![vec![(1, 0)], vec![(0, 0)]]);
         // a lead with nothing disrupting leads nothing
         assert_eq!(batches(&entries, Some(3)), vec![vec![(0, 0), (3, 0)], vec![(1, 0), (2, 0)]]);
     }

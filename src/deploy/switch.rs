@@ -135,6 +135,7 @@ pub async fn switch(
     // refused before any node is reached
     anchor_check(closures, &opts.state_dir)?;
     if let Some(u) = upgrade_of(closures, &opts.state_dir)? {
+        upgrade::whole(&u, selected.len(), closures.cluster.nodes.len())?;
         sink.emit(Event::Upgrading { from: u.from.to_string(), to: u.to.to_string() });
     }
     let targets: Vec<_> = selected

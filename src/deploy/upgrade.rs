@@ -42,8 +42,9 @@ pub struct Upgrade {
 
 /// What moving from the deployed version `from` (none: a first switch, or
 /// a generation recorded before versions were) to `to` means: `Ok(None)`
-/// when nothing changes version, `Ok(Some)` for an allowed upgrade or patch
-/// change, `Err` with the reason when Kubernetes does not support it.
+/// when nothing changes version, `Ok(Some)` for an allowed upgrade (one
+/// minor version up at most, or a newer patch), `Err` with the reason when
+/// Kubernetes does not support it.
 pub fn check(from: Option<&str>, to: &str) -> Result<Option<Upgrade>, String> {
     let Some(from) = from else { return Ok(None) };
     let parse = |s: &str| Version::parse(s).ok_or_else(|| format!("kubernetes.version {s:?} is not a version"));
@@ -54,11 +55,11 @@ pub fn check(from: Option<&str>, to: &str) -> Result<Option<Upgrade>, String> {
     if from.major != to.major {
         return Err(format!("kubernetes.version {from} -> {to}: a change of major version is not supported"));
     }
-    if to.minor < from.minor {
+    if to < from {
+        // kubeadm refuses any downgrade, a patch one included
         return Err(format!(
-            "kubernetes.version {from} -> {to}: Kubernetes does not support going back a minor version; \
-             use `kdeploy rollback` to return to the generation that ran {}.{}",
-            to.major, to.minor
+            "kubernetes.version {from} -> {to}: Kubernetes does not support going back a version; \
+             use `kdeploy rollback` to return to the generation that ran {to}"
         ));
     }
     if to.minor > from.minor + 1 {
@@ -70,6 +71,21 @@ pub fn check(from: Option<&str>, to: &str) -> Result<Option<Upgrade>, String> {
         ));
     }
     Ok(Some(Upgrade { from, to }))
+}
+
+/// An upgrade changes every node (the control planes before any kubelet,
+/// each drained from the anchor); a run on some nodes only would record
+/// the new version with the others left behind, and the next run would no
+/// longer see an upgrade to finish. `selected` of `all` nodes.
+pub fn whole(upgrade: &Upgrade, selected: usize, all: usize) -> Result<(), String> {
+    if selected < all {
+        return Err(format!(
+            "kubernetes.version {} -> {}: an upgrade runs on every node of the cluster; \
+             run it without --on ({selected} of {all} nodes selected)",
+            upgrade.from, upgrade.to
+        ));
+    }
+    Ok(())
 }
 
 /// Hooks marked for upgrades (`kubeadm upgrade`, drain, uncordon) stay
@@ -100,11 +116,13 @@ mod tests {
         assert_eq!(check(Some("v1.31.0"), "v1.31.0"), Ok(None));
         let up = check(Some("v1.30.4"), "v1.31.1").unwrap().unwrap();
         assert_eq!((up.from.to_string(), up.to.to_string()), ("1.30.4".into(), "1.31.1".into()));
-        assert!(check(Some("v1.31.4"), "v1.31.1").unwrap().is_some(), "a patch change is an upgrade step too");
+        assert!(check(Some("v1.31.1"), "v1.31.4").unwrap().is_some(), "a newer patch is an upgrade step too");
+        let patch_down = check(Some("v1.31.4"), "v1.31.1").unwrap_err();
+        assert!(patch_down.contains("going back a version") && patch_down.contains("rollback"), "{patch_down}");
         let two = check(Some("v1.29.0"), "v1.31.0").unwrap_err();
         assert!(two.contains("one minor version at a time") && two.contains("1.30.x first"), "{two}");
         let down = check(Some("v1.31.0"), "v1.30.9").unwrap_err();
-        assert!(down.contains("going back a minor version"), "{down}");
+        assert!(down.contains("going back a version"), "{down}");
         assert!(check(Some("v1.31.0"), "v2.0.0").unwrap_err().contains("major"));
         assert!(check(Some("v1.31.0"), "banana").unwrap_err().contains("not a version"));
     }

@@ -103,18 +103,37 @@ let
   kubeProxyViaLocalhost = ctx.api.localLB && !cs.kubeProxy.remove && ctx.api.lbPort == ctx.api.port;
 
   version = "v${ctx.versions.kube}";
-  # etcd is kdeploy's (external to kubeadm), so kubeadm leaves it alone; certificates are
-  # renewed as Kubespray's kubeadm_upgrade_auto_cert_renewal does by default.
+  # kubeadm's UpgradeConfiguration (v1beta4): etcd is kdeploy's (external to kubeadm), so
+  # kubeadm leaves it alone; certificates are renewed as Kubespray's
+  # kubeadm_upgrade_auto_cert_renewal does by default; the phases kdeploy skipped at
+  # init stay skipped (kubeadm would otherwise replace kdeploy's CoreDNS when the last
+  # control plane is upgraded).
+  upgradeFile = "/etc/kubernetes/kubeadm-upgrade.yaml";
+  skipped = "[ ${concatStringsSep ", " (tpl.skipPhases ctx)} ]";
+  upgradeConfig = text.lines [
+    "apiVersion: kubeadm.k8s.io/v1beta4"
+    "kind: UpgradeConfiguration"
+    "apply:"
+    "  kubernetesVersion: ${version}"
+    "  etcdUpgrade: false"
+    "  certificateRenewal: true"
+    "  allowExperimentalUpgrades: true"
+    "  skipPhases: ${skipped}"
+    "node:"
+    "  etcdUpgrade: false"
+    "  certificateRenewal: true"
+    "  skipPhases: ${skipped}"
+  ];
   upgradeApplyHook = records.hook {
     name = "kubeadm-upgrade-apply";
     upgrade = true;
-    run = "${kubeadm} upgrade apply ${version} --yes --etcd-upgrade=false --certificate-renewal=true --allow-experimental-upgrades";
+    run = "${kubeadm} upgrade apply --yes --config=${upgradeFile}";
     unless = "${kubectl} get --raw /version | grep -q '\"gitVersion\": *\"${version}\"'";
   };
   upgradeNodeHook = records.hook {
     name = "kubeadm-upgrade-node";
     upgrade = true;
-    run = "${kubeadm} upgrade node --etcd-upgrade=false --certificate-renewal=true";
+    run = "${kubeadm} upgrade node --config=${upgradeFile}";
     unless = "grep -q 'kube-apiserver:${version}$' /etc/kubernetes/manifests/kube-apiserver.yaml";
   };
 
@@ -146,20 +165,22 @@ let
   leaveControlPlaneHook = records.hook {
     name = "leave-control-plane";
     when = "pre";
-    disrupts = true;
     # kubeadm reset empties /etc/kubernetes/manifests, where the worker's kubelet phase
-    # has just linked the API load balancer's static pod: kdeploy's links are kept.
+    # has just linked the API load balancer's static pod: kdeploy's links are kept, and
+    # put back however the script ends.
     run = text.lines ([ "if [ -f /etc/kubernetes/admin.conf ]; then" ] ++ drainAndDelete ++ [
       "fi"
       "keep=/run/kdeploy/kept-manifests; mkdir -p $keep"
+      "restore() {"
+      "  mkdir -p /etc/kubernetes/manifests"
+      "  for f in $keep/*; do if [ -L \"$f\" ]; then mv \"$f\" /etc/kubernetes/manifests/; fi; done"
+      "  rmdir $keep"
+      "}"
+      "trap restore EXIT"
       "for f in /etc/kubernetes/manifests/*; do"
       "  case $(readlink \"$f\") in /var/lib/kdeploy/*) mv \"$f\" $keep/ ;; esac"
       "done"
-    ] ++ kubeadmReset ++ [
-      "mkdir -p /etc/kubernetes/manifests"
-      "for f in $keep/*; do [ -L \"$f\" ] && mv \"$f\" /etc/kubernetes/manifests/; done"
-      "rmdir $keep"
-    ]);
+    ] ++ kubeadmReset);
     unless = "test ! -e /etc/kubernetes/manifests/kube-apiserver.yaml";
   };
 in
@@ -168,11 +189,12 @@ else if node.isControlPlane then {
   directories = [ (records.directory { path = "/etc/kubernetes/kdeploy"; mode = "0700"; }) ];
   files = secretFiles ++ [
     (records.file { path = initFile; mode = "0640"; text = tpl.initConfig { inherit ctx node; }; })
+    (records.file { path = upgradeFile; mode = "0640"; text = upgradeConfig; })
     (records.textFile "/etc/kubernetes/kubescheduler-config.yaml" (tpl.schedulerConfig { inherit ctx; }))
   ] ++ text.optional (!node.isFirstControlPlane)
     (records.file { path = cpJoinFile; mode = "0640"; text = tpl.joinConfig { inherit ctx node; controlPlane = true; }; });
   hooks =
-    (if node.isFirstControlPlane then [ initHook upgradeApplyHook ] ++ text.optional kubeProxyViaLocalhost kubeProxyHook
+    (if node.isFirstControlPlane then [ initHook upgradeApplyHook ]
     else [
       (records.hook {
         name = "kubeadm-join-control-plane";
@@ -181,7 +203,11 @@ else if node.isControlPlane then {
         unless = "test -f /etc/kubernetes/admin.conf";
       })
       upgradeNodeHook
-    ]) ++ [ resetHook ];
+    ])
+    # on every control plane: the kubeadm upgrade that finishes the last one re-renders
+    # kube-proxy's kubeconfig with a control plane's address
+    ++ text.optional kubeProxyViaLocalhost kubeProxyHook
+    ++ [ resetHook ];
   checks = [
     (records.check {
       name = "apiserver-ready";

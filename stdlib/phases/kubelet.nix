@@ -41,6 +41,7 @@ let
   anchor = ctx.firstControlPlane.name;
   kubectl = "${bin}/kubectl --kubeconfig=/etc/kubernetes/admin.conf";
   up = cs.upgrade;
+  registered = "! ${kubectl} get node ${node.name}";
   drain = records.hook {
     name = "drain";
     when = "pre";
@@ -49,6 +50,8 @@ let
     run = if up.drainNodes
       then "${kubectl} drain ${node.name} --ignore-daemonsets --delete-emptydir-data --force --grace-period=${toString up.drainGracePeriod} --timeout=${up.drainTimeout}"
       else "${kubectl} cordon ${node.name}";
+    # a node joining in this run is not registered yet: nothing to drain
+    unless = registered;
   };
   # last of the post hooks
   uncordon = records.hook {
@@ -56,6 +59,7 @@ let
     upgrade = true;
     delegate = anchor;
     run = "${kubectl} uncordon ${node.name}";
+    unless = registered;
   };
 in
 if !node.isK8s then { }
