@@ -88,8 +88,8 @@ fn artifact_without_fetcher_says_where_to_put_it() {
     let r = resolver(dir.path());
     let src = artifact("kubectl-1.33.5", "https://dl.k8s.io/kubectl".into(), b"kubectl", None);
     let e = r.bytes(&src).unwrap_err().0;
-    assert!(e.contains("artifact kubectl-1.33.5 not in the local cache; download it to"), "{e}");
-    assert!(e.contains(".kdeploy/downloads/kubectl-1.33.5") && e.contains("no network fetch"), "{e}");
+    assert!(e.contains("artifact kubectl-1.33.5 not in the local cache and https://dl.k8s.io/kubectl cannot be fetched here; download it to"), "{e}");
+    assert!(e.contains(".kdeploy/downloads/kubectl-1.33.5") && e.contains("cannot be fetched here"), "{e}");
     // Following the advice works (and is verified).
     let dl = dir.path().join("project/.kdeploy/downloads");
     std::fs::create_dir_all(&dl).unwrap();

@@ -9,7 +9,8 @@ use clap::Args;
 use kdeploy_lang::{Arg, EvalError, Session, Value};
 
 use crate::closure::{self, Closures};
-use crate::store::{FileFetcher, Resolver, Store};
+use crate::store::http::{HttpFetcher, Retry};
+use crate::store::{Fetched, Resolver, Store};
 
 #[derive(Args, Clone, Default)]
 pub struct Inputs {
@@ -100,7 +101,10 @@ impl Inputs {
     pub fn resolver(&self, file: Option<&Path>) -> Resolver {
         let root = self.roots(file).remove(0);
         let store = Store::new(self.store.clone().unwrap_or_else(|| Store::default_dir(&root)));
-        let resolver = Resolver::new(root, store, Box::new(FileFetcher)).allow_local(self.allow_local.iter().cloned());
+        // partial downloads next to the ones a user drops in by hand
+        let partial = store.dir().parent().unwrap_or(store.dir()).join("downloads/.partial");
+        let fetcher = HttpFetcher::new(partial, Retry::default(), std::time::Duration::from_secs(10));
+        let resolver = Resolver::new(root, store, Box::new(fetcher)).allow_local(self.allow_local.iter().cloned());
         match &self.secrets {
             Some(dir) => resolver.with_secrets(dir),
             None => resolver,
@@ -170,4 +174,29 @@ pub fn closures_with(
         }
     }
     Ok(closure::build(cluster, resolver)?)
+}
+
+/// How many artifacts are fetched at once.
+pub const FETCH_PARALLEL: usize = 4;
+
+/// Every artifact of every activated phase of every node in the deployer's store before
+/// any node is reached: each once, in parallel, verified by sha256; a
+/// line on stderr for each one fetched. A failure names every artifact
+/// that could not be had.
+pub fn fetch_artifacts(resolver: &Resolver, closures: &Closures) -> Result<Fetched, Failure> {
+    let artifacts: Vec<&crate::schema::Artifact> = closures
+        .cluster
+        .nodes
+        .values()
+        // a generate-only phase is staged with what is at hand, never fetched for
+        .flat_map(|n| n.phases.iter().filter(|p| p.activate).flat_map(|p| p.files.iter()))
+        .filter_map(|f| match &f.source {
+            crate::schema::Source::Artifact(a) => Some(a),
+            _ => None,
+        })
+        .collect();
+    let done = |a: &crate::schema::Artifact, bytes: u64| {
+        eprintln!("fetched {} ({:.1} MB) from {}", a.name, bytes as f64 / 1e6, a.url);
+    };
+    Ok(resolver.fetch_all(&artifacts, FETCH_PARALLEL, &done)?)
 }

@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand};
 
 mod certs;
 mod eval;
+mod fetch;
 mod gc;
 mod generations;
 mod inputs;
@@ -64,6 +65,8 @@ enum Command {
     Status(status::StatusArgs),
     /// Remove old generations and the blobs only they used, on the nodes and in the deployer's store (--keep N, --dry-run).
     Gc(gc::GcArgs),
+    /// Fetch and verify every artifact the cluster needs into the deployer's store, ahead of a switch.
+    Fetch(fetch::FetchArgs),
     /// List every certificate of the cluster with its expiry (from the deployer's secret store); --renew re-issues what is due.
     Certs(certs::CertsArgs),
 }
@@ -87,5 +90,6 @@ pub fn run() -> ExitCode {
         Command::Certs(args) => certs::run(args),
         Command::Status(args) => status::run(args),
         Command::Gc(args) => gc::run(args),
+        Command::Fetch(args) => fetch::run(args),
     }
 }

@@ -141,7 +141,10 @@ pub fn run(args: SwitchArgs) -> ExitCode {
     let closures = match (|| {
         let value = inputs::eval_cluster(&mut session, &args.file, args.attr.as_deref(), &args.inputs.args())?;
         // A dry run changes nothing, on the nodes or in the secret store.
-        inputs::closures_with(&mut session, &value, &resolver, !args.dry_run)
+        let closures = inputs::closures_with(&mut session, &value, &resolver, !args.dry_run)?;
+        // every download verified before any node is reached
+        inputs::fetch_artifacts(&resolver, &closures)?;
+        Ok(closures)
     })() {
         Ok(c) => c,
         Err(f) => return report(&session, f),

@@ -92,8 +92,8 @@ type NodeManifests = (Vec<Manifest>, BTreeMap<Digest, Source>, Vec<String>);
 
 /// New manifests for every phase of a node, the source of every blob, and
 /// the files left out of generate-only phases because their artifact is
-/// not available offline (such a phase is never activated; staging it
-/// without them beats refusing the whole switch).
+/// not in the store (such a phase is never activated: its downloads are
+/// not fetched, and staging it without them beats refusing the switch).
 fn node_manifests(closures: &Closures, name: &str, resolver: &Resolver) -> Result<NodeManifests, String> {
     let node = &closures.cluster.nodes[name];
     let nc = &closures.nodes[name];
@@ -105,6 +105,13 @@ fn node_manifests(closures: &Closures, name: &str, resolver: &Resolver) -> Resul
         let mut blobs = Vec::new();
         phase.files.clear();
         for (f, cid) in p.files.iter().zip(&pc.files) {
+            // a generate-only phase never sends for a download
+            if let (false, Source::Artifact(a)) = (p.activate, &f.source) {
+                if !resolver.has_artifact(a) {
+                    skipped.push(format!("{} {}: artifact {} not fetched", p.name, f.path, a.name));
+                    continue;
+                }
+            }
             match blob_digest(resolver, &f.source, cid) {
                 Ok(d) => {
                     sources.insert(d, f.source.clone());

@@ -2,7 +2,9 @@
 //! the download in the store (through the sha256 index), else in the
 //! user's downloads directory, else asks the `Fetcher`; whatever it gets is
 //! verified against the checksum before it is stored, so the store never
-//! holds an unverified artifact. Only `file://` URLs are fetched for now.
+//! holds an unverified artifact. `fetch_all` does that for every artifact
+//! of a run at once, deduplicated and in parallel, before any node is
+//! reached. `file://` URLs here; HTTP(S) in `http.rs`.
 
 use std::io::Read;
 use std::path::Path;
@@ -63,14 +65,73 @@ pub(crate) fn download_blob(store: &Store, fetcher: &dyn Fetcher, downloads: &Pa
     match fetcher.fetch(&a.url) {
         Ok(Some(bytes)) => admit(store, a, &bytes, &a.url),
         Ok(None) => Err(Error(format!(
-            "artifact {} not in the local cache; download it to {} (e.g. curl -fLo {} {}); no network fetch is implemented yet",
+            "artifact {} not in the local cache and {} cannot be fetched here; download it to {} (e.g. curl -fLo {} {})",
             a.name,
+            a.url,
             manual.display(),
             manual.display(),
             a.url
         ))),
         Err(e) => Err(Error(format!("artifact {}: cannot fetch {}: {e}", a.name, a.url))),
     }
+}
+
+/// What [`fetch_all`] did: artifacts already in the store, and those it
+/// fetched (name, bytes).
+#[derive(Debug, Default)]
+pub struct Fetched {
+    pub cached: usize,
+    pub fetched: Vec<(String, u64)>,
+}
+
+/// Every artifact of `artifacts` in the store: each sha256 once, those
+/// missing fetched by `parallel` workers, each verified before it is
+/// stored. `done` hears of each one fetched. Every failure is reported,
+/// not only the first.
+pub(crate) fn fetch_all(
+    store: &Store,
+    fetcher: &dyn Fetcher,
+    downloads: &Path,
+    artifacts: &[&Artifact],
+    parallel: usize,
+    done: &(dyn Fn(&Artifact, u64) + Sync),
+) -> Result<Fetched> {
+    let mut seen = std::collections::BTreeMap::new();
+    for a in artifacts {
+        seen.entry(a.sha256.to_ascii_lowercase()).or_insert(*a);
+    }
+    let (cached, missing): (Vec<&Artifact>, Vec<&Artifact>) =
+        seen.into_values().partition(|a| store.by_sha256(&a.sha256.to_ascii_lowercase()).is_some());
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|scope| {
+        for _ in 0..parallel.clamp(1, missing.len().max(1)) {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                let Some(a) = missing.get(i) else { break };
+                let r = download_blob(store, fetcher, downloads, a)
+                    .map(|d| std::fs::metadata(store.blob_path(&d)).map_or(0, |m| m.len()));
+                if let Ok(bytes) = &r {
+                    done(a, *bytes);
+                }
+                results.lock().expect("no worker panics holding it").push((a.name.clone(), r));
+            });
+        }
+    });
+    let mut fetched = Vec::new();
+    let mut errors = Vec::new();
+    for (name, r) in results.into_inner().expect("no worker panics holding it") {
+        match r {
+            Ok(bytes) => fetched.push((name, bytes)),
+            Err(e) => errors.push(e.0),
+        }
+    }
+    if !errors.is_empty() {
+        errors.sort();
+        return Err(Error(errors.join("\n")));
+    }
+    fetched.sort();
+    Ok(Fetched { cached: cached.len(), fetched })
 }
 
 /// The member of a .tar.gz/.tgz archive (a leading `./` on either side is

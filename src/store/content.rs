@@ -196,6 +196,23 @@ impl Resolver {
         self.store.dir().parent().unwrap_or(self.store.dir()).join("downloads")
     }
 
+    /// Every artifact of `artifacts` fetched (once per sha256, `parallel`
+    /// at a time) and verified into the store, or every reason why not.
+    pub fn fetch_all(
+        &self,
+        artifacts: &[&crate::schema::Artifact],
+        parallel: usize,
+        done: &(dyn Fn(&crate::schema::Artifact, u64) + Sync),
+    ) -> Result<artifact::Fetched> {
+        artifact::fetch_all(&self.store, &*self.fetcher, &self.downloads_dir(), artifacts, parallel, done)
+    }
+
+    /// The artifact is in the store, or dropped by hand into the downloads
+    /// directory: no fetch needed.
+    pub fn has_artifact(&self, a: &crate::schema::Artifact) -> bool {
+        self.store.by_sha256(&a.sha256.to_ascii_lowercase()).is_some() || self.downloads_dir().join(&a.name).is_file()
+    }
+
     /// The content identity of a source, reading (not storing) local bytes.
     pub fn content_id(&self, source: &Source) -> Result<ContentId> {
         match source {

@@ -10,13 +10,14 @@
 mod artifact;
 mod blobs;
 mod content;
+pub mod http;
 pub mod pki;
 mod project;
 pub mod secrets;
 
 use std::fmt;
 
-pub use artifact::{Fetcher, FileFetcher};
+pub use artifact::{Fetched, Fetcher, FileFetcher};
 pub use blobs::{Digest, Store};
 pub use content::{ContentId, Readable, Resolver};
 pub use project::{project_file_path, read_project_file};
