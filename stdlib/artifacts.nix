@@ -26,12 +26,28 @@ let
 
   componentNames = builtins.attrNames specs;
 
-  pinned = what: version: table: hint:
-    if hasAttr version table then table.${version}
-    else errors.fail "${what} ${version} has no pinned sha256 in stdlib/versions.nix (pinned: ${builtins.concatStringsSep ", " (builtins.attrNames table)}). ${hint}";
+  # The sha256 of `component` at `version`: the cluster's download.checksums first
+  # (Kubespray's shape: component -> arch -> version), then the table in versions.nix.
+  checksum = s: component: version: table: hint:
+    let
+      given = ((s.download.checksums.${component} or { }).${versions.arch} or { }).${version} or null;
+    in
+    if given != null then builtins.substring 7 64 given
+    else if hasAttr version table then table.${version}
+    else errors.fail "${component} ${version} (${versions.arch}) has no sha256 (pinned: ${builtins.concatStringsSep ", " (builtins.attrNames table)}): set download.checksums.${component}.${versions.arch}.\"${version}\" = \"sha256:<hex>\"${hint}";
+
+  # download.filesRepo: every URL becomes <filesRepo>/<host>/<path> (Kubespray's files_repo
+  # layout, as its offline guide mirrors the upstream URLs).
+  mirror = s: url:
+    let rest = builtins.match "[a-z]+://(.*)" url; in
+    if s.download.filesRepo == null || rest == null then url else "${s.download.filesRepo}/${builtins.head rest}";
+
+  # An artifact record of `component` at `version` from `table` (version -> sha256).
+  artifact = s: { component, version, table, name, url, member ? null, hint ? "" }:
+    records.artifact { inherit name member; url = mirror s url; sha256 = checksum s component version table hint; };
 in
 {
-  inherit componentNames specs;
+  inherit componentNames specs artifact;
 
   consumerOf = name: specs.${name}.consumer;
 
@@ -42,34 +58,41 @@ in
       bin = s.paths.binDir;
       local = s.download.local;
       gh = s.download.githubUrl;
-      hint = "Pin it there, or set download.local.${name} to a file on the deployer.";
+      hint = ", or download.local.${name} to a file on the deployer";
       exe = path: src: records.file ({ inherit path; mode = "0755"; } // src);
       fromLocal = path: exe path { local = local.${name}; };
-      art = a: { artifact = records.artifact a; };
+      art = a: { artifact = artifact s (a // { inherit hint; }); };
+      kubeTable = component: builtins.mapAttrs (_: r: r.${component}) versions.kubernetes.releases;
 
-      kube = component:
-        let sums = pinned "Kubernetes" v.kube versions.kubernetes.releases hint; in
-        art {
-          name = "${component}-${v.kube}-linux-${versions.arch}";
-          url = versions.urls.kube { dlK8sIo = s.download.dlK8sIoUrl; version = v.kube; inherit component; };
-          sha256 = sums.${component};
-        };
+      kube = component: art {
+        inherit component;
+        version = v.kube;
+        table = kubeTable component;
+        name = "${component}-${v.kube}-linux-${versions.arch}";
+        url = versions.urls.kube { dlK8sIo = s.download.dlK8sIoUrl; version = v.kube; inherit component; };
+      };
       etcdArchive = member: art {
+        component = "etcd";
+        version = v.etcd;
+        table = versions.etcd;
         name = "etcd-v${v.etcd}-linux-${versions.arch}.tar.gz";
         url = versions.urls.etcd { github = gh; version = v.etcd; };
-        sha256 = pinned "etcd" v.etcd versions.etcd hint;
         member = "etcd-v${v.etcd}-linux-${versions.arch}/${member}";
       };
       containerdArchive = member: art {
+        component = "containerd";
+        version = v.containerd;
+        table = versions.containerd.releases;
         name = "containerd-${v.containerd}-linux-${versions.arch}.tar.gz";
         url = versions.urls.containerd { github = gh; version = v.containerd; };
-        sha256 = pinned "containerd" v.containerd versions.containerd.releases hint;
         member = "bin/${member}";
       };
       cniPlugin = p: art {
+        component = "cni-plugins";
+        version = v.cni;
+        table = versions.cni.releases;
         name = "cni-plugins-linux-${versions.arch}-v${v.cni}.tgz";
         url = versions.urls.cni { github = gh; version = v.cni; };
-        sha256 = pinned "cni-plugins" v.cni versions.cni.releases hint;
         member = "./${p}";
       };
 
@@ -98,25 +121,31 @@ in
         ctr = [ (exe "${bin}/ctr" (containerdArchive "ctr")) ];
         runc = [
           (exe "${bin}/runc" (art {
+            component = "runc";
+            version = v.runc;
+            table = versions.runc.releases;
             name = "runc-${v.runc}.${versions.arch}";
             url = versions.urls.runc { github = gh; version = v.runc; };
-            sha256 = pinned "runc" v.runc versions.runc.releases hint;
           }))
         ];
         crictl = [
           (exe "${bin}/crictl" (art {
+            component = "crictl";
+            version = v.crictl;
+            table = versions.crictl;
             name = "crictl-v${v.crictl}-linux-${versions.arch}.tar.gz";
             url = versions.urls.crictl { github = gh; version = v.crictl; };
-            sha256 = pinned "crictl" v.crictl versions.crictl hint;
             member = "crictl";
           }))
         ];
         "cni-plugins" = map (p: exe "/opt/cni/bin/${p}" (cniPlugin p)) versions.cni.plugins;
         calicoctl = [
           (exe "${bin}/calicoctl" (art {
+            component = "calicoctl";
+            version = v.calico;
+            table = builtins.mapAttrs (_: r: r.calicoctl) versions.calico.releases;
             name = "calicoctl-${v.calico}-linux-${versions.arch}";
             url = versions.urls.calicoctl { github = gh; version = v.calico; };
-            sha256 = (pinned "calico" v.calico versions.calico.releases "Pin it there.").calicoctl;
           }))
         ];
       };

@@ -46,6 +46,8 @@ let
 
   kubeVersion = s.kubernetes.version;
   kubeLocal = all (c: hasAttr c s.download.local || elem c s.download.skip) [ "kubelet" "kubeadm" "kubectl" ];
+  # a checksum the cluster gives for component c at version v (download.checksums)
+  givenSum = v: c: hasAttr v ((s.download.checksums.${c} or { }).${versions.arch} or { });
 
   dupGroups = filter (g: length g > 1) (attrValues (groupBy (n: n.address) nodeList));
 
@@ -118,16 +120,16 @@ let
     # Kubernetes version
     (if lib.version.atLeast kubeVersion versions.kubernetes.minimum then true
       else rule "unsupported Kubernetes version" "${kubeVersion} is below the supported minimum ${versions.kubernetes.minimum}" (settingPos [ "kubernetes" "version" ]))
-    (if kubeLocal || hasAttr kubeVersion versions.kubernetes.releases then true
+    (if kubeLocal || hasAttr kubeVersion versions.kubernetes.releases || all (givenSum kubeVersion) [ "kubelet" "kubeadm" "kubectl" ] then true
       else rule "unsupported Kubernetes version"
-        "${kubeVersion} has no pinned checksums in stdlib/versions.nix (pinned: ${concatStringsSep ", " (attrNames versions.kubernetes.releases)})"
+        "${kubeVersion} has no pinned checksums in stdlib/versions.nix (pinned: ${concatStringsSep ", " (attrNames versions.kubernetes.releases)}); set download.checksums.kubelet.${versions.arch}.\"${kubeVersion}\" (and kubeadm, kubectl) = \"sha256:<hex>\""
         (settingPos [ "kubernetes" "version" ]))
     (if hasAttr ctx.versions.minor versions.kubernetes.minors then true
       else rule "unsupported Kubernetes version" "no companion versions (etcd, CoreDNS, pause) are pinned for Kubernetes ${ctx.versions.minor}" (settingPos [ "kubernetes" "version" ]))
 
     # calico version pinned (CRDs are downloaded with a checksum)
-    (if s.network.plugin != "calico" || hasAttr s.calico.version versions.calico.releases then true
-      else rule "unsupported calico version" "${s.calico.version} is not pinned in stdlib/versions.nix (pinned: ${concatStringsSep ", " (attrNames versions.calico.releases)})" (settingPos [ "calico" "version" ]))
+    (if s.network.plugin != "calico" || hasAttr s.calico.version versions.calico.releases || all (givenSum s.calico.version) [ "calicoctl" "calico-crds" ] then true
+      else rule "unsupported calico version" "${s.calico.version} is not pinned in stdlib/versions.nix (pinned: ${concatStringsSep ", " (attrNames versions.calico.releases)}); set download.checksums.calicoctl.${versions.arch}.\"${s.calico.version}\" (and calico-crds) = \"sha256:<hex>\"" (settingPos [ "calico" "version" ]))
 
     # DNS
     (if s.dns.mode != "manual" || s.dns.manualServer != null then true

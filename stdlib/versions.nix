@@ -1,6 +1,7 @@
 # The one table of pinned versions, download URLs and sha256 checksums (linux/amd64).
 # Checksums are facts taken from Kubespray's checksums.yml (kubespray_defaults/vars);
-# add a row here to support another version. Per Kubernetes minor version we pin the
+# add a row here to support another version (a cluster can add its own with
+# download.checksums, see artifacts.nix). Per Kubernetes minor version we pin the
 # matching etcd, CoreDNS, pause and crictl versions the way Kubespray does.
 rec {
   arch = "amd64";

@@ -4,7 +4,12 @@
 //! artifact is fetched once however many nodes name it, and never again
 //! on the next run; a transfer cut half-way resumes from where it stopped;
 //! a wrong checksum, a 404 or a dead server stops with the artifact, the
-//! URL (and both checksums) named and nothing unverified in the store.
+//! URL (and both checksums) named and nothing unverified in the store;
+//! and a cluster that names only a version, with `download.filesRepo`
+//! and `download.checksums`, gets its etcd from a mirror laid out like
+//! Kubespray's files_repo, members extracted from the release tarball.
+
+mod closures_support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
@@ -174,4 +179,56 @@ fn a_dead_server_is_retried_then_named() {
     assert!(err.contains("artifact etcd: cannot fetch http://127.0.0.1:"), "{err}");
     assert!(err.contains("after 3 attempts"), "{err}");
     assert!(t.elapsed() >= Duration::from_millis(150), "the pauses between attempts: {:?}", t.elapsed());
+}
+
+/// A release tarball as etcd publishes it: `etcd-v<V>-linux-amd64/{etcd,etcdctl}`.
+fn etcd_tarball(version: &str, etcd: &[u8], etcdctl: &[u8]) -> Vec<u8> {
+    let gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    let mut tar = tar::Builder::new(gz);
+    for (name, data) in [("etcd", etcd), ("etcdctl", etcdctl)] {
+        let mut h = tar::Header::new_gnu();
+        h.set_size(data.len() as u64);
+        h.set_mode(0o755);
+        h.set_cksum();
+        tar.append_data(&mut h, format!("etcd-v{version}-linux-amd64/{name}"), data).unwrap();
+    }
+    tar.into_inner().unwrap().finish().unwrap()
+}
+
+#[test]
+fn a_cluster_naming_only_a_version_fetches_from_a_files_repo_mirror() {
+    let f = Fixture::new();
+    let tarball = etcd_tarball("3.4.23", b"etcd built for the test\n", b"etcdctl built for the test\n");
+    let sha =
+        f.serve("files/github.com/etcd-io/etcd/releases/download/v3.4.23/etcd-v3.4.23-linux-amd64.tar.gz", &tarball);
+    let server = Server::start(f.dir.path(), &f.served(), &[]);
+    // the lab cluster with etcd no longer a local file: only its version
+    let lab = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("clusters/lab.nix")).unwrap();
+    let mut text: String = lab.lines().filter(|l| !l.contains("= \"/usr/bin/etcd")).map(|l| format!("{l}\n")).collect();
+    let extra = format!(
+        "    download.filesRepo = \"{}\";\n    download.checksums.etcd.amd64.\"3.4.23\" = \"sha256:{sha}\";\n    kdeploy.generateOnly",
+        server.url("files")
+    );
+    text = text.replacen("    kdeploy.generateOnly", &extra, 1);
+    let project = f.dir.path().join("project");
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::write(project.join("lab.nix"), text).unwrap();
+
+    let (code, out, err) = closures_support::kdeploy(&["fetch", "lab.nix"], &project);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("1 artifact(s): 1 fetched"), "{out}");
+    let want = "/files/github.com/etcd-io/etcd/releases/download/v3.4.23/etcd-v3.4.23-linux-amd64.tar.gz -";
+    assert_eq!(server.requests(), [want], "one download, at the mirror's path for the upstream URL");
+    // the node gets the member, not the archive
+    let (code, etcd, err) = closures_support::kdeploy(
+        &["eval", "lab.nix", "--node", "k8s-master", "--file", "/usr/local/bin/etcd"],
+        &project,
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(etcd, "etcd built for the test\n");
+    // the next run asks the mirror nothing
+    let (code, out, _) = closures_support::kdeploy(&["fetch", "lab.nix"], &project);
+    assert_eq!(code, 0);
+    assert!(out.contains("0 fetched (0.0 MB), 1 already in the store"), "{out}");
+    assert_eq!(server.requests().len(), 1);
 }

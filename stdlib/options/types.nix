@@ -139,6 +139,7 @@ rec {
   domain = strMatching "a DNS domain" "[a-z0-9]([-a-z0-9.]*[a-z0-9])?";
   version = strMatching "a version like 1.33.5" "[0-9]+(\\.[0-9]+)*([-+][0-9A-Za-z.]+)?";
   duration = strMatching "a duration like 10s, 5m0s or 1h" durationRe;
+  sha256 = strMatching "a checksum like sha256:<64 lowercase hex digits>" "sha256:[0-9a-f]{64}";
   # etcd's auto-compaction retention: hours, or a duration.
   retention = strMatching "a number of hours (like 8) or a duration (like 30m)" "[0-9]+|${durationRe}";
   quantity = strMatching "a quantity like 256Mi, 500M or 100m"

@@ -27,10 +27,12 @@ let
 
   crds = records.file {
     path = "/etc/kubernetes/kdd-crds.yml";
-    artifact = records.artifact {
+    artifact = (import ../artifacts.nix).artifact cs {
+      component = "calico-crds";
+      version = cs.calico.version;
+      table = builtins.mapAttrs (_: r: r.crds) versions.calico.releases;
       name = "calico-${cs.calico.version}-crds.yaml";
       url = versions.urls.calicoCrds { github = cs.download.githubUrl; version = cs.calico.version; };
-      sha256 = versions.calico.releases.${cs.calico.version}.crds;
     };
   };
 

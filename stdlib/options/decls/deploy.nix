@@ -19,6 +19,16 @@
       type = t.registry; default = "quay.io"; scope = "cluster"; kubespray = "quay_image_repo";
       description = "Registry for images from quay.io (calico).";
     };
+    filesRepo = opt {
+      type = t.nullOr t.url; default = null; scope = "cluster"; kubespray = "files_repo";
+      example = "http://mirror.example:8080/files";
+      description = "A mirror of the release files: every download URL becomes <filesRepo>/<host>/<path> of its upstream URL (e.g. <filesRepo>/github.com/etcd-io/etcd/releases/download/v3.5.23/etcd-v3.5.23-linux-amd64.tar.gz), the layout of Kubespray's offline guide. Checksums stay the same.";
+    };
+    checksums = opt {
+      type = t.attrsOf (t.attrsOf (t.attrsOf t.sha256)); default = { }; scope = "cluster";
+      example = { etcd.amd64."3.5.24" = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"; };
+      description = "Checksums to add to or override stdlib/versions.nix, shaped like Kubespray's checksums (component -> arch -> version). Components: kubelet, kubeadm, kubectl, etcd, containerd, runc, crictl, cni-plugins, calicoctl, calico-crds. A version with no checksum is an evaluation error naming the entry to set.";
+    };
     local = opt {
       type = t.attrsOf t.deployerPath; default = { }; scope = "cluster";
       example = { etcd = "/usr/bin/etcd"; };
