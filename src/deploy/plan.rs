@@ -45,13 +45,9 @@ impl Step {
     /// upgrade hook (`kubeadm upgrade` restarts static pods, a drain
     /// evicts pods).
     pub fn disrupts(&self) -> bool {
-        !self.units.restart.is_empty()
-            || !self.units.stop.is_empty()
-            || self.hooks.iter().any(|h| h.upgrade || h.disrupts)
+        !self.units.restart.is_empty() || !self.units.stop.is_empty() || self.runs_kubeadm_like()
     }
-}
 
-impl Step {
     /// Carries a hook that changes the cluster itself (marked `disrupts`
     /// or `upgrade`), not only this node's services.
     fn runs_kubeadm_like(&self) -> bool {
