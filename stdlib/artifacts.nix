@@ -1,8 +1,10 @@
-# Binary components: where each comes from (a pinned URL + sha256 from versions.nix, an
+# Binary components: where each comes from (a URL from versions.nix with its sha256 from
+# checksums.nix for the node's architecture (setting `arch`), an
 # archive member, or a local file of the deployer), where it goes on the node, and which
 # phase consumes it. Phases call `files` to get the file records of a component.
 let
   versions = import ./versions.nix;
+  checksums = import ./checksums.nix;
   lib = import ./lib;
   inherit (lib) errors records;
   inherit (builtins) concatMap elem map hasAttr;
@@ -26,15 +28,30 @@ let
 
   componentNames = builtins.attrNames specs;
 
-  # The sha256 of `component` at `version`: the cluster's download.checksums first
-  # (Kubespray's shape: component -> arch -> version), then the table in versions.nix.
-  checksum = s: component: version: table: hint:
+  # The sha256 of `component` at `version` for `arch`: the cluster's download.checksums
+  # first, then checksums.nix (both Kubespray's shape: component -> arch -> version).
+  checksum = s: { component, version, arch, hint }:
     let
-      given = ((s.download.checksums.${component} or { }).${versions.arch} or { }).${version} or null;
+      # no_arch: one file for every architecture (Kubespray's calico CRDs)
+      row = t: (t.${component} or { }).${arch} or (t.${component} or { }).no_arch or { };
+      entry = t: (row t).${version} or null;
+      found = let given = entry s.download.checksums; in if given != null then given else entry checksums;
     in
-    if given != null then builtins.substring 7 64 given
-    else if hasAttr version table then table.${version}
-    else errors.fail "${component} ${version} (${versions.arch}) has no sha256 (pinned: ${builtins.concatStringsSep ", " (builtins.attrNames table)}): set download.checksums.${component}.${versions.arch}.\"${version}\" = \"sha256:<hex>\"${hint}";
+    if found != null then builtins.substring 7 64 found
+    else errors.fail "${component} ${version} (${arch}) has no sha256 (known: ${known component arch version}): set download.checksums.${component}.${arch}.\"${version}\" = \"sha256:<hex>\"${hint}";
+
+  # What the table knows near `version`, for errors: the versions of its minor, else the
+  # oldest and newest.
+  known = component: arch: version:
+    let
+      all = builtins.sort (a: b: builtins.compareVersions a b < 0)
+        (builtins.attrNames ((checksums.${component} or { }).${arch} or (checksums.${component} or { }).no_arch or { }));
+      near = builtins.filter (v: lib.version.majorMinor v == lib.version.majorMinor version) all;
+      n = builtins.length all;
+    in
+    if near != [ ] then builtins.concatStringsSep ", " near
+    else if n == 0 then "none"
+    else "${builtins.head all} to ${builtins.elemAt all (n - 1)} in stdlib/checksums.nix";
 
   # download.filesRepo: every URL becomes <filesRepo>/<host>/<path> (Kubespray's files_repo
   # layout, as its offline guide mirrors the upstream URLs).
@@ -42,12 +59,16 @@ let
     let rest = builtins.match "[a-z]+://(.*)" url; in
     if s.download.filesRepo == null || rest == null then url else "${s.download.filesRepo}/${builtins.head rest}";
 
-  # An artifact record of `component` at `version` from `table` (version -> sha256).
-  artifact = s: { component, version, table, name, url, member ? null, hint ? "" }:
-    records.artifact { inherit name member; url = mirror s url; sha256 = checksum s component version table hint; };
+  # An artifact record of `component` at `version` for the node's architecture.
+  artifact = s: { component, version, name, url, member ? null, hint ? "" }:
+    records.artifact {
+      inherit name member;
+      url = mirror s url;
+      sha256 = checksum s { inherit component version hint; arch = s.arch; };
+    };
 in
 {
-  inherit componentNames specs artifact;
+  inherit componentNames specs artifact known;
 
   consumerOf = name: specs.${name}.consumer;
 
@@ -62,37 +83,33 @@ in
       exe = path: src: records.file ({ inherit path; mode = "0755"; } // src);
       fromLocal = path: exe path { local = local.${name}; };
       art = a: { artifact = artifact s (a // { inherit hint; }); };
-      kubeTable = component: builtins.mapAttrs (_: r: r.${component}) versions.kubernetes.releases;
+      arch = s.arch;
 
       kube = component: art {
         inherit component;
         version = v.kube;
-        table = kubeTable component;
-        name = "${component}-${v.kube}-linux-${versions.arch}";
-        url = versions.urls.kube { dlK8sIo = s.download.dlK8sIoUrl; version = v.kube; inherit component; };
+        name = "${component}-${v.kube}-linux-${arch}";
+        url = versions.urls.kube { dlK8sIo = s.download.dlK8sIoUrl; version = v.kube; inherit component arch; };
       };
       etcdArchive = member: art {
         component = "etcd";
         version = v.etcd;
-        table = versions.etcd;
-        name = "etcd-v${v.etcd}-linux-${versions.arch}.tar.gz";
-        url = versions.urls.etcd { github = gh; version = v.etcd; };
-        member = "etcd-v${v.etcd}-linux-${versions.arch}/${member}";
+        name = "etcd-v${v.etcd}-linux-${arch}.tar.gz";
+        url = versions.urls.etcd { github = gh; version = v.etcd; inherit arch; };
+        member = "etcd-v${v.etcd}-linux-${arch}/${member}";
       };
       containerdArchive = member: art {
         component = "containerd";
         version = v.containerd;
-        table = versions.containerd.releases;
-        name = "containerd-${v.containerd}-linux-${versions.arch}.tar.gz";
-        url = versions.urls.containerd { github = gh; version = v.containerd; };
+        name = "containerd-${v.containerd}-linux-${arch}.tar.gz";
+        url = versions.urls.containerd { github = gh; version = v.containerd; inherit arch; };
         member = "bin/${member}";
       };
       cniPlugin = p: art {
         component = "cni-plugins";
         version = v.cni;
-        table = versions.cni.releases;
-        name = "cni-plugins-linux-${versions.arch}-v${v.cni}.tgz";
-        url = versions.urls.cni { github = gh; version = v.cni; };
+        name = "cni-plugins-linux-${arch}-v${v.cni}.tgz";
+        url = versions.urls.cni { github = gh; version = v.cni; inherit arch; };
         member = "./${p}";
       };
 
@@ -123,18 +140,16 @@ in
           (exe "${bin}/runc" (art {
             component = "runc";
             version = v.runc;
-            table = versions.runc.releases;
-            name = "runc-${v.runc}.${versions.arch}";
-            url = versions.urls.runc { github = gh; version = v.runc; };
+            name = "runc-${v.runc}.${arch}";
+            url = versions.urls.runc { github = gh; version = v.runc; inherit arch; };
           }))
         ];
         crictl = [
           (exe "${bin}/crictl" (art {
             component = "crictl";
             version = v.crictl;
-            table = versions.crictl;
-            name = "crictl-v${v.crictl}-linux-${versions.arch}.tar.gz";
-            url = versions.urls.crictl { github = gh; version = v.crictl; };
+            name = "crictl-v${v.crictl}-linux-${arch}.tar.gz";
+            url = versions.urls.crictl { github = gh; version = v.crictl; inherit arch; };
             member = "crictl";
           }))
         ];
@@ -143,9 +158,8 @@ in
           (exe "${bin}/calicoctl" (art {
             component = "calicoctl";
             version = v.calico;
-            table = builtins.mapAttrs (_: r: r.calicoctl) versions.calico.releases;
-            name = "calicoctl-${v.calico}-linux-${versions.arch}";
-            url = versions.urls.calicoctl { github = gh; version = v.calico; };
+            name = "calicoctl-${v.calico}-linux-${arch}";
+            url = versions.urls.calicoctl { github = gh; version = v.calico; inherit arch; };
           }))
         ];
       };

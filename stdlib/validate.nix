@@ -6,9 +6,10 @@ let
   lib = import ./lib;
   versions = import ./versions.nix;
   artifacts = import ./artifacts.nix;
+  checksums = import ./checksums.nix;
   inherit (lib) errors ip text;
   inherit (builtins) filter map head length elem concatStringsSep attrNames attrValues groupBy
-    toJSON all foldl' match stringLength hasAttr;
+    toJSON all any foldl' match stringLength hasAttr;
   fmtPos = errors.fmtPos;
   s = ctx.settings;
 
@@ -46,8 +47,15 @@ let
 
   kubeVersion = s.kubernetes.version;
   kubeLocal = all (c: hasAttr c s.download.local || elem c s.download.skip) [ "kubelet" "kubeadm" "kubectl" ];
-  # a checksum the cluster gives for component c at version v (download.checksums)
-  givenSum = v: c: hasAttr v ((s.download.checksums.${c} or { }).${versions.arch} or { });
+  # a checksum for component c at version v on architecture a: the cluster's
+  # download.checksums, else checksums.nix
+  hasSum = a: v: c: any (t: hasAttr v ((t.${c} or { }).${a} or (t.${c} or { }).no_arch or { })) [ s.download.checksums checksums ];
+  # architecture -> the Kubernetes nodes of it
+  k8sByArch = groupBy (n: n.settings.arch) (filter (n: n.isK8s) nodeList);
+  # the first architecture (and a node of it) lacking a checksum of one of `components`
+  missingSum = v: components:
+    let bad = filter (a: !(all (hasSum a v) components)) (attrNames k8sByArch); in
+    if bad == [ ] then null else { arch = head bad; node = head k8sByArch.${head bad}; };
 
   dupGroups = filter (g: length g > 1) (attrValues (groupBy (n: n.address) nodeList));
 
@@ -120,16 +128,18 @@ let
     # Kubernetes version
     (if lib.version.atLeast kubeVersion versions.kubernetes.minimum then true
       else rule "unsupported Kubernetes version" "${kubeVersion} is below the supported minimum ${versions.kubernetes.minimum}" (settingPos [ "kubernetes" "version" ]))
-    (if kubeLocal || hasAttr kubeVersion versions.kubernetes.releases || all (givenSum kubeVersion) [ "kubelet" "kubeadm" "kubectl" ] then true
+    (let m = missingSum kubeVersion [ "kubelet" "kubeadm" "kubectl" ]; in
+      if kubeLocal || m == null then true
       else rule "unsupported Kubernetes version"
-        "${kubeVersion} has no pinned checksums in stdlib/versions.nix (pinned: ${concatStringsSep ", " (attrNames versions.kubernetes.releases)}); set download.checksums.kubelet.${versions.arch}.\"${kubeVersion}\" (and kubeadm, kubectl) = \"sha256:<hex>\""
+        "${kubeVersion} has no checksums for ${m.arch} (node ${m.node.name}; known: ${artifacts.known "kubelet" m.arch kubeVersion}); set download.checksums.kubelet.${m.arch}.\"${kubeVersion}\" (and kubeadm, kubectl) = \"sha256:<hex>\""
         (settingPos [ "kubernetes" "version" ]))
     (if hasAttr ctx.versions.minor versions.kubernetes.minors then true
       else rule "unsupported Kubernetes version" "no companion versions (etcd, CoreDNS, pause) are pinned for Kubernetes ${ctx.versions.minor}" (settingPos [ "kubernetes" "version" ]))
 
     # calico version pinned (CRDs are downloaded with a checksum)
-    (if s.network.plugin != "calico" || hasAttr s.calico.version versions.calico.releases || all (givenSum s.calico.version) [ "calicoctl" "calico-crds" ] then true
-      else rule "unsupported calico version" "${s.calico.version} is not pinned in stdlib/versions.nix (pinned: ${concatStringsSep ", " (attrNames versions.calico.releases)}); set download.checksums.calicoctl.${versions.arch}.\"${s.calico.version}\" (and calico-crds) = \"sha256:<hex>\"" (settingPos [ "calico" "version" ]))
+    (let m = missingSum s.calico.version [ "calicoctl" "calico-crds" ]; in
+      if s.network.plugin != "calico" || m == null then true
+      else rule "unsupported calico version" "${s.calico.version} has no checksums for ${m.arch} (node ${m.node.name}; known: ${artifacts.known "calicoctl" m.arch s.calico.version}); set download.checksums.calicoctl.${m.arch}.\"${s.calico.version}\" (and calico-crds) = \"sha256:<hex>\"" (settingPos [ "calico" "version" ]))
 
     # DNS
     (if s.dns.mode != "manual" || s.dns.manualServer != null then true

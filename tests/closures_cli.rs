@@ -115,3 +115,76 @@ fn exit_codes() {
     let (code, out, _) = kdeploy(&["eval", "clusters/lab.nix", "-A", "nodes.k8s-master.address"], &r);
     assert_eq!((code, out.as_str()), (0, "\"10.77.0.11\"\n"));
 }
+
+/// The artifacts (url, sha256) of `node` in `eval --json` output.
+fn artifacts_of(value: &serde_json::Value, node: &str) -> Vec<(String, String)> {
+    fn walk(v: &serde_json::Value, out: &mut Vec<(String, String)>) {
+        match v {
+            serde_json::Value::Object(m) => match (m.get("url"), m.get("sha256")) {
+                (Some(serde_json::Value::String(u)), Some(serde_json::Value::String(s))) => {
+                    out.push((u.clone(), s.clone()))
+                }
+                _ => m.values().for_each(|v| walk(v, out)),
+            },
+            serde_json::Value::Array(a) => a.iter().for_each(|v| walk(v, out)),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    walk(&value["nodes"][node], &mut out);
+    out
+}
+
+#[test]
+fn each_node_downloads_the_build_of_its_architecture_from_the_mirror() {
+    let (code, out, err) = kdeploy(&["eval", "tests/clusters/mirrored.nix", "--json"], &repo());
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let amd = artifacts_of(&v, "amd");
+    let arm = artifacts_of(&v, "arm");
+    assert!(amd.len() > 5 && arm.len() == amd.len(), "{amd:?} {arm:?}");
+    for (url, _) in amd.iter().chain(&arm) {
+        assert!(url.starts_with("http://mirror.internal:8080/files/"), "{url}");
+    }
+    assert!(amd.iter().all(|(u, _)| u.contains("amd64") && !u.contains("arm64")), "{amd:?}");
+    assert!(arm.iter().all(|(u, _)| u.contains("arm64") && !u.contains("amd64")), "{arm:?}");
+    // Kubespray's recorded sha256 of kubelet 1.33.5 for each architecture
+    let kubelet = |list: &[(String, String)]| list.iter().find(|(u, _)| u.ends_with("/kubelet")).unwrap().clone();
+    assert_eq!(
+        kubelet(&amd),
+        (
+            "http://mirror.internal:8080/files/dl.k8s.io/release/v1.33.5/bin/linux/amd64/kubelet".into(),
+            "8f6106b970259486c5af5cbee404d4f23406d96d99dfb92a6965b299c2a4db0e".into()
+        )
+    );
+    assert_eq!(
+        kubelet(&arm),
+        (
+            "http://mirror.internal:8080/files/dl.k8s.io/release/v1.33.5/bin/linux/arm64/kubelet".into(),
+            "c6ad0510c089d49244eede2638b4a4ff125258fd29a0649e7eef05c7f79c737f".into()
+        )
+    );
+}
+
+#[test]
+fn every_image_comes_from_the_registries_the_cluster_names() {
+    for plugin in ["calico", "flannel"] {
+        let (code, out, err) =
+            kdeploy(&["eval", "tests/clusters/mirrored.nix", "--argstr", "plugin", plugin, "--json"], &repo());
+        assert_eq!(code, 0, "{err}");
+        // image references as manifests (`image: X`), pre-pulls (`crictl pull 'X'`) and
+        // kubeadm (`imageRepository: X`) name them
+        let text = out.replace("\\n", "\n").replace("\\\"", "\"");
+        let mut images = Vec::new();
+        for key in ["image: ", "imageRepository: ", "crictl pull "] {
+            for (pos, _) in text.match_indices(key) {
+                let rest = text[pos + key.len()..].trim_start_matches(['"', '\'']);
+                images.push(rest.split(['"', '\'', ' ', ',', '\n']).next().unwrap().to_string());
+            }
+        }
+        assert!(images.len() > 20, "{plugin}: found only {images:?}");
+        for image in &images {
+            assert!(image.starts_with("registry.internal:5000/"), "{plugin}: {image} bypasses the mirror");
+        }
+    }
+}

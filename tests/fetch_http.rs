@@ -7,61 +7,23 @@
 //! URL (and both checksums) named and nothing unverified in the store;
 //! and a cluster that names only a version, with `download.filesRepo`
 //! and `download.checksums`, gets its etcd from a mirror laid out like
-//! Kubespray's files_repo, members extracted from the release tarball.
+//! Kubespray's files_repo, members extracted from the release tarball;
+//! in a cluster mixing amd64 and arm64 nodes each node gets the build of
+//! its architecture; a mirror that hangs mid-transfer is given up on after
+//! the download timeout, and `switch` stops before reaching any node.
 
 mod closures_support;
+mod http;
+
+use http::Server;
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
 use kdeploy::closure::Artifact;
 use kdeploy::store::http::{HttpFetcher, Retry};
 use kdeploy::store::{Resolver, Store};
 use sha2::{Digest as _, Sha256};
-
-struct Server {
-    child: Child,
-    port: u16,
-    log: PathBuf,
-}
-
-impl Server {
-    /// Serve `root`, cutting the first response for each of `cut`.
-    fn start(dir: &Path, root: &Path, cut: &[&str]) -> Server {
-        let log = dir.join("requests.log");
-        let port_file = dir.join("port");
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/http/range_server.py");
-        let child = Command::new("python3")
-            .arg(script)
-            .args([root, &log, &port_file])
-            .args(cut)
-            .spawn()
-            .expect("python3 runs the test server");
-        let t = Instant::now();
-        while !port_file.exists() {
-            assert!(t.elapsed() < Duration::from_secs(10), "the test server did not start");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let port = std::fs::read_to_string(&port_file).unwrap().trim().parse().unwrap();
-        Server { child, port, log }
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("http://127.0.0.1:{}/{path}", self.port)
-    }
-
-    fn requests(&self) -> Vec<String> {
-        std::fs::read_to_string(&self.log).unwrap_or_default().lines().map(str::to_string).collect()
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 struct Fixture {
     dir: tempfile::TempDir,
@@ -116,7 +78,7 @@ fn each_artifact_is_fetched_once_across_nodes_and_runs() {
     let b = artifact("kubelet", server.url("dl.k8s.io/kubelet"), &kubelet);
     // five nodes naming the same two artifacts
     let wanted: Vec<&Artifact> = (0..5).flat_map(|_| [&a, &b]).collect();
-    let got = f.resolver().fetch_all(&wanted, 4, &|_, _| {}).unwrap();
+    let got = f.resolver().fetch_all(&wanted, 4, &kdeploy::store::Quiet).unwrap();
     assert_eq!(got.cached, 0);
     assert_eq!(got.fetched.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(), ["etcd", "kubelet"]);
     assert_eq!(got.fetched[0].1, 3 << 20);
@@ -124,7 +86,7 @@ fn each_artifact_is_fetched_once_across_nodes_and_runs() {
     assert!(f.store().by_sha256(&etcd).is_some() && f.store().by_sha256(&kubelet).is_some());
 
     // the next run finds both in the store and asks the server nothing
-    let again = f.resolver().fetch_all(&wanted, 4, &|_, _| {}).unwrap();
+    let again = f.resolver().fetch_all(&wanted, 4, &kdeploy::store::Quiet).unwrap();
     assert_eq!((again.cached, again.fetched.len()), (2, 0));
     assert_eq!(server.requests().len(), 2);
 }
@@ -136,7 +98,7 @@ fn a_transfer_cut_half_way_resumes_where_it_stopped() {
     let sha = f.serve("containerd.tar.gz", &data);
     let server = Server::start(f.dir.path(), &f.served(), &["containerd.tar.gz"]);
     let a = artifact("containerd", server.url("containerd.tar.gz"), &sha);
-    let got = f.resolver().fetch_all(&[&a], 1, &|_, _| {}).unwrap();
+    let got = f.resolver().fetch_all(&[&a], 1, &kdeploy::store::Quiet).unwrap();
     assert_eq!(got.fetched, [("containerd".to_string(), data.len() as u64)]);
     let reqs = server.requests();
     assert_eq!(reqs.len(), 2, "{reqs:?}");
@@ -155,7 +117,7 @@ fn a_wrong_checksum_or_a_missing_file_stops_with_nothing_stored() {
     let wrong = "0".repeat(64);
     let bad = artifact("runc", server.url("runc"), &wrong);
     let gone = artifact("crictl", server.url("crictl.tar.gz"), &"1".repeat(64));
-    let err = f.resolver().fetch_all(&[&bad, &gone], 2, &|_, _| {}).unwrap_err().0;
+    let err = f.resolver().fetch_all(&[&bad, &gone], 2, &kdeploy::store::Quiet).unwrap_err().0;
     // both reported, each with what to look at
     assert!(err.contains("artifact runc: checksum mismatch") && err.contains(&server.url("runc")), "{err}");
     assert!(err.contains(&wrong) && err.contains(&sha), "both checksums: {err}");
@@ -175,14 +137,14 @@ fn a_dead_server_is_retried_then_named() {
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let a = artifact("etcd", format!("http://127.0.0.1:{port}/etcd.tar.gz"), &"2".repeat(64));
     let t = Instant::now();
-    let err = f.resolver().fetch_all(&[&a], 1, &|_, _| {}).unwrap_err().0;
+    let err = f.resolver().fetch_all(&[&a], 1, &kdeploy::store::Quiet).unwrap_err().0;
     assert!(err.contains("artifact etcd: cannot fetch http://127.0.0.1:"), "{err}");
     assert!(err.contains("after 3 attempts"), "{err}");
     assert!(t.elapsed() >= Duration::from_millis(150), "the pauses between attempts: {:?}", t.elapsed());
 }
 
-/// A release tarball as etcd publishes it: `etcd-v<V>-linux-amd64/{etcd,etcdctl}`.
-fn etcd_tarball(version: &str, etcd: &[u8], etcdctl: &[u8]) -> Vec<u8> {
+/// A release tarball as etcd publishes it: `etcd-v<V>-linux-<arch>/{etcd,etcdctl}`.
+fn etcd_tarball(version: &str, arch: &str, etcd: &[u8], etcdctl: &[u8]) -> Vec<u8> {
     let gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
     let mut tar = tar::Builder::new(gz);
     for (name, data) in [("etcd", etcd), ("etcdctl", etcdctl)] {
@@ -190,7 +152,7 @@ fn etcd_tarball(version: &str, etcd: &[u8], etcdctl: &[u8]) -> Vec<u8> {
         h.set_size(data.len() as u64);
         h.set_mode(0o755);
         h.set_cksum();
-        tar.append_data(&mut h, format!("etcd-v{version}-linux-amd64/{name}"), data).unwrap();
+        tar.append_data(&mut h, format!("etcd-v{version}-linux-{arch}/{name}"), data).unwrap();
     }
     tar.into_inner().unwrap().finish().unwrap()
 }
@@ -198,7 +160,7 @@ fn etcd_tarball(version: &str, etcd: &[u8], etcdctl: &[u8]) -> Vec<u8> {
 #[test]
 fn a_cluster_naming_only_a_version_fetches_from_a_files_repo_mirror() {
     let f = Fixture::new();
-    let tarball = etcd_tarball("3.4.23", b"etcd built for the test\n", b"etcdctl built for the test\n");
+    let tarball = etcd_tarball("3.4.23", "amd64", b"etcd built for the test\n", b"etcdctl built for the test\n");
     let sha =
         f.serve("files/github.com/etcd-io/etcd/releases/download/v3.4.23/etcd-v3.4.23-linux-amd64.tar.gz", &tarball);
     let server = Server::start(f.dir.path(), &f.served(), &[]);
@@ -231,4 +193,118 @@ fn a_cluster_naming_only_a_version_fetches_from_a_files_repo_mirror() {
     assert_eq!(code, 0);
     assert!(out.contains("0 fetched (0.0 MB), 1 already in the store"), "{out}");
     assert_eq!(server.requests().len(), 1);
+}
+
+/// A cluster of its own in `f`'s project: `cp` (amd64) and `arm` (arm64),
+/// both etcd members, etcd 3.4.23 from `mirror` with `sums` per arch, the
+/// container runtime left out and Kubernetes generate-only (as the lab).
+fn mixed_cluster(f: &Fixture, mirror: &str, sums: &[(&str, &str)]) -> PathBuf {
+    let sums: String = sums
+        .iter()
+        .map(|(arch, sha)| format!("    download.checksums.etcd.{arch}.\"3.4.23\" = \"sha256:{sha}\";\n"))
+        .collect();
+    let text = format!(
+        r#"let kd = import <kdeploy>; in
+kd.cluster {{
+  name = "mixed";
+  nodes = {{
+    cp = {{ address = "192.0.2.11"; roles = [ "control-plane" "etcd" ]; }};
+    arm = {{ address = "192.0.2.12"; roles = [ "worker" "etcd" ]; settings.arch = "arm64"; }};
+    arm2 = {{ address = "192.0.2.13"; roles = [ "worker" "etcd" ]; settings.arch = "arm64"; }};
+  }};
+  settings = {{
+    etcd.version = "3.4.23";
+    download.filesRepo = "{mirror}";
+{sums}    download.skip = [ "containerd" "containerd-shim-runc-v2" "ctr" "runc" "crictl" ];
+    kdeploy.generateOnly = [ "kubelet" "control-plane" "cni" "addons" "resolvconf" ];
+  }};
+}}
+"#
+    );
+    let project = f.dir.path().join("project");
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::write(project.join("mixed.nix"), text).unwrap();
+    project
+}
+
+const ETCD_PATH: &str = "files/github.com/etcd-io/etcd/releases/download/v3.4.23";
+
+#[test]
+fn a_mixed_cluster_gets_each_nodes_build_from_the_mirror_once() {
+    let f = Fixture::new();
+    let amd = f.serve(
+        &format!("{ETCD_PATH}/etcd-v3.4.23-linux-amd64.tar.gz"),
+        &etcd_tarball("3.4.23", "amd64", b"etcd for amd64\n", b"etcdctl for amd64\n"),
+    );
+    let arm = f.serve(
+        &format!("{ETCD_PATH}/etcd-v3.4.23-linux-arm64.tar.gz"),
+        &etcd_tarball("3.4.23", "arm64", b"etcd for arm64\n", b"etcdctl for arm64\n"),
+    );
+    let server = Server::start(f.dir.path(), &f.served(), &[]);
+    let project = mixed_cluster(&f, &server.url("files"), &[("amd64", &amd), ("arm64", &arm)]);
+
+    let (code, out, err) = closures_support::kdeploy(&["fetch", "mixed.nix"], &project);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("2 artifact(s): 2 fetched"), "{out}");
+    let mut asked = server.requests();
+    asked.sort();
+    assert_eq!(
+        asked,
+        [
+            format!("/{ETCD_PATH}/etcd-v3.4.23-linux-amd64.tar.gz -"),
+            format!("/{ETCD_PATH}/etcd-v3.4.23-linux-arm64.tar.gz -")
+        ],
+        "one download per architecture, however many nodes of it"
+    );
+    for (node, want) in [("cp", "etcd for amd64\n"), ("arm", "etcd for arm64\n"), ("arm2", "etcd for arm64\n")] {
+        let (code, etcd, err) = closures_support::kdeploy(
+            &["eval", "mixed.nix", "--node", node, "--file", "/usr/local/bin/etcd"],
+            &project,
+        );
+        assert_eq!(code, 0, "{err}");
+        assert_eq!(etcd, want, "{node} gets the build of its architecture");
+    }
+}
+
+#[test]
+fn a_mirror_that_hangs_mid_transfer_is_given_up_on_after_the_timeout() {
+    let f = Fixture::new();
+    let sha = f.serve("etcd.tar.gz", &bytes(200_000, 5));
+    let server = Server::start(f.dir.path(), &f.served(), &["stall:etcd.tar.gz"]);
+    let a = artifact("etcd", server.url("etcd.tar.gz"), &sha);
+    let retry = Retry { attempts: 2, first_pause: Duration::from_millis(50) };
+    let state = f.dir.path().join("project/.kdeploy");
+    let fetcher = HttpFetcher::new(state.join("downloads/.partial"), retry, Duration::from_secs(1));
+    let resolver = Resolver::new(f.dir.path().join("project"), f.store(), Box::new(fetcher));
+    let t = Instant::now();
+    let err = resolver.fetch_all(&[&a], 1, &kdeploy::store::Quiet).unwrap_err().0;
+    assert!(t.elapsed() < Duration::from_secs(20), "gave up only after {:?}", t.elapsed());
+    assert!(err.contains(&format!("artifact etcd: cannot fetch {}", a.url)), "{err}");
+    assert!(err.to_lowercase().contains("timeout") || err.to_lowercase().contains("timed out"), "{err}");
+    assert!(err.contains("after 2 attempts"), "{err}");
+    assert!(f.store().by_sha256(&sha).is_none(), "nothing half-fetched is stored");
+    assert_eq!(server.requests().len(), 2, "{:?}", server.requests());
+}
+
+#[test]
+fn switch_stops_before_any_node_when_the_mirror_hangs() {
+    let f = Fixture::new();
+    let tarball = etcd_tarball("3.4.23", "amd64", b"etcd\n", b"etcdctl\n");
+    let amd = f.serve(&format!("{ETCD_PATH}/etcd-v3.4.23-linux-amd64.tar.gz"), &tarball);
+    let server = Server::start(f.dir.path(), &f.served(), &["stall:etcd-v3.4.23-linux-amd64.tar.gz"]);
+    // arm64 has no file on the mirror at all: a 404, reported with the hang
+    let project = mixed_cluster(&f, &server.url("files"), &[("amd64", &amd), ("arm64", &"3".repeat(64))]);
+    let t = Instant::now();
+    let (code, out, err) = closures_support::kdeploy(&["switch", "mixed.nix", "--download-timeout", "1"], &project);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(t.elapsed() < Duration::from_secs(60), "{:?}", t.elapsed());
+    let amd_url = server.url(&format!("{ETCD_PATH}/etcd-v3.4.23-linux-amd64.tar.gz"));
+    let arm_url = server.url(&format!("{ETCD_PATH}/etcd-v3.4.23-linux-arm64.tar.gz"));
+    assert!(err.contains(&format!("artifact etcd-v3.4.23-linux-amd64.tar.gz: cannot fetch {amd_url}")), "{err}");
+    assert!(
+        err.contains(&format!("artifact etcd-v3.4.23-linux-arm64.tar.gz: cannot fetch {arm_url}: HTTP 404")),
+        "{err}"
+    );
+    // the nodes are TEST-NET addresses: had switch gone on, it would say it could not reach them
+    assert!(!err.contains("192.0.2."), "no node was contacted: {err}");
 }

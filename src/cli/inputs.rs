@@ -41,6 +41,10 @@ pub struct Inputs {
     /// Repeatable; the environment variable takes DIR[:DIR...].
     #[arg(long, value_name = "DIR", env = "KDEPLOY_ALLOW_LOCAL", value_delimiter = ':')]
     pub allow_local: Vec<PathBuf>,
+    /// Seconds a download may wait for a connection, an answer or its next bytes before the
+    /// attempt fails (five attempts, with growing pauses, before the run stops).
+    #[arg(long, value_name = "SECS", env = "KDEPLOY_DOWNLOAD_TIMEOUT", default_value_t = 30)]
+    pub download_timeout: u64,
 }
 
 /// Why a command stopped: bad usage (exit 2) or a failure (exit 1).
@@ -103,7 +107,8 @@ impl Inputs {
         let store = Store::new(self.store.clone().unwrap_or_else(|| Store::default_dir(&root)));
         // partial downloads next to the ones a user drops in by hand
         let partial = store.dir().parent().unwrap_or(store.dir()).join("downloads/.partial");
-        let fetcher = HttpFetcher::new(partial, Retry::default(), std::time::Duration::from_secs(10));
+        let timeout = std::time::Duration::from_secs(self.download_timeout.max(1));
+        let fetcher = HttpFetcher::new(partial, Retry::default(), timeout);
         let resolver = Resolver::new(root, store, Box::new(fetcher)).allow_local(self.allow_local.iter().cloned());
         match &self.secrets {
             Some(dir) => resolver.with_secrets(dir),
@@ -180,8 +185,8 @@ pub fn closures_with(
 pub const FETCH_PARALLEL: usize = 4;
 
 /// Every artifact of every activated phase of every node in the deployer's store before
-/// any node is reached: each once, in parallel, verified by sha256; a
-/// line on stderr for each one fetched. A failure names every artifact
+/// any node is reached: each once, in parallel, verified by sha256; a bar
+/// per download on a terminal and a line on stderr for each one fetched. A failure names every artifact
 /// that could not be had.
 pub fn fetch_artifacts(resolver: &Resolver, closures: &Closures) -> Result<Fetched, Failure> {
     let artifacts: Vec<&crate::schema::Artifact> = closures
@@ -195,8 +200,5 @@ pub fn fetch_artifacts(resolver: &Resolver, closures: &Closures) -> Result<Fetch
             _ => None,
         })
         .collect();
-    let done = |a: &crate::schema::Artifact, bytes: u64| {
-        eprintln!("fetched {} ({:.1} MB) from {}", a.name, bytes as f64 / 1e6, a.url);
-    };
-    Ok(resolver.fetch_all(&artifacts, FETCH_PARALLEL, &done)?)
+    Ok(resolver.fetch_all(&artifacts, FETCH_PARALLEL, &super::download_bars::DownloadBars::for_stderr())?)
 }

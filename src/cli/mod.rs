@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod certs;
+mod download_bars;
 mod eval;
 mod fetch;
 mod gc;

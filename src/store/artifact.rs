@@ -15,18 +15,38 @@ use super::content::normalize_member;
 use super::{Digest, Error, Result, Store};
 use crate::schema::Artifact;
 
-/// Gets the bytes behind a URL. Pluggable so tests (and later an HTTP
-/// client) can supply downloads.
+/// How far one download has got: bytes so far, and the total once the
+/// server has said it.
+pub type Progress<'a> = &'a (dyn Fn(u64, Option<u64>) + Sync);
+
+/// Gets the bytes behind a URL. Pluggable so tests can supply downloads.
 pub trait Fetcher: Send + Sync {
-    /// `Ok(None)`: this fetcher cannot handle the URL's scheme.
-    fn fetch(&self, url: &str) -> std::result::Result<Option<Vec<u8>>, String>;
+    /// `Ok(None)`: this fetcher cannot handle the URL's scheme. `progress`
+    /// hears how the transfer goes.
+    fn fetch(&self, url: &str, progress: Progress) -> std::result::Result<Option<Vec<u8>>, String>;
 }
+
+/// Hears about the downloads of [`fetch_all`]: kept apart from fetching so
+/// the CLI can draw bars on a terminal and print lines elsewhere.
+pub trait FetchEvents: Sync {
+    /// `have` bytes of `a` so far, of `total` if known.
+    fn progress(&self, _a: &Artifact, _have: u64, _total: Option<u64>) {}
+    /// `a` is verified and stored: `bytes` long.
+    fn fetched(&self, _a: &Artifact, _bytes: u64) {}
+    /// `a` could not be had (the error is reported with the others).
+    fn failed(&self, _a: &Artifact) {}
+}
+
+/// Hears nothing.
+pub struct Quiet;
+
+impl FetchEvents for Quiet {}
 
 /// Handles `file:///abs/path` URLs only.
 pub struct FileFetcher;
 
 impl Fetcher for FileFetcher {
-    fn fetch(&self, url: &str) -> std::result::Result<Option<Vec<u8>>, String> {
+    fn fetch(&self, url: &str, _progress: Progress) -> std::result::Result<Option<Vec<u8>>, String> {
         match url.strip_prefix("file://") {
             Some(path) => std::fs::read(path).map(Some).map_err(|e| format!("{path}: {e}")),
             None => Ok(None),
@@ -52,7 +72,13 @@ fn admit(store: &Store, a: &Artifact, bytes: &[u8], from: &str) -> Result<Digest
     Ok(d)
 }
 
-pub(crate) fn download_blob(store: &Store, fetcher: &dyn Fetcher, downloads: &Path, a: &Artifact) -> Result<Digest> {
+pub(crate) fn download_blob(
+    store: &Store,
+    fetcher: &dyn Fetcher,
+    downloads: &Path,
+    a: &Artifact,
+    progress: Progress,
+) -> Result<Digest> {
     let sha = a.sha256.to_ascii_lowercase();
     if let Some(d) = store.by_sha256(&sha) {
         return Ok(d);
@@ -62,7 +88,7 @@ pub(crate) fn download_blob(store: &Store, fetcher: &dyn Fetcher, downloads: &Pa
         let bytes = std::fs::read(&manual).map_err(|e| Error(format!("{}: {e}", manual.display())))?;
         return admit(store, a, &bytes, &manual.display().to_string());
     }
-    match fetcher.fetch(&a.url) {
+    match fetcher.fetch(&a.url, progress) {
         Ok(Some(bytes)) => admit(store, a, &bytes, &a.url),
         Ok(None) => Err(Error(format!(
             "artifact {} not in the local cache and {} cannot be fetched here; download it to {} (e.g. curl -fLo {} {})",
@@ -86,15 +112,15 @@ pub struct Fetched {
 
 /// Every artifact of `artifacts` in the store: each sha256 once, those
 /// missing fetched by `parallel` workers, each verified before it is
-/// stored. `done` hears of each one fetched. Every failure is reported,
-/// not only the first.
+/// stored. `events` hears how each goes. Every failure is reported, not
+/// only the first.
 pub(crate) fn fetch_all(
     store: &Store,
     fetcher: &dyn Fetcher,
     downloads: &Path,
     artifacts: &[&Artifact],
     parallel: usize,
-    done: &(dyn Fn(&Artifact, u64) + Sync),
+    events: &dyn FetchEvents,
 ) -> Result<Fetched> {
     let mut seen = std::collections::BTreeMap::new();
     for a in artifacts {
@@ -109,10 +135,12 @@ pub(crate) fn fetch_all(
             scope.spawn(|| loop {
                 let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                 let Some(a) = missing.get(i) else { break };
-                let r = download_blob(store, fetcher, downloads, a)
+                let progress = |have, total| events.progress(a, have, total);
+                let r = download_blob(store, fetcher, downloads, a, &progress)
                     .map(|d| std::fs::metadata(store.blob_path(&d)).map_or(0, |m| m.len()));
-                if let Ok(bytes) = &r {
-                    done(a, *bytes);
+                match &r {
+                    Ok(bytes) => events.fetched(a, *bytes),
+                    Err(_) => events.failed(a),
                 }
                 results.lock().expect("no worker panics holding it").push((a.name.clone(), r));
             });

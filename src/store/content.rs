@@ -202,9 +202,9 @@ impl Resolver {
         &self,
         artifacts: &[&crate::schema::Artifact],
         parallel: usize,
-        done: &(dyn Fn(&crate::schema::Artifact, u64) + Sync),
+        events: &dyn artifact::FetchEvents,
     ) -> Result<artifact::Fetched> {
-        artifact::fetch_all(&self.store, &*self.fetcher, &self.downloads_dir(), artifacts, parallel, done)
+        artifact::fetch_all(&self.store, &*self.fetcher, &self.downloads_dir(), artifacts, parallel, events)
     }
 
     /// The artifact is in the store, or dropped by hand into the downloads
@@ -240,7 +240,7 @@ impl Resolver {
             Source::File(rel) => Ok(Readable::Path(project_file_path(&self.project_root, rel)?)),
             Source::Local(p) => Ok(Readable::Path(self.local_file_path(p)?)),
             Source::Artifact(a) if a.member.is_none() => {
-                let blob = artifact::download_blob(&self.store, &*self.fetcher, &self.downloads_dir(), a)?;
+                let blob = artifact::download_blob(&self.store, &*self.fetcher, &self.downloads_dir(), a, &|_, _| {})?;
                 Ok(Readable::Path(self.store.blob_path(&blob)))
             }
             Source::Text(_) | Source::Artifact(_) | Source::Secret(_) => Ok(Readable::Bytes(self.bytes(source)?)),
@@ -263,7 +263,7 @@ impl Resolver {
                 self.secrets.read(&s.name)
             }
             Source::Artifact(a) => {
-                let blob = artifact::download_blob(&self.store, &*self.fetcher, &self.downloads_dir(), a)?;
+                let blob = artifact::download_blob(&self.store, &*self.fetcher, &self.downloads_dir(), a, &|_, _| {})?;
                 let bytes = self.store.read(&blob)?;
                 match &a.member {
                     None => Ok(bytes),

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use ureq::tls::{RootCerts, TlsConfig};
 
-use super::artifact::{Fetcher, FileFetcher};
+use super::artifact::{Fetcher, FileFetcher, Progress};
 
 /// How a failed attempt is retried: this many attempts in all, the pause
 /// doubling from `first_pause`.
@@ -45,11 +45,15 @@ struct Failed {
 
 impl HttpFetcher {
     /// Partial downloads live in `partial_dir` (made when first needed).
-    pub fn new(partial_dir: impl Into<PathBuf>, retry: Retry, connect_timeout: Duration) -> HttpFetcher {
+    /// `timeout`: how long a connection, an answer, or the next bytes of a
+    /// body may keep us waiting before the attempt counts as failed (an
+    /// idle limit, as Ansible's get_url has, not a limit on the transfer).
+    pub fn new(partial_dir: impl Into<PathBuf>, retry: Retry, timeout: Duration) -> HttpFetcher {
         let agent = ureq::Agent::config_builder()
             .tls_config(TlsConfig::builder().root_certs(RootCerts::PlatformVerifier).build())
-            .timeout_connect(Some(connect_timeout))
-            .timeout_recv_response(Some(connect_timeout * 3))
+            .timeout_connect(Some(timeout))
+            .timeout_recv_response(Some(timeout))
+            .timeout_per_read(Some(timeout))
             .http_status_as_error(false)
             .user_agent(concat!("kdeploy/", env!("CARGO_PKG_VERSION")))
             .build()
@@ -62,7 +66,7 @@ impl HttpFetcher {
     }
 
     /// Download `url` into `part`, resuming what is there.
-    fn attempt(&self, url: &str, part: &Path) -> Result<(), Failed> {
+    fn attempt(&self, url: &str, part: &Path, progress: Progress) -> Result<(), Failed> {
         let have = std::fs::metadata(part).map_or(0, |m| m.len());
         let mut req = self.agent.get(url);
         if have > 0 {
@@ -81,6 +85,9 @@ impl HttpFetcher {
                 return Err(Failed { reason: reason.trim_end().to_string(), transient });
             }
         };
+        let mut have = if append { have } else { 0 };
+        let total = resp.body().content_length().map(|n| n + have);
+        progress(have, total);
         let io = |e: std::io::Error| Failed { reason: format!("{}: {e}", part.display()), transient: false };
         let mut out = if append {
             OpenOptions::new().append(true).open(part).map_err(io)?
@@ -96,22 +103,24 @@ impl HttpFetcher {
                 break;
             }
             out.write_all(&buf[..n]).map_err(io)?;
+            have += n as u64;
+            progress(have, total);
         }
         out.sync_all().map_err(io)
     }
 }
 
 impl Fetcher for HttpFetcher {
-    fn fetch(&self, url: &str) -> Result<Option<Vec<u8>>, String> {
+    fn fetch(&self, url: &str, progress: Progress) -> Result<Option<Vec<u8>>, String> {
         if !(url.starts_with("http://") || url.starts_with("https://")) {
-            return FileFetcher.fetch(url);
+            return FileFetcher.fetch(url, progress);
         }
         std::fs::create_dir_all(&self.partial_dir).map_err(|e| format!("{}: {e}", self.partial_dir.display()))?;
         let part = self.partial_path(url);
         let mut pause = self.retry.first_pause;
         let mut last = String::new();
         for n in 1..=self.retry.attempts.max(1) {
-            match self.attempt(url, &part) {
+            match self.attempt(url, &part, progress) {
                 Ok(()) => {
                     let bytes = std::fs::read(&part).map_err(|e| format!("{}: {e}", part.display()))?;
                     // the caller verifies; a mismatch must not resume from these bytes

@@ -17,7 +17,7 @@ pub mod secrets;
 
 use std::fmt;
 
-pub use artifact::{Fetched, Fetcher, FileFetcher};
+pub use artifact::{FetchEvents, Fetched, Fetcher, FileFetcher, Progress, Quiet};
 pub use blobs::{Digest, Store};
 pub use content::{ContentId, Readable, Resolver};
 pub use project::{project_file_path, read_project_file};

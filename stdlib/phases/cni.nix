@@ -27,10 +27,10 @@ let
 
   crds = records.file {
     path = "/etc/kubernetes/kdd-crds.yml";
-    artifact = (import ../artifacts.nix).artifact cs {
+    # one file for every architecture, as Kubespray's no_arch entry
+    artifact = (import ../artifacts.nix).artifact node.settings {
       component = "calico-crds";
       version = cs.calico.version;
-      table = builtins.mapAttrs (_: r: r.crds) versions.calico.releases;
       name = "calico-${cs.calico.version}-crds.yaml";
       url = versions.urls.calicoCrds { github = cs.download.githubUrl; version = cs.calico.version; };
     };

@@ -1,13 +1,17 @@
 """A file server on loopback for the fetch tests: serves a directory with
 Range support (206), logs every request as "<path> <range or ->" to a file,
-and cuts the first response for any file named in CUT_ONCE after half its
-bytes (the connection closes mid-body), as a flaky network would.
+cuts the first response for any file named in CUT_ONCE after half its
+bytes (the connection closes mid-body), as a flaky network would, and for a
+file named as stall:NAME sends half its bytes and then nothing, the
+connection held open, as a hung mirror would.
 
-usage: range_server.py ROOT LOG PORT_FILE [CUT_ONCE_NAME...]
+usage: range_server.py ROOT LOG PORT_FILE [CUT_ONCE_NAME | stall:NAME ...]
 Writes the port it listens on to PORT_FILE once ready."""
-import http.server, os, sys
+import http.server, os, sys, time
 
-root, log, port_file, cut = sys.argv[1], sys.argv[2], sys.argv[3], set(sys.argv[4:])
+root, log, port_file = sys.argv[1], sys.argv[2], sys.argv[3]
+stall = {a[len("stall:"):] for a in sys.argv[4:] if a.startswith("stall:")}
+cut = {a for a in sys.argv[4:] if not a.startswith("stall:")}
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -36,6 +40,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         name = os.path.basename(path)
+        if name in stall:
+            self.wfile.write(body[: len(body) // 2])
+            self.wfile.flush()
+            time.sleep(120)
+            return
         if name in cut:
             cut.discard(name)
             self.wfile.write(body[: len(body) // 2])

@@ -27,7 +27,7 @@
     checksums = opt {
       type = t.attrsOf (t.attrsOf (t.attrsOf t.sha256)); default = { }; scope = "cluster";
       example = { etcd.amd64."3.5.24" = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"; };
-      description = "Checksums to add to or override stdlib/versions.nix, shaped like Kubespray's checksums (component -> arch -> version). Components: kubelet, kubeadm, kubectl, etcd, containerd, runc, crictl, cni-plugins, calicoctl, calico-crds. A version with no checksum is an evaluation error naming the entry to set.";
+      description = "Checksums to add to or override stdlib/checksums.nix, shaped like Kubespray's checksums (component -> arch -> version). Components: kubelet, kubeadm, kubectl, etcd, containerd, runc, crictl, cni-plugins, calicoctl, calico-crds. A version with no checksum is an evaluation error naming the entry to set.";
     };
     local = opt {
       type = t.attrsOf t.deployerPath; default = { }; scope = "cluster";

@@ -7,7 +7,7 @@
     version = opt {
       type = t.version; default = versions.kubernetes.default; scope = "cluster";
       kubespray = "kube_version";
-      description = "Kubernetes version to deploy. Must be a version pinned in stdlib/versions.nix (checksums) and at least ${versions.kubernetes.minimum}.";
+      description = "Kubernetes version to deploy. Needs checksums of kubelet, kubeadm and kubectl for every node architecture (stdlib/checksums.nix or download.checksums) and at least ${versions.kubernetes.minimum}.";
     };
     clusterName = opt {
       type = t.domain; default = "cluster.local"; scope = "cluster"; kubespray = "cluster_name";

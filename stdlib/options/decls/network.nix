@@ -30,7 +30,7 @@
   calico = {
     version = opt {
       type = t.version; default = versions.calico.default; scope = "cluster"; kubespray = "calico_version";
-      description = "Calico version (images, calicoctl, CRDs); must be pinned in versions.nix.";
+      description = "Calico version (images, calicoctl, CRDs); needs checksums of calicoctl and calico-crds (stdlib/checksums.nix or download.checksums).";
     };
     backend = opt {
       type = t.enum [ "vxlan" "bird" "none" ]; default = "vxlan"; scope = "cluster"; kubespray = "calico_network_backend";

@@ -2,6 +2,12 @@
 # /etc/hosts), paths and HTTP proxy (Kubespray's inventory vars and preinstall role).
 { opt, t, versions, ... }:
 {
+  arch = opt {
+    type = t.enum [ "amd64" "arm64" ]; default = "amd64"; kubespray = "host_architecture";
+    example = "arm64";
+    description = "The node's CPU architecture: selects the download URL and checksum of every binary it gets (a cluster may mix architectures; images are multi-arch). Kubespray detects it; kdeploy never asks the node before it plans, so set it per node.";
+  };
+
   ssh = {
     user = opt {
       type = t.userName; default = "root"; kubespray = "ansible_user";

@@ -18,7 +18,7 @@ in
   containerd = {
     version = opt {
       type = t.version; default = versions.containerd.default; kubespray = "containerd_version";
-      description = "containerd version. Selects the config.toml schema (version 2 below 2.0, version 3 from 2.0, version 4 from 2.3). With a URL download it must be pinned in versions.nix; with download.local.containerd set it to what that binary is (e.g. \"1.6.20\" for Debian 12).";
+      description = "containerd version. Selects the config.toml schema (version 2 below 2.0, version 3 from 2.0, version 4 from 2.3). With a URL download it needs a checksum (stdlib/checksums.nix or download.checksums); with download.local.containerd set it to what that binary is (e.g. \"1.6.20\" for Debian 12).";
     };
     storageDir = opt {
       type = t.dataDir; default = "/var/lib/containerd"; kubespray = "containerd_storage_dir";
@@ -91,7 +91,7 @@ in
 
   runc.version = opt {
     type = t.version; default = versions.runc.default; kubespray = "runc_version";
-    description = "runc version (URL download: pinned in versions.nix).";
+    description = "runc version (URL download: needs a checksum in stdlib/checksums.nix or download.checksums).";
   };
 
   crictl.version = opt {
