@@ -199,6 +199,11 @@ fn a_cluster_naming_only_a_version_fetches_from_a_files_repo_mirror() {
 /// both etcd members, etcd 3.4.23 from `mirror` with `sums` per arch, the
 /// container runtime left out and Kubernetes generate-only (as the lab).
 fn mixed_cluster(f: &Fixture, mirror: &str, sums: &[(&str, &str)]) -> PathBuf {
+    mixed_cluster_with(f, mirror, sums, "")
+}
+
+/// [`mixed_cluster`] with `extra` settings.
+fn mixed_cluster_with(f: &Fixture, mirror: &str, sums: &[(&str, &str)], extra: &str) -> PathBuf {
     let sums: String = sums
         .iter()
         .map(|(arch, sha)| format!("    download.checksums.etcd.{arch}.\"3.4.23\" = \"sha256:{sha}\";\n"))
@@ -215,7 +220,7 @@ kd.cluster {{
   settings = {{
     etcd.version = "3.4.23";
     download.filesRepo = "{mirror}";
-{sums}    download.skip = [ "containerd" "containerd-shim-runc-v2" "ctr" "runc" "crictl" ];
+{sums}{extra}    download.skip = [ "containerd" "containerd-shim-runc-v2" "ctr" "runc" "crictl" ];
     kdeploy.generateOnly = [ "kubelet" "control-plane" "cni" "addons" "resolvconf" ];
   }};
 }}
@@ -307,4 +312,53 @@ fn switch_stops_before_any_node_when_the_mirror_hangs() {
     );
     // the nodes are TEST-NET addresses: had switch gone on, it would say it could not reach them
     assert!(!err.contains("192.0.2."), "no node was contacted: {err}");
+}
+
+#[test]
+fn the_clusters_proxy_carries_downloads_unless_the_environment_names_one() {
+    let f = Fixture::new();
+    let mut sums = Vec::new();
+    for arch in ["amd64", "arm64"] {
+        let tarball = etcd_tarball("3.4.23", arch, b"etcd\n", b"etcdctl\n");
+        sums.push((arch, f.serve(&format!("{ETCD_PATH}/etcd-v3.4.23-linux-{arch}.tar.gz"), &tarball)));
+    }
+    let files = Server::start(f.dir.path(), &f.served(), &[]);
+    let proxy = Server::proxy(f.dir.path(), &files);
+    let sums: Vec<(&str, &str)> = sums.iter().map(|(a, s)| (*a, s.as_str())).collect();
+    // a host this machine cannot resolve: only the proxy can reach it
+    let project = mixed_cluster_with(
+        &f,
+        "http://files.invalid/files",
+        &sums,
+        &format!("    proxy.http = \"http://127.0.0.1:{}\";\n", proxy.port()),
+    );
+
+    // the environment's proxy wins: here one that nothing listens on
+    let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let fetch = |env_proxy: Option<String>| {
+        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_kdeploy"));
+        c.args(["fetch", "mixed.nix", "--download-timeout", "2"]).current_dir(&project);
+        for var in ["ALL_PROXY", "all_proxy", "HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"] {
+            c.env_remove(var);
+        }
+        if let Some(p) = env_proxy {
+            c.env("HTTP_PROXY", p);
+        }
+        let out = c.output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, _, err) = fetch(Some(format!("http://127.0.0.1:{dead}")));
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("cannot fetch http://files.invalid/files/"), "{err}");
+    assert!(proxy.requests().is_empty(), "{:?}", proxy.requests());
+
+    let (code, out, err) = fetch(None);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("2 artifact(s): 2 fetched"), "{out}");
+    assert_eq!(proxy.requests(), ["CONNECT files.invalid:80", "CONNECT files.invalid:80"]);
+    assert_eq!(files.requests().len(), 2, "{:?}", files.requests());
 }

@@ -18,8 +18,11 @@ use super::inputs::{self, Inputs};
 Artifacts already in the store (or dropped by hand into .kdeploy/downloads/ under their name)
 are not fetched again; a download is checked against its declared sha256 before it enters
 the store, and a mismatch, an HTTP error or a dead server names the artifact and its URL.
-Proxies come from HTTPS_PROXY, HTTP_PROXY, ALL_PROXY and NO_PROXY; TLS uses the system's
-certificate roots. `switch` does the same before it reaches any node.
+The proxy comes from HTTPS_PROXY, HTTP_PROXY or ALL_PROXY (with NO_PROXY), else from the
+cluster's proxy.https / proxy.http (with proxy.noProxy); TLS uses the system's certificate
+roots. A server silent for --download-timeout seconds counts as a failed attempt; five
+attempts, with growing pauses. A bar per download on a terminal. `switch` does the same
+before it reaches any node.
 
 Examples:
   kdeploy fetch clusters/ha.nix
@@ -40,7 +43,7 @@ pub fn run(args: FetchArgs) -> ExitCode {
     let result = (|| {
         let value = inputs::eval_cluster(&mut session, &args.file, args.attr.as_deref(), &args.inputs.args())?;
         let closures = inputs::closures_with(&mut session, &value, &resolver, false)?;
-        inputs::fetch_artifacts(&resolver, &closures)
+        args.inputs.fetch_artifacts(&resolver, &closures)
     })();
     match result {
         Ok(f) => {

@@ -9,7 +9,7 @@ use clap::Args;
 use kdeploy_lang::{Arg, EvalError, Session, Value};
 
 use crate::closure::{self, Closures};
-use crate::store::http::{HttpFetcher, Retry};
+use crate::store::http::{ClusterProxy, HttpFetcher, Retry};
 use crate::store::{Fetched, Resolver, Store};
 
 #[derive(Args, Clone, Default)]
@@ -101,14 +101,47 @@ impl Inputs {
         Session::new(self.roots(file), crate::stdlib::stdlib(self.stdlib.clone()))
     }
 
+    fn http_fetcher(&self, store: &Store) -> HttpFetcher {
+        // partial downloads next to the ones a user drops in by hand
+        let partial = store.dir().parent().unwrap_or(store.dir()).join("downloads/.partial");
+        let timeout = std::time::Duration::from_secs(self.download_timeout.max(1));
+        HttpFetcher::new(partial, Retry::default(), timeout)
+    }
+
+    /// Every artifact of every activated phase of every node in the
+    /// deployer's store before any node is reached: each once, in parallel,
+    /// verified by sha256, through the cluster's proxy when the environment
+    /// names none; a bar per download on a terminal and a line on stderr
+    /// for each one fetched. A failure names every artifact that could not
+    /// be had.
+    pub fn fetch_artifacts(&self, resolver: &Resolver, closures: &Closures) -> Result<Fetched, Failure> {
+        let artifacts: Vec<&crate::schema::Artifact> = closures
+            .cluster
+            .nodes
+            .values()
+            // a generate-only phase is staged with what is at hand, never fetched for
+            .flat_map(|n| n.phases.iter().filter(|p| p.activate).flat_map(|p| p.files.iter()))
+            .filter_map(|f| match &f.source {
+                crate::schema::Source::Artifact(a) => Some(a),
+                _ => None,
+            })
+            .collect();
+        let events = super::download_bars::DownloadBars::for_stderr();
+        Ok(match cluster_proxy(&closures.cluster.settings) {
+            Some(p) => {
+                let fetcher = self.http_fetcher(resolver.store()).with_cluster_proxy(&p).map_err(Failure::Usage)?;
+                resolver.fetch_all_with(&fetcher, &artifacts, FETCH_PARALLEL, &events)?
+            }
+            None => resolver.fetch_all(&artifacts, FETCH_PARALLEL, &events)?,
+        })
+    }
+
     /// Sources are resolved against the first project root.
     pub fn resolver(&self, file: Option<&Path>) -> Resolver {
         let root = self.roots(file).remove(0);
         let store = Store::new(self.store.clone().unwrap_or_else(|| Store::default_dir(&root)));
         // partial downloads next to the ones a user drops in by hand
-        let partial = store.dir().parent().unwrap_or(store.dir()).join("downloads/.partial");
-        let timeout = std::time::Duration::from_secs(self.download_timeout.max(1));
-        let fetcher = HttpFetcher::new(partial, Retry::default(), timeout);
+        let fetcher = self.http_fetcher(&store);
         let resolver = Resolver::new(root, store, Box::new(fetcher)).allow_local(self.allow_local.iter().cloned());
         match &self.secrets {
             Some(dir) => resolver.with_secrets(dir),
@@ -184,21 +217,13 @@ pub fn closures_with(
 /// How many artifacts are fetched at once.
 pub const FETCH_PARALLEL: usize = 4;
 
-/// Every artifact of every activated phase of every node in the deployer's store before
-/// any node is reached: each once, in parallel, verified by sha256; a bar
-/// per download on a terminal and a line on stderr for each one fetched. A failure names every artifact
-/// that could not be had.
-pub fn fetch_artifacts(resolver: &Resolver, closures: &Closures) -> Result<Fetched, Failure> {
-    let artifacts: Vec<&crate::schema::Artifact> = closures
-        .cluster
-        .nodes
-        .values()
-        // a generate-only phase is staged with what is at hand, never fetched for
-        .flat_map(|n| n.phases.iter().filter(|p| p.activate).flat_map(|p| p.files.iter()))
-        .filter_map(|f| match &f.source {
-            crate::schema::Source::Artifact(a) => Some(a),
-            _ => None,
-        })
-        .collect();
-    Ok(resolver.fetch_all(&artifacts, FETCH_PARALLEL, &super::download_bars::DownloadBars::for_stderr())?)
+/// The proxy of the cluster's `proxy.https` (else `proxy.http`) setting
+/// and its `proxy.noProxy` list, if it names one.
+fn cluster_proxy(settings: &serde_json::Value) -> Option<ClusterProxy> {
+    let proxy = &settings["proxy"];
+    let url = proxy["https"].as_str().or(proxy["http"].as_str())?;
+    let no_proxy = proxy["noProxy"]
+        .as_str()
+        .map_or(vec![], |l| l.split(',').map(str::trim).filter(|h| !h.is_empty()).map(str::to_string).collect());
+    Some(ClusterProxy { url: url.to_string(), no_proxy })
 }

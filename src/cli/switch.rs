@@ -143,7 +143,7 @@ pub fn run(args: SwitchArgs) -> ExitCode {
         // A dry run changes nothing, on the nodes or in the secret store.
         let closures = inputs::closures_with(&mut session, &value, &resolver, !args.dry_run)?;
         // every download verified before any node is reached
-        inputs::fetch_artifacts(&resolver, &closures)?;
+        args.inputs.fetch_artifacts(&resolver, &closures)?;
         Ok(closures)
     })() {
         Ok(c) => c,

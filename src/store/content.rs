@@ -204,7 +204,19 @@ impl Resolver {
         parallel: usize,
         events: &dyn artifact::FetchEvents,
     ) -> Result<artifact::Fetched> {
-        artifact::fetch_all(&self.store, &*self.fetcher, &self.downloads_dir(), artifacts, parallel, events)
+        self.fetch_all_with(&*self.fetcher, artifacts, parallel, events)
+    }
+
+    /// [`Self::fetch_all`] through another fetcher (one with the cluster's
+    /// proxy); the store and the downloads directory stay this resolver's.
+    pub fn fetch_all_with(
+        &self,
+        fetcher: &dyn Fetcher,
+        artifacts: &[&crate::schema::Artifact],
+        parallel: usize,
+        events: &dyn artifact::FetchEvents,
+    ) -> Result<artifact::Fetched> {
+        artifact::fetch_all(&self.store, fetcher, &self.downloads_dir(), artifacts, parallel, events)
     }
 
     /// The artifact is in the store, or dropped by hand into the downloads

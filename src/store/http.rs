@@ -1,6 +1,6 @@
 //! [`HttpFetcher`]: artifacts over HTTP(S) on the deployer (ureq; TLS by
 //! rustls against the system's roots; proxies from `HTTPS_PROXY`,
-//! `HTTP_PROXY`, `ALL_PROXY` and `NO_PROXY`). A download goes into a
+//! `HTTP_PROXY`, `ALL_PROXY` and `NO_PROXY`, else the cluster's `proxy.*`). A download goes into a
 //! partial file named by its URL, kept across attempts and runs: a cut
 //! transfer resumes with a `Range` request where the server allows it
 //! (206), and starts over where it does not (200). Transient failures
@@ -35,6 +35,17 @@ pub struct HttpFetcher {
     agent: ureq::Agent,
     partial_dir: PathBuf,
     retry: Retry,
+    timeout: Duration,
+}
+
+/// The proxy a cluster names for its downloads (`proxy.https`, else
+/// `proxy.http`; `proxy.noProxy`), used when the deployer's environment
+/// names none: the deployer's own environment describes its network best.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClusterProxy {
+    pub url: String,
+    /// Hosts not to reach through it (NO_PROXY's forms: `host`, `.domain`, `*`).
+    pub no_proxy: Vec<String>,
 }
 
 /// Why one attempt failed, and whether another may succeed.
@@ -49,16 +60,30 @@ impl HttpFetcher {
     /// body may keep us waiting before the attempt counts as failed (an
     /// idle limit, as Ansible's get_url has, not a limit on the transfer).
     pub fn new(partial_dir: impl Into<PathBuf>, retry: Retry, timeout: Duration) -> HttpFetcher {
-        let agent = ureq::Agent::config_builder()
-            .tls_config(TlsConfig::builder().root_certs(RootCerts::PlatformVerifier).build())
-            .timeout_connect(Some(timeout))
-            .timeout_recv_response(Some(timeout))
-            .timeout_per_read(Some(timeout))
-            .http_status_as_error(false)
-            .user_agent(concat!("kdeploy/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .into();
-        HttpFetcher { agent, partial_dir: partial_dir.into(), retry }
+        let agent = agent(timeout, ureq::Proxy::try_from_env());
+        HttpFetcher { agent, partial_dir: partial_dir.into(), retry, timeout }
+    }
+
+    /// This fetcher going through the cluster's proxy, unless the
+    /// environment names one (HTTPS_PROXY, HTTP_PROXY, ALL_PROXY win).
+    pub fn with_cluster_proxy(self, p: &ClusterProxy) -> Result<HttpFetcher, String> {
+        if ureq::Proxy::try_from_env().is_some() {
+            return Ok(self);
+        }
+        let bad = |e: ureq::Error| format!("proxy {}: {e}", p.url);
+        let given = ureq::Proxy::new(&p.url).map_err(bad)?;
+        let mut b = ureq::Proxy::builder(given.protocol()).host(given.host()).port(given.port());
+        if let Some(u) = given.username() {
+            b = b.username(u);
+        }
+        if let Some(pw) = given.password() {
+            b = b.password(pw);
+        }
+        for host in &p.no_proxy {
+            b = b.no_proxy(host);
+        }
+        let proxy = b.build().map_err(bad)?;
+        Ok(HttpFetcher { agent: agent(self.timeout, Some(proxy)), ..self })
     }
 
     fn partial_path(&self, url: &str) -> PathBuf {
@@ -108,6 +133,19 @@ impl HttpFetcher {
         }
         out.sync_all().map_err(io)
     }
+}
+
+fn agent(timeout: Duration, proxy: Option<ureq::Proxy>) -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .tls_config(TlsConfig::builder().root_certs(RootCerts::PlatformVerifier).build())
+        .proxy(proxy)
+        .timeout_connect(Some(timeout))
+        .timeout_recv_response(Some(timeout))
+        .timeout_per_read(Some(timeout))
+        .http_status_as_error(false)
+        .user_agent(concat!("kdeploy/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .into()
 }
 
 impl Fetcher for HttpFetcher {

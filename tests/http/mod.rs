@@ -1,6 +1,6 @@
-//! The test file server (`range_server.py`) run from a test: serves a
+//! The test servers run from a test: `range_server.py` serves a
 //! directory on loopback, logs every request, and cuts or hangs chosen
-//! responses on demand.
+//! responses on demand; `connect_proxy.py` is a proxy in front of it.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
@@ -16,13 +16,29 @@ impl Server {
     /// Serve `root`, cutting the first response for each name of `cut`
     /// (hanging every response for `stall:NAME`).
     pub fn start(dir: &Path, root: &Path, cut: &[&str]) -> Server {
-        let log = dir.join("requests.log");
-        let port_file = dir.join("port");
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/http/range_server.py");
+        let mut args: Vec<String> = vec![root.display().to_string()];
+        args.extend(cut.iter().map(|c| c.to_string()));
+        Server::spawn("range_server.py", dir, "files", &args)
+    }
+
+    /// A CONNECT proxy tunnelling every request to `upstream`.
+    pub fn proxy(dir: &Path, upstream: &Server) -> Server {
+        Server::spawn("connect_proxy.py", dir, "proxy", &[upstream.port.to_string()])
+    }
+
+    /// Run tests/http/`script` with `first` args, then its log and port
+    /// files (named for `name` in `dir`), then `rest`; wait for its port.
+    fn spawn(script: &str, dir: &Path, name: &str, args: &[String]) -> Server {
+        let log = dir.join(format!("{name}-requests.log"));
+        let port_file = dir.join(format!("{name}.port"));
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/http").join(script);
+        let (first, rest) = args.split_at(1);
         let child = Command::new("python3")
             .arg(script)
-            .args([root, &log, &port_file])
-            .args(cut)
+            .args(first)
+            .arg(&log)
+            .arg(&port_file)
+            .args(rest)
             .spawn()
             .expect("python3 runs the test server");
         let t = Instant::now();
@@ -32,6 +48,10 @@ impl Server {
         }
         let port = std::fs::read_to_string(&port_file).unwrap().trim().parse().unwrap();
         Server { child, port, log }
+    }
+
+    pub fn port(&self) -> u16 {
+        self.port
     }
 
     pub fn url(&self, path: &str) -> String {

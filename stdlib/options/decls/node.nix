@@ -56,15 +56,15 @@
   proxy = {
     http = opt {
       type = t.nullOr t.url; default = null; scope = "cluster"; kubespray = "http_proxy";
-      description = "HTTP proxy for containerd (systemd drop-in).";
+      description = "HTTP proxy for containerd (systemd drop-in), and for the deployer's downloads when its environment names no proxy and proxy.https is unset.";
     };
     https = opt {
       type = t.nullOr t.url; default = null; scope = "cluster"; kubespray = "https_proxy";
-      description = "HTTPS proxy for containerd.";
+      description = "HTTPS proxy for containerd, and for the deployer's downloads when its environment names no proxy (HTTPS_PROXY, HTTP_PROXY, ALL_PROXY win).";
     };
     noProxy = opt {
       type = t.nullOr t.noProxy; default = null; scope = "cluster"; kubespray = "no_proxy";
-      description = "NO_PROXY for containerd (null with a proxy set: node addresses, service and pod networks, localhost).";
+      description = "NO_PROXY for containerd (null with a proxy set: node addresses, service and pod networks, localhost); the deployer's downloads skip the proxy for its hosts and .domains.";
     };
   };
 }
