@@ -292,12 +292,16 @@ fn a_mirror_that_hangs_mid_transfer_is_given_up_on_after_the_timeout() {
 }
 
 #[test]
-fn switch_stops_before_any_node_when_the_mirror_hangs() {
+fn switch_stops_before_any_node_when_the_mirror_hangs_or_lies() {
     let f = Fixture::new();
     let tarball = etcd_tarball("3.4.23", "amd64", b"etcd\n", b"etcdctl\n");
     let amd = f.serve(&format!("{ETCD_PATH}/etcd-v3.4.23-linux-amd64.tar.gz"), &tarball);
     let server = Server::start(f.dir.path(), &f.served(), &["stall:etcd-v3.4.23-linux-amd64.tar.gz"]);
-    // arm64 has no file on the mirror at all: a 404, reported with the hang
+    // arm64's file is not what the cluster's checksum says: refused, reported with the hang
+    let arm = f.serve(
+        &format!("{ETCD_PATH}/etcd-v3.4.23-linux-arm64.tar.gz"),
+        &etcd_tarball("3.4.23", "arm64", b"tampered\n", b"etcdctl\n"),
+    );
     let project = mixed_cluster(&f, &server.url("files"), &[("amd64", &amd), ("arm64", &"3".repeat(64))]);
     let t = Instant::now();
     let (code, out, err) = closures_support::kdeploy(&["switch", "mixed.nix", "--download-timeout", "1"], &project);
@@ -306,10 +310,11 @@ fn switch_stops_before_any_node_when_the_mirror_hangs() {
     let amd_url = server.url(&format!("{ETCD_PATH}/etcd-v3.4.23-linux-amd64.tar.gz"));
     let arm_url = server.url(&format!("{ETCD_PATH}/etcd-v3.4.23-linux-arm64.tar.gz"));
     assert!(err.contains(&format!("artifact etcd-v3.4.23-linux-amd64.tar.gz: cannot fetch {amd_url}")), "{err}");
-    assert!(
-        err.contains(&format!("artifact etcd-v3.4.23-linux-arm64.tar.gz: cannot fetch {arm_url}: HTTP 404")),
-        "{err}"
+    let mismatch = format!(
+        "artifact etcd-v3.4.23-linux-arm64.tar.gz: checksum mismatch for {arm_url}: expected sha256 {}, got {arm}",
+        "3".repeat(64)
     );
+    assert!(err.contains(&mismatch), "{err}");
     // the nodes are TEST-NET addresses: had switch gone on, it would say it could not reach them
     assert!(!err.contains("192.0.2."), "no node was contacted: {err}");
 }
