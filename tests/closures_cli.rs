@@ -71,7 +71,8 @@ fn listing_plan_and_options() {
         .unwrap()
         .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap().matches("= opt {").count())
         .sum();
-    assert_eq!(serde_json::from_str::<Vec<serde_json::Value>>(&out).unwrap().len(), declared);
+    let listed = serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(&out).unwrap();
+    assert_eq!(listed.len(), declared);
 }
 
 #[test]

@@ -285,13 +285,8 @@ fn shell_payloads_in_every_option_never_run() {
     let listed = slots_of(&payloads[0]);
     let (code, out, err) = kdeploy(&["options", "--json"]);
     assert_eq!(code, 0, "{err}");
-    let declared: HashSet<String> = serde_json::from_str::<Value>(&out)
-        .unwrap()
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|o| o["path"].as_str().unwrap().to_string())
-        .collect();
+    let declared: HashSet<String> =
+        serde_json::from_str::<Value>(&out).unwrap().as_object().unwrap().keys().cloned().collect();
     let walked: HashSet<String> =
         listed["options"].as_array().unwrap().iter().map(|o| o.as_str().unwrap().to_string()).collect();
     assert_eq!(walked, declared, "slots.nix walks other options than `kdeploy options` lists");

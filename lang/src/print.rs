@@ -13,7 +13,8 @@ use crate::limits::{check_string_len, MAX_STRING};
 use crate::thunk::Thunk;
 use crate::value::Value;
 
-fn is_ident(s: &str) -> bool {
+/// Whether `s` can be written as a bare attribute name.
+pub fn is_ident(s: &str) -> bool {
     let mut chars = s.chars();
     matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '\'' || c == '-')

@@ -18,6 +18,7 @@ mod options;
 mod plan;
 mod reset;
 mod rollback;
+mod shell;
 mod status;
 mod summary;
 mod switch;
@@ -70,6 +71,10 @@ enum Command {
     Fetch(fetch::FetchArgs),
     /// List every certificate of the cluster with its expiry (from the deployer's secret store); --renew re-issues what is due.
     Certs(certs::CertsArgs),
+    /// Print a completion script for bash, zsh or fish.
+    Completions(shell::CompletionsArgs),
+    /// Print kdeploy's man page (roff).
+    Man(shell::ManArgs),
 }
 
 pub fn run() -> ExitCode {
@@ -92,5 +97,7 @@ pub fn run() -> ExitCode {
         Command::Status(args) => status::run(args),
         Command::Gc(args) => gc::run(args),
         Command::Fetch(args) => fetch::run(args),
+        Command::Completions(args) => shell::completions(args),
+        Command::Man(args) => shell::man(args),
     }
 }

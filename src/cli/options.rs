@@ -29,7 +29,9 @@ pub struct OptionsArgs {
     /// Also show each option's cluster-wide value in this cluster when it differs from the default.
     #[arg(long, value_name = "FILE")]
     cluster: Option<PathBuf>,
-    /// Print the selected options as JSON (the records of kd.options, plus "value" with --cluster).
+    /// Print the selected options as JSON in the shape of NixOS's options.json (keyed by option
+    /// path: loc, type, description, default and example as literalExpression, declarations,
+    /// readOnly), plus kdeploy's "kubespray", "scope", "values" and, with --cluster, "value".
     #[arg(long)]
     json: bool,
     #[command(flatten)]
@@ -51,6 +53,67 @@ struct OptionDoc {
     values: Json,
     #[serde(skip_deserializing, skip_serializing_if = "Option::is_none")]
     value: Option<Json>,
+}
+
+/// NixOS's options.json shape (what `nixos-option`, the NixOS manual and
+/// editor tooling read), with kdeploy's own fields beside.
+fn options_json(docs: &[OptionDoc]) -> Json {
+    let literal = |v: &Json| serde_json::json!({ "_type": "literalExpression", "text": nix_literal(v) });
+    let mut out = serde_json::Map::new();
+    for d in docs {
+        let mut o = serde_json::json!({
+            "declarations": [],
+            "default": literal(&d.default),
+            "description": d.description,
+            "loc": d.path.split('.').collect::<Vec<_>>(),
+            "readOnly": false,
+            "type": d.ty,
+            "kubespray": d.kubespray,
+            "scope": d.scope,
+            "values": d.values,
+        });
+        if !d.example.is_null() {
+            o["example"] = literal(&d.example);
+        }
+        if let Some(v) = &d.value {
+            o["value"] = v.clone();
+        }
+        out.insert(d.path.clone(), o);
+    }
+    Json::Object(out)
+}
+
+/// A JSON value written as the Nix expression that evaluates to it.
+fn nix_literal(v: &Json) -> String {
+    match v {
+        Json::Null => "null".into(),
+        Json::Bool(b) => b.to_string(),
+        Json::Number(n) => n.to_string(),
+        Json::String(s) => nix_string(s),
+        Json::Array(items) if items.is_empty() => "[ ]".into(),
+        Json::Array(items) => format!("[ {} ]", items.iter().map(nix_literal).collect::<Vec<_>>().join(" ")),
+        Json::Object(m) if m.is_empty() => "{ }".into(),
+        Json::Object(m) => {
+            let attrs: Vec<String> =
+                m.iter().map(|(k, v)| format!("{} = {};", nix_attr_name(k), nix_literal(v))).collect();
+            format!("{{ {} }}", attrs.join(" "))
+        }
+    }
+}
+
+/// A string literal that reads back as `s` (an antiquotation escaped).
+fn nix_string(s: &str) -> String {
+    let mut out = String::new();
+    kdeploy_lang::print::quote_string(s, &mut out);
+    out.replace("${", "\\${")
+}
+
+fn nix_attr_name(k: &str) -> String {
+    if kdeploy_lang::print::is_ident(k) {
+        k.to_string()
+    } else {
+        nix_string(k)
+    }
 }
 
 pub fn run(args: OptionsArgs) -> ExitCode {
@@ -86,7 +149,7 @@ pub fn run(args: OptionsArgs) -> ExitCode {
             }
         }
         if args.json {
-            return Ok(serde_json::to_string_pretty(&docs).expect("JSON") + "\n");
+            return Ok(serde_json::to_string_pretty(&options_json(&docs)).expect("JSON") + "\n");
         }
         let mut o = String::new();
         for d in &docs {
