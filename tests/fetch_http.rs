@@ -92,6 +92,18 @@ fn each_artifact_is_fetched_once_across_nodes_and_runs() {
 }
 
 #[test]
+fn a_tarball_labelled_content_encoding_gzip_is_stored_as_served() {
+    // web servers often label .tar.gz files so; the checksum is of the file itself
+    let f = Fixture::new();
+    let tarball = etcd_tarball("3.4.23", "amd64", b"etcd\n", b"etcdctl\n");
+    let sha = f.serve("etcd.tar.gz", &tarball);
+    let server = Server::start(f.dir.path(), &f.served(), &["gzip:etcd.tar.gz"]);
+    let a = artifact("etcd", server.url("etcd.tar.gz"), &sha);
+    let got = f.resolver().fetch_all(&[&a], 1, &kdeploy::store::Quiet).unwrap();
+    assert_eq!(got.fetched, [("etcd".to_string(), tarball.len() as u64)]);
+}
+
+#[test]
 fn a_transfer_cut_half_way_resumes_where_it_stopped() {
     let f = Fixture::new();
     let data = bytes(4 << 20, 3);
@@ -340,14 +352,16 @@ fn the_clusters_proxy_carries_downloads_unless_the_environment_names_one() {
 
     // the environment's proxy wins: here one that nothing listens on
     let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let fetch = |env_proxy: Option<String>| {
+    let fetch = |env_proxy: Option<(&str, String)>| {
         let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_kdeploy"));
         c.args(["fetch", "mixed.nix", "--download-timeout", "2"]).current_dir(&project);
-        for var in ["ALL_PROXY", "all_proxy", "HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"] {
+        for var in
+            ["ALL_PROXY", "all_proxy", "HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "NO_PROXY", "no_proxy"]
+        {
             c.env_remove(var);
         }
-        if let Some(p) = env_proxy {
-            c.env("HTTP_PROXY", p);
+        if let Some((var, p)) = env_proxy {
+            c.env(var, p);
         }
         let out = c.output().unwrap();
         (
@@ -356,14 +370,25 @@ fn the_clusters_proxy_carries_downloads_unless_the_environment_names_one() {
             String::from_utf8_lossy(&out.stderr).into_owned(),
         )
     };
-    let (code, _, err) = fetch(Some(format!("http://127.0.0.1:{dead}")));
+    let (code, _, err) = fetch(Some(("HTTP_PROXY", format!("http://127.0.0.1:{dead}"))));
     assert_eq!(code, Some(1), "{err}");
     assert!(err.contains("cannot fetch http://files.invalid/files/"), "{err}");
     assert!(proxy.requests().is_empty(), "{:?}", proxy.requests());
-
     let (code, out, err) = fetch(None);
     assert_eq!(code, Some(0), "{err}");
     assert!(out.contains("2 artifact(s): 2 fetched"), "{out}");
     assert_eq!(proxy.requests(), ["CONNECT files.invalid:80", "CONNECT files.invalid:80"]);
     assert_eq!(files.requests().len(), 2, "{:?}", files.requests());
+
+    // an https proxy in the environment does not carry http:// URLs (a fresh store, the
+    // mirror on loopback, no cluster proxy)
+    mixed_cluster(&f, &files.url("files"), &sums);
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_kdeploy"));
+    c.args(["fetch", "mixed.nix", "--store", "other-store"]).current_dir(&project);
+    for var in ["ALL_PROXY", "all_proxy", "HTTP_PROXY", "http_proxy", "NO_PROXY", "no_proxy"] {
+        c.env_remove(var);
+    }
+    let out = c.env("HTTPS_PROXY", format!("http://127.0.0.1:{dead}")).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(files.requests().len(), 4, "{:?}", files.requests());
 }

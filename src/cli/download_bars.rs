@@ -45,8 +45,13 @@ impl DownloadBars {
     }
 }
 
+fn spinner_style() -> ProgressStyle {
+    ProgressStyle::with_template("  {prefix:40!} {spinner} {bytes} {bytes_per_sec}")
+        .unwrap_or_else(|_| ProgressStyle::default_spinner())
+}
+
 fn bar_style() -> ProgressStyle {
-    ProgressStyle::with_template("  {prefix:40!} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} {eta}")
+    ProgressStyle::with_template("  {prefix:40!} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} {eta} {msg}")
         .unwrap_or_else(|_| ProgressStyle::default_bar())
         .progress_chars("=> ")
 }
@@ -56,13 +61,15 @@ impl FetchEvents for DownloadBars {
         let DownloadBars::Terminal { mp, bars } = self else { return };
         let mut bars = bars.lock().unwrap_or_else(|p| p.into_inner());
         let bar = bars.entry(a.name.clone()).or_insert_with(|| {
-            let b = mp.add(ProgressBar::new(total.unwrap_or(0)).with_style(bar_style()));
+            // a server that does not say the size gets a spinner with the bytes so far
+            let b = match total {
+                Some(t) => ProgressBar::new(t).with_style(bar_style()),
+                None => ProgressBar::new_spinner().with_style(spinner_style()),
+            };
+            let b = mp.add(b);
             b.set_prefix(a.name.clone());
             b
         });
-        if let Some(t) = total {
-            bar.set_length(t);
-        }
         bar.set_position(have);
     }
 
@@ -75,7 +82,7 @@ impl FetchEvents for DownloadBars {
 
     fn failed(&self, a: &Artifact) {
         if let Some(b) = self.take(a) {
-            b.abandon();
+            b.abandon_with_message("failed");
         }
     }
 }

@@ -9,7 +9,7 @@ use clap::Args;
 use kdeploy_lang::{Arg, EvalError, Session, Value};
 
 use crate::closure::{self, Closures};
-use crate::store::http::{ClusterProxy, HttpFetcher, Retry};
+use crate::store::http::{split_hosts, HttpFetcher, Proxies, Retry};
 use crate::store::{Fetched, Resolver, Store};
 
 #[derive(Args, Clone, Default)]
@@ -127,13 +127,12 @@ impl Inputs {
             })
             .collect();
         let events = super::download_bars::DownloadBars::for_stderr();
-        Ok(match cluster_proxy(&closures.cluster.settings) {
-            Some(p) => {
-                let fetcher = self.http_fetcher(resolver.store()).with_cluster_proxy(&p).map_err(Failure::Usage)?;
-                resolver.fetch_all_with(&fetcher, &artifacts, FETCH_PARALLEL, &events)?
-            }
-            None => resolver.fetch_all(&artifacts, FETCH_PARALLEL, &events)?,
-        })
+        let proxies = cluster_proxies(&closures.cluster.settings);
+        if proxies.is_none() {
+            return Ok(resolver.fetch_all(&artifacts, FETCH_PARALLEL, &events)?);
+        }
+        let fetcher = self.http_fetcher(resolver.store()).with_cluster_proxies(&proxies).map_err(Failure::Usage)?;
+        Ok(resolver.fetch_all_with(&fetcher, &artifacts, FETCH_PARALLEL, &events)?)
     }
 
     /// Sources are resolved against the first project root.
@@ -217,13 +216,15 @@ pub fn closures_with(
 /// How many artifacts are fetched at once.
 pub const FETCH_PARALLEL: usize = 4;
 
-/// The proxy of the cluster's `proxy.https` (else `proxy.http`) setting
-/// and its `proxy.noProxy` list, if it names one.
-fn cluster_proxy(settings: &serde_json::Value) -> Option<ClusterProxy> {
+/// The cluster's proxies: `proxy.http` for http:// URLs, `proxy.https`
+/// (else `proxy.http`, as most sites give one proxy for both) for
+/// https://, and `proxy.noProxy`.
+fn cluster_proxies(settings: &serde_json::Value) -> Proxies {
     let proxy = &settings["proxy"];
-    let url = proxy["https"].as_str().or(proxy["http"].as_str())?;
-    let no_proxy = proxy["noProxy"]
-        .as_str()
-        .map_or(vec![], |l| l.split(',').map(str::trim).filter(|h| !h.is_empty()).map(str::to_string).collect());
-    Some(ClusterProxy { url: url.to_string(), no_proxy })
+    let http = proxy["http"].as_str().map(str::to_string);
+    Proxies {
+        https: proxy["https"].as_str().map(str::to_string).or(http.clone()),
+        http,
+        no_proxy: proxy["noProxy"].as_str().map_or(vec![], split_hosts),
+    }
 }

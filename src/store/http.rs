@@ -1,6 +1,6 @@
 //! [`HttpFetcher`]: artifacts over HTTP(S) on the deployer (ureq; TLS by
-//! rustls against the system's roots; proxies from `HTTPS_PROXY`,
-//! `HTTP_PROXY`, `ALL_PROXY` and `NO_PROXY`, else the cluster's `proxy.*`). A download goes into a
+//! rustls against the system's roots; a proxy per scheme from the
+//! environment as curl reads it, else the cluster's `proxy.*`). A download goes into a
 //! partial file named by its URL, kept across attempts and runs: a cut
 //! transfer resumes with a `Range` request where the server allows it
 //! (206), and starts over where it does not (200). Transient failures
@@ -32,20 +32,61 @@ impl Default for Retry {
 }
 
 pub struct HttpFetcher {
-    agent: ureq::Agent,
+    /// for http:// and https:// URLs: each scheme has its own proxy
+    http: ureq::Agent,
+    https: ureq::Agent,
     partial_dir: PathBuf,
     retry: Retry,
     timeout: Duration,
 }
 
-/// The proxy a cluster names for its downloads (`proxy.https`, else
-/// `proxy.http`; `proxy.noProxy`), used when the deployer's environment
-/// names none: the deployer's own environment describes its network best.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ClusterProxy {
-    pub url: String,
-    /// Hosts not to reach through it (NO_PROXY's forms: `host`, `.domain`, `*`).
+/// Which proxy carries which URLs, as curl picks them: one for http://,
+/// one for https://, and the hosts reached directly (NO_PROXY's forms:
+/// `host`, `.domain`, `*`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Proxies {
+    pub http: Option<String>,
+    pub https: Option<String>,
     pub no_proxy: Vec<String>,
+}
+
+impl Proxies {
+    /// From the environment: `http_proxy`/`HTTP_PROXY` for http, `https_proxy`/`HTTPS_PROXY`
+    /// for https, `all_proxy`/`ALL_PROXY` for either when its own is unset; `no_proxy`/`NO_PROXY`.
+    pub fn from_env() -> Proxies {
+        let var = |names: &[&str]| names.iter().find_map(|n| std::env::var(n).ok().filter(|v| !v.is_empty()));
+        Proxies {
+            http: var(&["http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"]),
+            https: var(&["https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"]),
+            no_proxy: var(&["no_proxy", "NO_PROXY"]).map_or(vec![], |l| split_hosts(&l)),
+        }
+    }
+
+    pub fn is_none(&self) -> bool {
+        self.http.is_none() && self.https.is_none()
+    }
+
+    fn proxy(&self, url: &Option<String>) -> Result<Option<ureq::Proxy>, String> {
+        let Some(url) = url else { return Ok(None) };
+        let bad = |e: ureq::Error| format!("proxy {url}: {e}");
+        let given = ureq::Proxy::new(url).map_err(bad)?;
+        let mut b = ureq::Proxy::builder(given.protocol()).host(given.host()).port(given.port());
+        if let Some(u) = given.username() {
+            b = b.username(u);
+        }
+        if let Some(pw) = given.password() {
+            b = b.password(pw);
+        }
+        for host in &self.no_proxy {
+            b = b.no_proxy(host);
+        }
+        b.build().map(Some).map_err(bad)
+    }
+}
+
+/// A comma-separated host list as NO_PROXY writes it.
+pub fn split_hosts(list: &str) -> Vec<String> {
+    list.split(',').map(str::trim).filter(|h| !h.is_empty()).map(str::to_string).collect()
 }
 
 /// Why one attempt failed, and whether another may succeed.
@@ -60,30 +101,29 @@ impl HttpFetcher {
     /// body may keep us waiting before the attempt counts as failed (an
     /// idle limit, as Ansible's get_url has, not a limit on the transfer).
     pub fn new(partial_dir: impl Into<PathBuf>, retry: Retry, timeout: Duration) -> HttpFetcher {
-        let agent = agent(timeout, ureq::Proxy::try_from_env());
-        HttpFetcher { agent, partial_dir: partial_dir.into(), retry, timeout }
+        let env = Proxies::from_env();
+        // a malformed proxy variable is ignored, as curl and ureq do
+        let (http, https) = (env.proxy(&env.http).unwrap_or(None), env.proxy(&env.https).unwrap_or(None));
+        HttpFetcher {
+            http: agent(timeout, http),
+            https: agent(timeout, https),
+            partial_dir: partial_dir.into(),
+            retry,
+            timeout,
+        }
     }
 
-    /// This fetcher going through the cluster's proxy, unless the
-    /// environment names one (HTTPS_PROXY, HTTP_PROXY, ALL_PROXY win).
-    pub fn with_cluster_proxy(self, p: &ClusterProxy) -> Result<HttpFetcher, String> {
-        if ureq::Proxy::try_from_env().is_some() {
+    /// This fetcher going through the cluster's proxies, unless the
+    /// environment names one (it describes the deployer's network best).
+    pub fn with_cluster_proxies(self, p: &Proxies) -> Result<HttpFetcher, String> {
+        if !Proxies::from_env().is_none() {
             return Ok(self);
         }
-        let bad = |e: ureq::Error| format!("proxy {}: {e}", p.url);
-        let given = ureq::Proxy::new(&p.url).map_err(bad)?;
-        let mut b = ureq::Proxy::builder(given.protocol()).host(given.host()).port(given.port());
-        if let Some(u) = given.username() {
-            b = b.username(u);
-        }
-        if let Some(pw) = given.password() {
-            b = b.password(pw);
-        }
-        for host in &p.no_proxy {
-            b = b.no_proxy(host);
-        }
-        let proxy = b.build().map_err(bad)?;
-        Ok(HttpFetcher { agent: agent(self.timeout, Some(proxy)), ..self })
+        Ok(HttpFetcher {
+            http: agent(self.timeout, p.proxy(&p.http)?),
+            https: agent(self.timeout, p.proxy(&p.https)?),
+            ..self
+        })
     }
 
     fn partial_path(&self, url: &str) -> PathBuf {
@@ -93,15 +133,23 @@ impl HttpFetcher {
     /// Download `url` into `part`, resuming what is there.
     fn attempt(&self, url: &str, part: &Path, progress: Progress) -> Result<(), Failed> {
         let have = std::fs::metadata(part).map_or(0, |m| m.len());
-        let mut req = self.agent.get(url);
+        // the bytes as the server keeps them: the checksum is of the file, not of a
+        // re-encoding (a .tar.gz served with Content-Encoding: gzip stays as it is)
+        let agent = if url.starts_with("https://") { &self.https } else { &self.http };
+        let mut req = agent.get(url).header("Accept-Encoding", "identity");
         if have > 0 {
             req = req.header("Range", format!("bytes={have}-"));
         }
-        let resp = req.call().map_err(|e| Failed { reason: e.to_string(), transient: true })?;
+        let resp = req.call().map_err(|e| Failed { transient: is_transient(&e), reason: e.to_string() })?;
         let status = resp.status().as_u16();
         let append = match status {
             200 => false,
-            206 => true,
+            // only a continuation from where the partial file ends is appended
+            206 if range_start(&resp) == Some(have) => true,
+            206 => {
+                let _ = std::fs::remove_file(part);
+                return Err(Failed { reason: "the server resumed at another offset".into(), transient: true });
+            }
             // asked for the bytes past a complete file
             416 if have > 0 => return Ok(()),
             _ => {
@@ -133,6 +181,25 @@ impl HttpFetcher {
         }
         out.sync_all().map_err(io)
     }
+}
+
+/// Where a 206 answer's `Content-Range: bytes START-END/TOTAL` starts.
+fn range_start(resp: &ureq::http::Response<ureq::Body>) -> Option<u64> {
+    let v = resp.headers().get("content-range")?.to_str().ok()?;
+    v.strip_prefix("bytes ")?.split('-').next()?.trim().parse().ok()
+}
+
+/// Whether another attempt may succeed: not when the name does not
+/// resolve, the URL is malformed or TLS refuses the server.
+fn is_transient(e: &ureq::Error) -> bool {
+    !matches!(
+        e,
+        ureq::Error::HostNotFound
+            | ureq::Error::BadUri(_)
+            | ureq::Error::Tls(_)
+            | ureq::Error::Rustls(_)
+            | ureq::Error::InvalidProxyUrl
+    )
 }
 
 fn agent(timeout: Duration, proxy: Option<ureq::Proxy>) -> ureq::Agent {

@@ -3,15 +3,18 @@ Range support (206), logs every request as "<path> <range or ->" to a file,
 cuts the first response for any file named in CUT_ONCE after half its
 bytes (the connection closes mid-body), as a flaky network would, and for a
 file named as stall:NAME sends half its bytes and then nothing, the
-connection held open, as a hung mirror would.
+connection held open, as a hung mirror would; a file named as gzip:NAME is
+served with "Content-Encoding: gzip" (as web servers often label .tar.gz
+files), its bytes unchanged.
 
-usage: range_server.py ROOT LOG PORT_FILE [CUT_ONCE_NAME | stall:NAME ...]
+usage: range_server.py ROOT LOG PORT_FILE [CUT_ONCE_NAME | stall:NAME | gzip:NAME ...]
 Writes the port it listens on to PORT_FILE once ready."""
 import http.server, os, sys, time
 
 root, log, port_file = sys.argv[1], sys.argv[2], sys.argv[3]
 stall = {a[len("stall:"):] for a in sys.argv[4:] if a.startswith("stall:")}
-cut = {a for a in sys.argv[4:] if not a.startswith("stall:")}
+gzip = {a[len("gzip:"):] for a in sys.argv[4:] if a.startswith("gzip:")}
+cut = {a for a in sys.argv[4:] if ":" not in a}
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -38,8 +41,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if rng:
             self.send_header("Content-Range", f"bytes {start}-{len(data) - 1}/{len(data)}")
         self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
         name = os.path.basename(path)
+        if name in gzip:
+            self.send_header("Content-Encoding", "gzip")
+        self.end_headers()
         if name in stall:
             self.wfile.write(body[: len(body) // 2])
             self.wfile.flush()
