@@ -46,16 +46,34 @@ let
   nodeNet = if s.network.nodeCIDR == null then null else ip.parseCidr s.network.nodeCIDR;
 
   kubeVersion = s.kubernetes.version;
-  kubeLocal = all (c: hasAttr c s.download.local || elem c s.download.skip) [ "kubelet" "kubeadm" "kubectl" ];
   # a checksum for component c at version v on architecture a: the cluster's
-  # download.checksums, else checksums.nix
+  # download.checksums, else checksums.nix (no_arch: one file for all)
   hasSum = a: v: c: any (t: hasAttr v ((t.${c} or { }).${a} or (t.${c} or { }).no_arch or { })) [ s.download.checksums checksums ];
-  # architecture -> the Kubernetes nodes of it
-  k8sByArch = groupBy (n: n.settings.arch) (filter (n: n.isK8s) nodeList);
-  # the first architecture (and a node of it) lacking a checksum of one of `components`
-  missingSum = v: components:
-    let bad = filter (a: !(all (hasSum a v) components)) (attrNames k8sByArch); in
-    if bad == [ ] then null else { arch = head bad; node = head k8sByArch.${head bad}; };
+  # the components of `cs` that are downloaded (not local files, not skipped)
+  downloaded = cs: filter (c: !(hasAttr c s.download.local || elem c s.download.skip)) cs;
+  # The first architecture among `nodes` lacking a checksum of some of `components` at
+  # `v`: { arch; node; missing; }, or null.
+  missingSums = nodes: v: components:
+    let
+      byArch = groupBy (n: n.settings.arch) nodes;
+      gaps = map (a: { arch = a; node = head byArch.${a}; missing = filter (c: !(hasSum a v c)) components; }) (attrNames byArch);
+      found = filter (g: g.missing != [ ]) gaps;
+    in
+    if found == [ ] then null else head found;
+  # "... has no checksum of X for ARCH (node N; known: ...); set download.checksums.X.ARCH."V" ..."
+  sumsMessage = v: m:
+    let
+      c = head m.missing;
+      key = if c == "calico-crds" then "no_arch" else m.arch;
+      more = if length m.missing > 1 then " (and ${concatStringsSep ", " (builtins.tail m.missing)})" else "";
+    in
+    "${v} has no checksum of ${concatStringsSep ", " m.missing} for ${m.arch} (node ${m.node.name}; known: ${artifacts.known c m.arch v}); set download.checksums.${c}.${key}.\"${v}\"${more} = \"sha256:<hex>\"";
+  firstControlPlane = if ctx.firstControlPlane == null then [ ] else [ ctx.firstControlPlane ];
+  kubeGap = missingSums (filter (n: n.isK8s) nodeList) kubeVersion (downloaded [ "kubelet" "kubeadm" "kubectl" ]);
+  # calicoctl goes to the control planes, the CRDs (one file) to the first of them
+  calicoGap =
+    let cp = missingSums ctx.controlPlanes s.calico.version (downloaded [ "calicoctl" ]); in
+    if cp != null then cp else missingSums firstControlPlane s.calico.version [ "calico-crds" ];
 
   dupGroups = filter (g: length g > 1) (attrValues (groupBy (n: n.address) nodeList));
 
@@ -128,18 +146,14 @@ let
     # Kubernetes version
     (if lib.version.atLeast kubeVersion versions.kubernetes.minimum then true
       else rule "unsupported Kubernetes version" "${kubeVersion} is below the supported minimum ${versions.kubernetes.minimum}" (settingPos [ "kubernetes" "version" ]))
-    (let m = missingSum kubeVersion [ "kubelet" "kubeadm" "kubectl" ]; in
-      if kubeLocal || m == null then true
-      else rule "unsupported Kubernetes version"
-        "${kubeVersion} has no checksums for ${m.arch} (node ${m.node.name}; known: ${artifacts.known "kubelet" m.arch kubeVersion}); set download.checksums.kubelet.${m.arch}.\"${kubeVersion}\" (and kubeadm, kubectl) = \"sha256:<hex>\""
-        (settingPos [ "kubernetes" "version" ]))
+    (if kubeGap == null then true
+      else rule "unsupported Kubernetes version" (sumsMessage kubeVersion kubeGap) (settingPos [ "kubernetes" "version" ]))
     (if hasAttr ctx.versions.minor versions.kubernetes.minors then true
       else rule "unsupported Kubernetes version" "no companion versions (etcd, CoreDNS, pause) are pinned for Kubernetes ${ctx.versions.minor}" (settingPos [ "kubernetes" "version" ]))
 
     # calico version pinned (CRDs are downloaded with a checksum)
-    (let m = missingSum s.calico.version [ "calicoctl" "calico-crds" ]; in
-      if s.network.plugin != "calico" || m == null then true
-      else rule "unsupported calico version" "${s.calico.version} has no checksums for ${m.arch} (node ${m.node.name}; known: ${artifacts.known "calicoctl" m.arch s.calico.version}); set download.checksums.calicoctl.${m.arch}.\"${s.calico.version}\" (and calico-crds) = \"sha256:<hex>\"" (settingPos [ "calico" "version" ]))
+    (if s.network.plugin != "calico" || calicoGap == null then true
+      else rule "unsupported calico version" (sumsMessage s.calico.version calicoGap) (settingPos [ "calico" "version" ]))
 
     # DNS
     (if s.dns.mode != "manual" || s.dns.manualServer != null then true

@@ -18,8 +18,8 @@ use super::inputs::{self, Inputs};
 Artifacts already in the store (or dropped by hand into .kdeploy/downloads/ under their name)
 are not fetched again; a download is checked against its declared sha256 before it enters
 the store, and a mismatch, an HTTP error or a dead server names the artifact and its URL.
-The proxy comes from HTTPS_PROXY, HTTP_PROXY or ALL_PROXY (with NO_PROXY), else from the
-cluster's proxy.https / proxy.http (with proxy.noProxy); TLS uses the system's certificate
+The proxy per scheme comes from http_proxy/HTTP_PROXY, https_proxy/HTTPS_PROXY or ALL_PROXY
+(with NO_PROXY), else from the cluster's proxy.http / proxy.https (with proxy.noProxy); TLS uses the system's certificate
 roots. A server silent for --download-timeout seconds counts as a failed attempt; five
 attempts, with growing pauses. A bar per download on a terminal. `switch` does the same
 before it reaches any node.

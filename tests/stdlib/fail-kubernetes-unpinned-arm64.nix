@@ -1,5 +1,5 @@
 # A checksum given for amd64 only: the arm64 node still has none.
-# expect: unsupported Kubernetes version: 1.33.99 has no checksums for arm64 (node b; known: 1.33.0
+# expect: unsupported Kubernetes version: 1.33.99 has no checksum of kubelet, kubeadm, kubectl for arm64 (node b; known: 1.33.0
 # expect: set download.checksums.kubelet.arm64."1.33.99" (and kubeadm, kubectl) = "sha256:<hex>"
 let
   kd = import <kdeploy>;

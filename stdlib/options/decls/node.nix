@@ -56,11 +56,11 @@
   proxy = {
     http = opt {
       type = t.nullOr t.url; default = null; scope = "cluster"; kubespray = "http_proxy";
-      description = "HTTP proxy for containerd (systemd drop-in), and for the deployer's downloads when its environment names no proxy and proxy.https is unset.";
+      description = "HTTP proxy for containerd (systemd drop-in), and for the deployer's http:// downloads (https:// too when proxy.https is unset) when its environment names no proxy.";
     };
     https = opt {
       type = t.nullOr t.url; default = null; scope = "cluster"; kubespray = "https_proxy";
-      description = "HTTPS proxy for containerd, and for the deployer's downloads when its environment names no proxy (HTTPS_PROXY, HTTP_PROXY, ALL_PROXY win).";
+      description = "HTTPS proxy for containerd, and for the deployer's https:// downloads when its environment names no proxy (http_proxy, https_proxy, all_proxy and their upper-case forms win).";
     };
     noProxy = opt {
       type = t.nullOr t.noProxy; default = null; scope = "cluster"; kubespray = "no_proxy";
