@@ -1,6 +1,8 @@
 //! The test servers run from a test: `range_server.py` serves a
 //! directory on loopback, logs every request, and cuts or hangs chosen
 //! responses on demand; `connect_proxy.py` is a proxy in front of it.
+// Each test binary that includes this module uses only part of it.
+#![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
