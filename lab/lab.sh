@@ -28,8 +28,8 @@ MAX_NODES=50
 GUARD_METRIC=4242
 
 # Bump when the image recipe below changes: cached images with another recipe are rebuilt.
-IMAGE_RECIPE=4
-BASE_PACKAGES=systemd,systemd-sysv,openssh-server,iproute2,dbus,procps
+IMAGE_RECIPE=5
+BASE_PACKAGES=systemd,systemd-sysv,openssh-server,iproute2,dbus,procps,sudo
 # The packages `lab.sh deps` installs on the host.
 HOST_PACKAGES=(systemd-container debootstrap debian-archive-keyring openssh-client iproute2 util-linux)
 

@@ -81,10 +81,15 @@ pub struct Node {
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Ssh {
+    /// How a non-root `user` becomes root: "sudo", "doas" or "none".
+    #[serde(rename = "become")]
+    pub escalation: String,
     pub jump_host: Option<String>,
     pub key: Option<String>,
-    pub port: u16,
-    pub user: String,
+    /// null: the user's ~/.ssh/config, else 22.
+    pub port: Option<u16>,
+    /// null: the user's ~/.ssh/config, else root.
+    pub user: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]

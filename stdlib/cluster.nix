@@ -139,7 +139,31 @@ let
 
   checks = validate { inherit args ctx nodeList userSettings; };
 
-  phaseOrder = phases.order;
+  phaseOrder = phases.orderWith clusterSettings.custom.phases customPhaseAt phases.order;
+  customPhaseAt = name:
+    let p = errors.posIn userSettings [ "custom" "phases" name ]; in
+    errors.fmtPos (if p == null then builtins.unsafeGetAttrPos "settings" args else p);
+
+  # Where a node's setting was defined: its own settings, its roles', the cluster's.
+  nodeSettingPos = node: path:
+    let
+      n = nodesIn.${node.name};
+      sets = [ (n.settings or { }) ] ++ map (r: roleSettings.${r}) (filter (r: roleSettings ? ${r}) node.roles) ++ [ userSettings ];
+      found = filter (p: p != null) (map (set: errors.posIn set path) sets);
+    in
+    if found == [ ] then node.pos else head found;
+
+  # Every custom entry of a node names a phase of the order.
+  checkCustomPhases = node:
+    let
+      c = node.settings.custom;
+      bad = concatMap (kind: map (k: { inherit kind k; p = c.${kind}.${k}.phase; })
+        (filter (k: !(elem c.${kind}.${k}.phase phaseOrder)) (attrNames c.${kind})))
+        [ "files" "units" "hooks" "checks" ];
+      b = head bad;
+    in
+    if bad == [ ] then true
+    else errors.fail "node '${node.name}': custom.${b.kind}.\"${b.k}\" (at ${errors.fmtPos (nodeSettingPos node [ "custom" b.kind b.k ])}): phase '${b.p}' is not a phase.${errors.didYouMean b.p phaseOrder} Phases: ${concatStringsSep ", " phaseOrder} (add your own in custom.phases)";
 
   nodeOut = node:
     let
@@ -149,8 +173,8 @@ let
     in
     {
       inherit (node) address roles;
-      ssh = { inherit (s.ssh) user port key jumpHost; };
-      phases = map (p: phases.build p ctx n) phaseOrder;
+      ssh = { inherit (s.ssh) user port key jumpHost become; };
+      phases = seq (checkCustomPhases node) (map (p: phases.build p ctx n) phaseOrder);
       settings = s;
     };
 
@@ -161,7 +185,7 @@ let
     name = args.name;
     schemaVersion = 1;
     inherit phaseOrder;
-    upgradePhaseOrder = phases.upgradeOrder;
+    upgradePhaseOrder = phases.orderWith clusterSettings.custom.phases customPhaseAt phases.upgradeOrder;
     nodes = listToAttrs (map (n: { name = n.name; value = nodeOut n; }) nodeList);
     settings = clusterSettings;
     warnings = checks.warnings;

@@ -16,15 +16,7 @@ let
   # Position of a user setting (e.g. [ "network" "podCIDR" ]) in `settings`, looking
   # through kd.mkForce/mkDefault wrappers; falls back to `settings`, then `nodes`.
   settingPos = path:
-    let
-      unwrap = v: if builtins.isAttrs v && (v._type or null) == "override" then unwrap v.content else v;
-      go = v: p:
-        let v' = unwrap v; in
-        if !(builtins.isAttrs v') || !(v' ? ${head p}) then null
-        else if length p == 1 then builtins.unsafeGetAttrPos (head p) v'
-        else go v'.${head p} (builtins.tail p);
-      found = go userSettings path;
-    in
+    let found = errors.posIn userSettings path; in
     if found != null then found
     else if args ? settings then builtins.unsafeGetAttrPos "settings" args
     else builtins.unsafeGetAttrPos "nodes" args;

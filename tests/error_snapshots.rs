@@ -355,3 +355,35 @@ fn binary_missing_toplevel_argument_exits_1_with_help() {
     assert_eq!(out.status.code(), Some(1), "stderr:\n{stderr}");
     assert!(stderr.contains("--arg clusterName"), "no hint to pass --arg in:\n{stderr}");
 }
+
+/// An error the stdlib raises about a definition shows the user's file,
+/// line and snippet (not the stdlib's `throw`), and says what to change
+/// there: an unknown role, an unknown option, a version without checksums,
+/// an own file in a phase that does not exist.
+#[test]
+fn stdlib_errors_point_at_the_users_file() {
+    for (name, place) in [
+        ("fail-unknown-role", "fail-unknown-role.nix:8:33"),
+        ("fail-unknown-option", "fail-unknown-option.nix:"),
+        ("fail-kubernetes-unpinned", "fail-kubernetes-unpinned.nix:"),
+        ("fail-custom-unknown-phase", "fail-custom-unknown-phase.nix:8:"),
+    ] {
+        let out = kdeploy(&["eval", &format!("tests/stdlib/{name}.nix")]);
+        no_panic(&out);
+        assert_eq!(out.status.code(), Some(1));
+        let text = normalise(&String::from_utf8_lossy(&out.stderr));
+        insta::with_settings!({
+            snapshot_path => "errors/snapshots",
+            prepend_module_to_snapshot => false,
+            omit_expression => true,
+            description => format!("kdeploy eval tests/stdlib/{name}.nix"),
+        }, {
+            insta::assert_snapshot!(format!("stdlib-{name}"), text);
+        });
+        let header = text.lines().find(|l| l.contains("╭─[")).unwrap_or_else(|| panic!("no snippet:\n{text}"));
+        assert!(header.contains(&format!("tests/stdlib/{place}")), "{name}: the snippet is not the user's file:\n{text}");
+        assert!(text.contains("this definition"), "{text}");
+        assert!(text.contains(&format!("help: ")) && text.contains(&format!("in tests/stdlib/{name}.nix (line ")), "{text}");
+        assert!(text.contains("raised by <kdeploy>/"), "{text}");
+    }
+}

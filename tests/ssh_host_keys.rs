@@ -92,6 +92,7 @@ impl Fixture {
             host_keys,
             connect_timeout: Duration::from_secs(10),
             jump: None,
+            escalate: None,
         };
         SshHost::connect("node1", "127.0.0.1", &opts).await
     }

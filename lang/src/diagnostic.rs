@@ -8,7 +8,7 @@ use std::fmt;
 
 use miette::{Diagnostic, GraphicalReportHandler, GraphicalTheme, LabeledSpan, NamedSource, SourceSpan};
 
-use crate::error::{Context, EvalError};
+use crate::error::{Context, ErrorKind, EvalError};
 use crate::source::{Sources, Span};
 
 #[derive(Debug)]
@@ -109,12 +109,57 @@ fn merge_attribute_paths(contexts: &[Context]) -> Vec<Context> {
     out
 }
 
+/// Where in the user's own files a stdlib error is about: the first
+/// `FILE:LINE:COL` its message names (as `unsafeGetAttrPos` positions
+/// print) of a file that is not the stdlib's. The stdlib's `throw` is
+/// never what the user should look at.
+fn user_place(err: &EvalError, sources: &Sources) -> Option<Span> {
+    if err.kind != ErrorKind::Thrown || !err.message.starts_with("kdeploy: ") {
+        return None;
+    }
+    err.message.split(|c: char| c.is_whitespace() || "()".contains(c)).find_map(|word| {
+        let word = word.trim_end_matches(['.', ',', ';', ':']);
+        let (rest, col) = word.rsplit_once(':')?;
+        let (name, line) = rest.rsplit_once(':')?;
+        if name.starts_with("<kdeploy>") {
+            return None;
+        }
+        sources.word_at(name, line.parse().ok()?, col.parse().ok()?)
+    })
+}
+
+/// A " Did you mean 'x'?" sentence of a message, as advice.
+fn did_you_mean(message: &str) -> Option<String> {
+    let at = message.find("Did you mean '")?;
+    let end = message[at..].find('?')? + at + 1;
+    Some(message[at..end].to_string())
+}
+
 /// Builds the miette report for an error.
 pub fn report(err: &EvalError, sources: &Sources) -> Report {
     let mut message = err.message.clone();
     let mut labels = Vec::new();
     let mut source = None;
     let mut elsewhere = Vec::new();
+    let mut help = err.help.clone();
+    let moved;
+    let err = match user_place(err, sources) {
+        Some(place) => {
+            if let Some(thrown) = err.span {
+                elsewhere.push(format!("raised by {}", sources.describe(thrown)));
+            }
+            let (line, _) = sources.line_col(place);
+            let fix = format!("change it in {} (line {line})", sources.get(place.file).name);
+            help = Some(match (help, did_you_mean(&err.message)) {
+                (Some(h), _) => format!("{h}; {fix}"),
+                (None, Some(d)) => format!("{d} {}{}", fix[..1].to_uppercase(), &fix[1..]),
+                (None, None) => format!("{}{}", fix[..1].to_uppercase(), &fix[1..]),
+            });
+            moved = EvalError { span: Some(place), label: Some("this definition".to_string()), ..err.clone() };
+            &moved
+        }
+        None => err,
+    };
     match err.span {
         Some(span) if on_long_line(sources, span) => {
             // No snippet: the line would fill the screen (and miette cannot
@@ -154,7 +199,7 @@ pub fn report(err: &EvalError, sources: &Sources) -> Report {
         message.push_str("\n  ↳ ");
         message.push_str(&n);
     }
-    Report { message, code: err.kind.code(), source, labels, help: err.help.clone() }
+    Report { message, code: err.kind.code(), source, labels, help }
 }
 
 /// Renders an error as text; without colour for logs and snapshot tests.

@@ -88,4 +88,23 @@ impl Sources {
         let (line, col) = self.line_col(span);
         format!("{}:{}:{}", self.get(span.file).name, line, col)
     }
+
+    /// The word (a name, or a quoted string) at a position as
+    /// [`Sources::describe`] and `unsafeGetAttrPos` print it: the file
+    /// shown as `name`, 1-based line, column in characters.
+    pub fn word_at(&self, name: &str, line: usize, col: usize) -> Option<Span> {
+        let files = self.files.borrow();
+        let (i, file) = files.iter().enumerate().find(|(_, f)| f.name == name)?;
+        let text = &*file.text;
+        let line_start = text.split_inclusive('\n').take(line.checked_sub(1)?).map(str::len).sum::<usize>();
+        let rest = text.get(line_start..)?;
+        let start = line_start + rest.char_indices().nth(col.checked_sub(1)?)?.0;
+        let word = &text[start..];
+        let len = if let Some(quoted) = word.strip_prefix('"') {
+            quoted.find('"').map_or(1, |n| n + 2)
+        } else {
+            word.find(|c: char| !(c.is_alphanumeric() || "_-'".contains(c))).unwrap_or(word.len()).max(1)
+        };
+        Some(Span { file: FileId(i as u32), start: start as u32, end: (start + len).min(text.len()) as u32 })
+    }
 }

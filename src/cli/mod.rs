@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod certs;
+mod diff;
 mod download_bars;
 mod eval;
 mod fetch;
@@ -57,6 +58,8 @@ enum Command {
     Options(options::OptionsArgs),
     /// Converge the cluster's nodes: push what is missing, switch changed phases, roll back on failure.
     Switch(switch::SwitchArgs),
+    /// Show what `switch` would change against what the nodes run: unified diffs per node and phase, unit actions.
+    Diff(diff::DiffArgs),
     /// List the generations recorded by switches from this project: number, time, per-node hashes.
     Generations(generations::GenerationsArgs),
     /// Re-activate the previous (or --to N) recorded generation on every node: no evaluation, no transfer.
@@ -90,6 +93,7 @@ pub fn run() -> ExitCode {
         Command::Plan(args) => plan::run(args),
         Command::Options(args) => options::run(args),
         Command::Switch(args) => switch::run(args),
+        Command::Diff(args) => diff::run(args),
         Command::Generations(args) => generations::run(args),
         Command::Rollback(args) => rollback::run(args),
         Command::Reset(args) => reset::run(args),

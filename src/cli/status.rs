@@ -76,11 +76,8 @@ pub fn run(args: StatusArgs) -> ExitCode {
         return ExitCode::from(EXIT_ERROR);
     };
     let ssh = args.ssh.settings();
-    let targets: Result<Vec<_>, String> = latest
-        .nodes
-        .iter()
-        .map(|(n, r)| ssh.target(n, &r.address, &r.user, r.port, r.key.as_deref(), r.jump_host.as_deref()))
-        .collect();
+    let targets: Result<Vec<_>, String> =
+        latest.nodes.iter().map(|(n, r)| ssh.target(n, &r.address, &r.ssh())).collect();
     let targets = match targets {
         Ok(t) => t,
         Err(e) => {

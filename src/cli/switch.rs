@@ -4,6 +4,7 @@
 //! error, 2 usage, 3 deploy failed (rolled back) or a node locked by
 //! another run, 4 a node unreachable (nothing changed), 130 interrupted.
 
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -29,10 +30,17 @@ pub enum OutputFormat {
 /// SSH settings shared by switch and rollback.
 #[derive(Args, Clone, Default)]
 pub struct SshArgs {
-    /// Log in with this private key (overrides the cluster's ssh.key; default: the ssh-agent).
+    /// Log in with this private key (overrides the cluster's ssh.key and ~/.ssh/config's
+    /// IdentityFile; default: the ssh-agent, else ~/.ssh/id_ed25519, id_ecdsa, id_rsa).
     #[arg(long, value_name = "FILE")]
     pub ssh_key: Option<PathBuf>,
-    /// Check host keys against this known_hosts file (default ~/.ssh/known_hosts).
+    /// Read this OpenSSH client configuration instead of ~/.ssh/config ("none": no file).
+    /// Its HostName, User, Port, IdentityFile, UserKnownHostsFile and ProxyJump apply to
+    /// each node's address where the cluster and the flags say nothing.
+    #[arg(long, short = 'F', value_name = "FILE")]
+    pub ssh_config: Option<PathBuf>,
+    /// Check host keys against this known_hosts file (default: ~/.ssh/config's
+    /// UserKnownHostsFile, else ~/.ssh/known_hosts).
     #[arg(long, value_name = "FILE")]
     pub known_hosts: Option<PathBuf>,
     /// Record the key of a node not yet in known_hosts (a changed key is always refused).
@@ -48,13 +56,14 @@ pub struct SshArgs {
 
 impl SshArgs {
     pub fn settings(&self) -> SshSettings {
-        SshSettings {
-            key: self.ssh_key.clone(),
-            known_hosts: self.known_hosts.clone(),
-            accept_new_host_keys: self.accept_new_host_keys,
-            connect_timeout: Some(Duration::from_secs(self.connect_timeout.max(1))),
-            jump_host: self.jump_host.clone(),
-        }
+        let mut s = SshSettings::default();
+        s.key = self.ssh_key.clone();
+        s.known_hosts = self.known_hosts.clone();
+        s.accept_new_host_keys = self.accept_new_host_keys;
+        s.connect_timeout = Some(Duration::from_secs(self.connect_timeout.max(1)));
+        s.jump_host = self.jump_host.clone();
+        s.config_file = self.ssh_config.clone();
+        s
     }
 }
 
@@ -92,23 +101,25 @@ Examples:
   kdeploy switch clusters/lab.nix --on etcd --output json")]
 pub struct SwitchArgs {
     /// The cluster file.
-    file: PathBuf,
+    pub(super) file: PathBuf,
     /// Select this attribute path from the file's value first.
     #[arg(long = "attr", short = 'A')]
-    attr: Option<String>,
+    pub(super) attr: Option<String>,
     /// Only these nodes: names or roles (repeat or comma-separate).
     #[arg(long, value_name = "NAME|ROLE")]
-    on: Vec<String>,
-    /// Print the plan (per node, per phase: files and units) and change nothing.
+    pub(super) on: Vec<String>,
+    /// Print the plan and change nothing: per node and phase, a unified diff of every
+    /// changed text file against what the node runs (binaries by size and hash, secrets
+    /// masked) and the unit actions it would take.
     #[arg(long)]
-    dry_run: bool,
+    pub(super) dry_run: bool,
     /// Also reset the nodes deployed before but no longer in the cluster (without it they are named and left alone).
     #[arg(long)]
-    prune: bool,
+    pub(super) prune: bool,
     #[command(flatten)]
-    run: RunArgs,
+    pub(super) run: RunArgs,
     #[command(flatten)]
-    inputs: Inputs,
+    pub(super) inputs: Inputs,
 }
 
 /// What every command that runs on nodes (switch, rollback, reset) takes
@@ -157,6 +168,7 @@ pub fn run(args: SwitchArgs) -> ExitCode {
         state_dir: resolver.project_root().join(".kdeploy"),
         deadlines: args.run.deadlines.deadlines(),
         prune: args.prune,
+        color: std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
     };
     let selected = match crate::deploy::switch::select(&closures, &opts.on) {
         Ok(s) => s,

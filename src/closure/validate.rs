@@ -255,8 +255,11 @@ fn validate_node(c: &Cluster, name: &str, node: &Node, errs: &mut Vec<String>) {
     if node.address.is_empty() {
         errs.push(format!("node {name}: empty address"));
     }
-    if node.ssh.user.is_empty() || node.ssh.port == 0 {
-        errs.push(format!("node {name}: ssh needs a user and a port from 1 to 65535"));
+    if node.ssh.user.as_deref() == Some("") || node.ssh.port == Some(0) {
+        errs.push(format!("node {name}: ssh.user cannot be empty, ssh.port is 1 to 65535"));
+    }
+    if let Err(e) = crate::transport::Escalation::for_login("", &node.ssh.escalation) {
+        errs.push(format!("node {name}: {e}"));
     }
     let names: Vec<&str> = node.phases.iter().map(|p| p.name.as_str()).collect();
     if names != c.phase_order.iter().map(String::as_str).collect::<Vec<_>>() {

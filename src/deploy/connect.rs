@@ -1,13 +1,19 @@
-//! How the deployer reaches nodes: SSH settings from the closure (user,
-//! port, key, jump host) overridden by the command line (`--ssh-key`,
-//! `--known-hosts`, `--accept-new-host-keys`, `--jump-host`), then connect in parallel,
-//! install the node program and take every node's lock.
+//! How the deployer reaches nodes: per node, SSH settings from the command
+//! line (`--ssh-key`, `--known-hosts`, `--accept-new-host-keys`,
+//! `--jump-host`), else the closure (user, port, key, jump host, become),
+//! else the user's ~/.ssh/config, else root on port 22; then connect in
+//! parallel, reporting each node as it answers or not.
 
 use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use super::events::{Event, Sink};
-use crate::transport::{connect_all, HostKeyPolicy, JumpHost, NodeTarget, SshAuth, SshHost, SshOptions};
+use crate::closure::Closures;
+use crate::schema::Ssh;
+use crate::transport::{
+    connect_all, identity, Escalation, HostKeyPolicy, JumpHost, NodeTarget, OpenSshConfig, SshHost, SshOptions,
+};
 
 #[derive(Debug, Clone, Default)]
 pub struct SshSettings {
@@ -16,6 +22,10 @@ pub struct SshSettings {
     pub accept_new_host_keys: bool,
     pub connect_timeout: Option<Duration>,
     pub jump_host: Option<JumpHost>,
+    /// `--ssh-config`: None reads ~/.ssh/config, `none` nothing.
+    pub config_file: Option<PathBuf>,
+    /// The configuration, read once on first use.
+    config: Arc<OnceLock<Result<OpenSshConfig, String>>>,
 }
 
 fn expand(p: &str) -> PathBuf {
@@ -26,35 +36,75 @@ fn expand(p: &str) -> PathBuf {
 }
 
 impl SshSettings {
-    /// A target for one node; `key` and `jump` are the closure's `ssh.key`
-    /// and `ssh.jumpHost`.
-    pub fn target(
-        &self,
-        name: &str,
-        address: &str,
-        user: &str,
-        port: u16,
-        key: Option<&str>,
-        jump: Option<&str>,
-    ) -> Result<NodeTarget, String> {
-        let jump = match (&self.jump_host, jump) {
-            (Some(j), _) => Some(j.clone()),
-            (None, Some(j)) => Some(j.parse().map_err(|e| format!("node {name}: {e}"))?),
-            (None, None) => None,
+    fn config(&self) -> Result<&OpenSshConfig, String> {
+        self.config.get_or_init(|| OpenSshConfig::load(self.config_file.as_deref())).as_ref().map_err(Clone::clone)
+    }
+
+    /// The targets for the named nodes of `closures`.
+    pub fn targets_of(&self, closures: &Closures, names: &[String]) -> Result<Vec<NodeTarget>, String> {
+        names
+            .iter()
+            .map(|n| {
+                let node = &closures.cluster.nodes[n];
+                self.target(n, &node.address, &node.ssh)
+            })
+            .collect()
+    }
+
+    /// How to reach one node. Per setting, the command line wins, then
+    /// the cluster, then ~/.ssh/config (looked up by the node's address,
+    /// as `ssh ADDRESS` would), then kdeploy's default (root, port 22).
+    pub fn target(&self, name: &str, address: &str, ssh: &Ssh) -> Result<NodeTarget, String> {
+        let config = self.config()?;
+        let entry = config.lookup(address);
+        let user = ssh.user.clone().or(entry.user.clone()).unwrap_or_else(|| "root".to_string());
+        let jump = match (&self.jump_host, &ssh.jump_host, &entry.proxy_jump) {
+            (Some(j), _, _) => Some(j.clone()),
+            (None, Some(j), _) => Some(j.parse().map_err(|e| format!("node {name}: {e}"))?),
+            (None, None, Some(hop)) => Some(jump_from_config(config, hop, &user)),
+            (None, None, None) => None,
         };
-        let auth = match (&self.key, key) {
-            (Some(k), _) => SshAuth::KeyFile { path: k.clone(), passphrase: None },
-            (None, Some(k)) => SshAuth::KeyFile { path: expand(k), passphrase: None },
-            (None, None) => SshAuth::Agent,
+        let candidates = identity::Candidates {
+            flag: self.key.as_deref(),
+            cluster: ssh.key.as_deref().map(expand),
+            config: &entry.identity_files,
         };
-        let file = self.known_hosts.clone().unwrap_or_else(|| HostKeyPolicy::default().file().to_path_buf());
+        let auth = identity::choose(&candidates).map_err(|e| format!("node {name}: {e}"))?;
+        let file = self
+            .known_hosts
+            .clone()
+            .or(entry.known_hosts.clone())
+            .unwrap_or_else(|| HostKeyPolicy::default().file().to_path_buf());
         let host_keys =
             if self.accept_new_host_keys { HostKeyPolicy::AcceptNew(file) } else { HostKeyPolicy::Strict(file) };
-        let mut options = SshOptions { user: user.to_string(), port, auth, host_keys, jump, ..Default::default() };
+        let escalate = Escalation::for_login(&user, &ssh.escalation).map_err(|e| format!("node {name}: {e}"))?;
+        let port = ssh.port.or(entry.port).unwrap_or(22);
+        let mut options = SshOptions { user, port, auth, host_keys, jump, escalate, ..Default::default() };
         if let Some(t) = self.connect_timeout {
             options.connect_timeout = t;
         }
-        Ok(NodeTarget { name: name.to_string(), address: address.to_string(), options })
+        let address = entry.host_name.unwrap_or_else(|| address.to_string());
+        Ok(NodeTarget { name: name.to_string(), address, options })
+    }
+}
+
+/// A ProxyJump hop, `[user@]host[:port]`, completed as OpenSSH would: the
+/// hop's own HostName, User and Port from the configuration, else the
+/// node's login user and port 22.
+fn jump_from_config(config: &OpenSshConfig, hop: &str, node_user: &str) -> JumpHost {
+    let (user, rest) = match hop.split_once('@') {
+        Some((u, r)) => (Some(u.to_string()), r),
+        None => (None, hop),
+    };
+    let (host, port) = match rest.rsplit_once(':') {
+        Some((h, p)) if p.parse::<u16>().is_ok() => (h, p.parse().ok()),
+        _ => (rest, None),
+    };
+    let e = config.lookup(host);
+    JumpHost {
+        user: user.or(e.user).unwrap_or_else(|| node_user.to_string()),
+        host: e.host_name.unwrap_or_else(|| host.to_string()),
+        port: port.or(e.port).unwrap_or(22),
     }
 }
 

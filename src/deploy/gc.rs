@@ -103,11 +103,8 @@ pub fn records_to_drop(gens: &[Generation], cluster: &str, keep: usize) -> Vec<u
 pub async fn gc(opts: &GcOptions) -> Result<GcResult, String> {
     let gens = record::list(&opts.state_dir);
     let latest = gens.last().cloned().ok_or("no generations recorded yet (.kdeploy/generations/ is empty)")?;
-    let targets: Vec<_> = latest
-        .nodes
-        .iter()
-        .map(|(n, r)| opts.ssh.target(n, &r.address, &r.user, r.port, r.key.as_deref(), r.jump_host.as_deref()))
-        .collect::<Result<_, _>>()?;
+    let targets: Vec<_> =
+        latest.nodes.iter().map(|(n, r)| opts.ssh.target(n, &r.address, &r.ssh())).collect::<Result<_, _>>()?;
     let mut res = GcResult {
         cluster: latest.cluster.clone(),
         keep: opts.keep,

@@ -31,6 +31,7 @@
 
 pub mod anchor;
 pub mod connect;
+pub mod diff;
 pub mod events;
 pub mod execute;
 pub mod failpoint;

@@ -8,6 +8,7 @@
 //! contains no I/O handle, so it can be printed (`--dry-run`) and tested
 //! as a value.
 
+use super::diff::Diffs;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
@@ -218,6 +219,11 @@ pub fn waves(order: &[String], nodes: &[NodeWork], memberships: &[MembershipPlan
 /// The plan as `--dry-run` prints it: per node, each step with its files
 /// and unit actions, and the phases only staged.
 pub fn render(plan: &Plan) -> String {
+    render_with(plan, &Diffs::new())
+}
+
+/// [`render`], with what changes inside each file (`diff.rs`) under it.
+pub fn render_with(plan: &Plan, diffs: &Diffs) -> String {
     let mut s = String::new();
     let g = |x: Option<u64>| x.map_or("none".to_string(), |g| g.to_string());
     for n in &plan.nodes {
@@ -232,6 +238,11 @@ pub fn render(plan: &Plan) -> String {
             for (k, v) in [("add", &st.files.added), ("change", &st.files.changed), ("remove", &st.files.removed)] {
                 for f in v {
                     let _ = writeln!(s, "      {k:<7}{f}");
+                    for l in
+                        diffs.get(&(n.name.clone(), st.phase.clone(), f.clone())).into_iter().flat_map(|d| d.lines())
+                    {
+                        let _ = writeln!(s, "          {l}");
+                    }
                 }
             }
             let u = &st.units;

@@ -54,7 +54,7 @@ pub fn targets(closures: &Closures, opts: &SwitchOptions) -> Result<Vec<NodeTarg
     names
         .iter()
         .filter_map(|n| Some((n, g?.nodes.get(n)?)))
-        .map(|(n, r)| opts.ssh.target(n, &r.address, &r.user, r.port, r.key.as_deref(), r.jump_host.as_deref()))
+        .map(|(n, r)| opts.ssh.target(n, &r.address, &r.ssh()))
         .collect()
 }
 

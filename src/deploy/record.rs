@@ -14,8 +14,12 @@ use super::rollout::Rollout;
 #[serde(rename_all = "camelCase")]
 pub struct NodeRecord {
     pub address: String,
-    pub user: String,
-    pub port: u16,
+    /// The cluster's `ssh.user` and `ssh.port` (null: ~/.ssh/config decides).
+    pub user: Option<String>,
+    pub port: Option<u16>,
+    /// The cluster's `ssh.become`; absent in records from before it existed.
+    #[serde(default, rename = "become", skip_serializing_if = "Option::is_none")]
+    pub escalation: Option<String>,
     pub key: Option<String>,
     /// `user@host:port` of the bastion, if the node was reached through one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -28,6 +32,19 @@ pub struct NodeRecord {
     /// generation rations them the same way.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rollout: Option<Rollout>,
+}
+
+impl NodeRecord {
+    /// How to reach the node again, in the closure's terms.
+    pub fn ssh(&self) -> crate::schema::Ssh {
+        crate::schema::Ssh {
+            escalation: self.escalation.clone().unwrap_or_else(|| "sudo".to_string()),
+            jump_host: self.jump_host.clone(),
+            key: self.key.clone(),
+            port: self.port,
+            user: self.user.clone(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -51,14 +51,7 @@ pub async fn reset(
     let selected = select(closures, &opts.on)?;
     let scope = if selected.len() == closures.cluster.nodes.len() { Scope::Cluster } else { Scope::Nodes };
     anchor_kept(closures, &selected)?;
-    let targets: Vec<_> = selected
-        .iter()
-        .map(|n| {
-            let node = &closures.cluster.nodes[n];
-            let s = &node.ssh;
-            opts.ssh.target(n, &node.address, &s.user, s.port, s.key.as_deref(), s.jump_host.as_deref())
-        })
-        .collect::<Result<_, _>>()?;
+    let targets = opts.ssh.targets_of(closures, &selected)?;
     let (hosts, unreachable) = connect_reporting(&targets, opts.parallel, sink).await;
     let result = if unreachable {
         Ok((Outcome::Unreachable, String::new()))

@@ -78,7 +78,7 @@ pub async fn rollback(
         .iter()
         .map(|n| {
             let r = &tgt.nodes[n];
-            opts.ssh.target(n, &r.address, &r.user, r.port, r.key.as_deref(), r.jump_host.as_deref())
+            opts.ssh.target(n, &r.address, &r.ssh())
         })
         .collect::<Result<_, _>>()?;
 

@@ -19,6 +19,7 @@ use futures::future::join_all;
 
 use super::anchor;
 use super::connect::{connect_reporting, lock_owner, SshSettings};
+use super::diff;
 use super::events::{Event, Sink};
 use super::execute::{self, Context, Opened, Session};
 pub use super::execute::{Cancel, Outcome, Reached};
@@ -53,6 +54,8 @@ pub struct SwitchOptions {
     /// Reset the nodes the latest record lists but the definition no
     /// longer names (without it they are named and left as they are).
     pub prune: bool,
+    /// A dry run shows the changed files' diffs coloured (a terminal).
+    pub color: bool,
 }
 
 /// The nodes `--on` selects (names or roles), or an error naming the unknown.
@@ -145,14 +148,7 @@ pub async fn switch(
         upgrade::whole(&u, selected.len(), closures.cluster.nodes.len())?;
         sink.emit(Event::Upgrading { from: u.from.to_string(), to: u.to.to_string() });
     }
-    let targets: Vec<_> = selected
-        .iter()
-        .map(|n| {
-            let node = &closures.cluster.nodes[n];
-            let s = &node.ssh;
-            opts.ssh.target(n, &node.address, &s.user, s.port, s.key.as_deref(), s.jump_host.as_deref())
-        })
-        .collect::<Result<Vec<_>, _>>()?;
+    let targets = opts.ssh.targets_of(closures, &selected)?;
     let targets = [targets, prune::targets(closures, opts)?].concat();
     let (hosts, unreachable) = connect_reporting(&targets, opts.parallel, sink).await;
     let reached: Vec<Reached<'_>> = hosts.iter().map(|h| Reached { host: h, prefix: "" }).collect();
@@ -204,10 +200,32 @@ async fn plan_and_run(
     prune::name_left(closures, opts, sink);
     execute::announce(&plan, sink);
     if opts.dry_run {
-        return Ok((Outcome::Ok, plan::render(&plan)));
+        let diffs = dry_run_diffs(closures, resolver, opts, session, &plan).await?;
+        return Ok((Outcome::Ok, plan::render_with(&plan, &diffs)));
     }
     let cx = Context { resolver: Some(resolver), state_dir: &opts.state_dir, cancel, deadlines: opts.deadlines };
     Ok((execute::execute(session, &plan, &cx, sink).await?, String::new()))
+}
+
+/// What the plan changes inside files, for the nodes of the definition
+/// that change.
+async fn dry_run_diffs(
+    closures: &Closures,
+    resolver: &Resolver,
+    opts: &SwitchOptions,
+    session: &Session<'_>,
+    plan: &Plan,
+) -> Result<diff::Diffs, String> {
+    let mut sources = BTreeMap::new();
+    let mut nodes = Vec::new();
+    for o in &session.nodes {
+        let changed = plan.nodes.iter().any(|n| n.name == o.name && !n.steps.is_empty());
+        if changed && closures.cluster.nodes.contains_key(&o.name) {
+            sources.insert(o.name.clone(), node_manifests(closures, &o.name, resolver)?.1);
+            nodes.push((o.name.as_str(), &o.node));
+        }
+    }
+    Ok(diff::collect(plan, &nodes, &sources, resolver, opts.color).await)
 }
 
 /// Read what the changed nodes run, then plan every node: those of the
@@ -415,6 +433,7 @@ fn deployer_record(
                 address: n.address.clone(),
                 user: n.ssh.user.clone(),
                 port: n.ssh.port,
+                escalation: Some(n.ssh.escalation.clone()),
                 key: opts.ssh.key.as_ref().map(|k| k.display().to_string()).or_else(|| n.ssh.key.clone()),
                 jump_host: opts.ssh.jump_host.as_ref().map(|j| j.to_string()).or_else(|| n.ssh.jump_host.clone()),
                 generation,

@@ -85,6 +85,14 @@ impl WantedBlob {
 }
 
 /// The node program on one host. Create with [`Node::install`].
+/// What [`Node::read_blob`] found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StoredBlob {
+    Missing,
+    TooBig(u64),
+    Bytes(Vec<u8>),
+}
+
 pub struct Node<'h> {
     host: &'h dyn Host,
     /// `KDEPLOY_PREFIX` for tests against a directory; "" on real nodes.
@@ -309,6 +317,26 @@ impl<'h> Node<'h> {
     /// linked phase, as `@record` / `@manifest PHASE` sections.
     pub async fn state(&self) -> Result<String, NodeError> {
         Ok(self.run(&["state"], None).await?.stdout_str())
+    }
+
+    /// A blob of the node's store, if it is there and at most `max` bytes
+    /// (secrets are kept apart and never read back). Read-only: no lock.
+    pub async fn read_blob(&self, hash: &Digest, max: u64) -> Result<StoredBlob, NodeError> {
+        let f = shell_quote(&format!("{}/store/{}", self.root(), hash.hex()));
+        let cmd = format!("[ -f {f} ] || exit 3; s=$(stat -c %s {f}); echo \"$s\"; [ \"$s\" -gt {max} ] || cat {f}");
+        let out = self.host.exec(&cmd, None).await?;
+        if out.status == 3 {
+            return Ok(StoredBlob::Missing);
+        }
+        let out = self.check("read blob", out)?;
+        let Some(nl) = out.stdout.iter().position(|&b| b == b'\n') else {
+            return Ok(StoredBlob::Missing);
+        };
+        let size: u64 = String::from_utf8_lossy(&out.stdout[..nl]).trim().parse().unwrap_or(0);
+        if size > max {
+            return Ok(StoredBlob::TooBig(size));
+        }
+        Ok(StoredBlob::Bytes(out.stdout[nl + 1..].to_vec()))
     }
 
     /// The last step of a reset, once every phase is unlinked: the

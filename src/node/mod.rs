@@ -14,7 +14,7 @@ pub mod manifest;
 pub mod plan;
 pub mod script;
 
-pub use agent::{Drift, Node, NodeError, NodeStatus, WantedBlob};
+pub use agent::{Drift, Node, NodeError, NodeStatus, StoredBlob, WantedBlob};
 pub use exit::NodeExit;
 pub use lock::NodeLock;
 pub use manifest::{changed_files, DirEntry, FileEntry, Manifest};

@@ -57,6 +57,7 @@ async fn connect_bastions(targets: &[NodeTarget]) -> HashMap<JumpHost, Result<Ss
                 user: j.user.clone(),
                 port: j.port,
                 jump: None,
+                escalate: None,
                 ..t.options.clone()
             });
         }

@@ -8,14 +8,19 @@
 
 mod connect;
 mod error;
+mod escalate;
 mod host;
+pub mod identity;
 mod known_hosts;
 mod local;
+mod openssh_config;
 mod ssh;
 
 pub use connect::{connect_all, NodeTarget};
 pub use error::Error;
+pub use escalate::Escalation;
 pub use host::{shell_quote, BoxFut, Host, Output, Process};
 pub use known_hosts::HostKeyPolicy;
 pub use local::LocalHost;
+pub use openssh_config::{HostEntry, OpenSshConfig};
 pub use ssh::{JumpHost, SshAuth, SshHost, SshOptions};

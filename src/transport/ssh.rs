@@ -16,6 +16,7 @@ use async_ssh2_tokio::{AuthMethod, Client, ServerCheckMethod};
 use russh::ChannelMsg;
 use tokio::sync::{mpsc, oneshot, Semaphore};
 
+use super::escalate::Escalation;
 use super::known_hosts::{self, HostKeyPolicy};
 use super::{BoxFut, Error, Host, Process};
 
@@ -39,6 +40,8 @@ pub struct SshOptions {
     pub connect_timeout: Duration,
     /// Reach the node through this bastion (Kubespray's bastion host).
     pub jump: Option<JumpHost>,
+    /// Run every command as root this way (a non-root `user`).
+    pub escalate: Option<Escalation>,
 }
 
 /// A bastion, written `user@host:port` (the cluster's `ssh.jumpHost`).
@@ -79,6 +82,7 @@ impl Default for SshOptions {
             host_keys: HostKeyPolicy::default(),
             connect_timeout: Duration::from_secs(10),
             jump: None,
+            escalate: None,
         }
     }
 }
@@ -94,6 +98,7 @@ pub struct SshHost {
     /// its `MaxSessions` (10 by default) on one connection; callers may
     /// start any number of commands at once, the extra ones wait here.
     sessions: Arc<Semaphore>,
+    escalate: Option<Escalation>,
 }
 
 /// Below OpenSSH's default `MaxSessions` of 10, with room to spare for a
@@ -191,7 +196,32 @@ impl SshHost {
             Some(v) => Client::connect_via_with_config(v, addr, &opts.user, auth, check, config).await,
         }
         .map_err(|e| classify(name, &opts.user, file, expected.line, e))?;
-        Ok(SshHost { name: name.to_string(), client, _bastion: None, sessions: Arc::new(Semaphore::new(MAX_SESSIONS)) })
+        let host = SshHost {
+            name: name.to_string(),
+            client,
+            _bastion: None,
+            sessions: Arc::new(Semaphore::new(MAX_SESSIONS)),
+            escalate: opts.escalate,
+        };
+        host.check_escalation(&opts.user).await?;
+        Ok(host)
+    }
+
+    /// With a non-root login, prove once that escalation works without a
+    /// password, so a refusal is an authentication error at connect time
+    /// rather than the first step failing on every node.
+    async fn check_escalation(&self, user: &str) -> Result<(), Error> {
+        let Some(e) = self.escalate else { return Ok(()) };
+        let out = self.exec("id -u", None).await?;
+        if out.success() && out.stdout_str().trim() == "0" {
+            return Ok(());
+        }
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        Err(Error::Auth {
+            host: self.name.clone(),
+            user: user.to_string(),
+            reason: e.refusal(user, &out.stdout_str(), &stderr),
+        })
     }
 }
 
@@ -250,7 +280,11 @@ impl Host for SshHost {
         Box::pin(async move {
             let permit = self.sessions.clone().acquire_owned().await.expect("the semaphore is never closed");
             let channel = self.open_session().await?;
-            channel.exec(true, command).await.map_err(|e| Error::channel(&self.name, e))?;
+            let command = match self.escalate {
+                Some(e) => Cow::Owned(e.wrap(command)),
+                None => Cow::Borrowed(command),
+            };
+            channel.exec(true, command.as_ref()).await.map_err(|e| Error::channel(&self.name, e))?;
             let (mut read, write) = channel.split();
             let (in_tx, mut in_rx) = mpsc::channel::<Vec<u8>>(8);
             let (out_tx, out_rx) = mpsc::unbounded_channel();

@@ -39,6 +39,19 @@ rec {
     else "${toString pos.file}:${toString pos.line}:${toString pos.column}";
 
   posOf = name: attrs: builtins.unsafeGetAttrPos name attrs;
+
+  # Position of the attribute at `path` (e.g. [ "network" "podCIDR" ]) in `set`,
+  # looking through kd.mkForce/mkDefault wrappers; null when it is not there.
+  posIn = set: path:
+    let
+      unwrap = v: if builtins.isAttrs v && (v._type or null) == "override" then unwrap v.content else v;
+      go = v: p:
+        let v' = unwrap v; in
+        if !(builtins.isAttrs v') || !(v' ? ${head p}) then null
+        else if length p == 1 then builtins.unsafeGetAttrPos (head p) v'
+        else go v'.${head p} (builtins.tail p);
+    in
+    go set path;
   where = name: attrs: fmtPos (posOf name attrs);
 
   # Best candidate for a mistyped `name`, or null.

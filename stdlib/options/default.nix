@@ -16,7 +16,8 @@ let
     // load ./decls/kubelet.nix
     // load ./decls/dns.nix
     // load ./decls/node.nix
-    // load ./decls/deploy.nix;
+    // load ./decls/deploy.nix
+    // load ./decls/custom.nix;
 in
 {
   inherit decl eval;

@@ -83,10 +83,21 @@ let
       conflicting = filter (d: d.value != w.value) winners;
       c = head (builtins.sort (a: b: builtins.lessThan a.label b.label) conflicting);
     in
-    if defs == [ ] || top == [ ] then opt.type.normalize opt.default
+    if opt.merge == "attrs" then mergeAttrs opt defs
+    else if defs == [ ] || top == [ ] then opt.type.normalize opt.default
     else if conflicting != [ ] then
       errors.fail "option '${name}' has conflicting definitions of equal priority: ${w.label} (${fmtPos w.pos}) sets ${toJSON w.value}, ${c.label} (${fmtPos c.pos}) sets ${toJSON c.value}. Set it on the node or use kd.mkForce."
     else opt.type.normalize w.value;
+
+  # An attrsOf option merged NixOS-style: entries add up over cluster, roles and node;
+  # for one name the strongest definition wins (lower priority value, then the
+  # higher level; between two roles, the later label).
+  mergeAttrs = opt: defs:
+    let
+      weaker = a: b: a.prio > b.prio || (a.prio == b.prio && (a.level < b.level || (a.level == b.level && builtins.lessThan a.label b.label)));
+      ordered = builtins.sort weaker defs;
+    in
+    opt.type.normalize (foldl' (acc: d: acc // d.value) opt.default ordered);
 
   # Resolve a group. `defs`: every def reaching it (already checked); `fresh`: the ones
   # `base` (the resolution without them) has not seen. Groups no fresh def touches are
@@ -112,8 +123,10 @@ in
 rec {
   inherit isOption isOverride plainPriority optionDefaultPriority;
 
-  mkOption = { type, default, description, scope ? "node", example ? null, kubespray ? null }:
-    { _type = "option"; inherit type default description scope example kubespray; };
+  # merge = "attrs": an attribute set whose entries add up over the levels
+  # (see mergeAttrs); "replace": the strongest definition is the value.
+  mkOption = { type, default, description, scope ? "node", example ? null, kubespray ? null, merge ? "replace" }:
+    { _type = "option"; inherit type default description scope example kubespray merge; };
 
   mkOverride = priority: content: { _type = "override"; inherit priority content; };
   mkDefault = mkOverride 1000;

@@ -1,8 +1,12 @@
 # The phase table: phase order (order.nix) and one module per phase. A module is a
 # function `ctx: node: content` returning any of { files; directories; units; hooks;
-# checks; } (lists); `build` turns it into the uniform phase record of the closure.
+# checks; } (lists); `build` turns it into the uniform phase record of the closure,
+# with the user's own content of the phase (custom.nix) after the module's.
+# `orderWith` places the user's own phases (settings custom.phases) in an order.
 let
-  records = (import ../lib).records;
+  inherit (builtins) attrNames concatMap concatStringsSep elem filter head;
+  inherit (import ../lib) records errors;
+  custom = import ./custom.nix;
   inherit (import ./order.nix) order upgradeOrder;
   modules = {
     preinstall = import ./preinstall.nix;
@@ -19,5 +23,24 @@ in
 {
   inherit order upgradeOrder modules;
   build = name: ctx: node:
-    { inherit name; activate = ctx.active name; } // records.merge [ (modules.${name} ctx node) ];
+    { inherit name; activate = ctx.active name; }
+    // records.merge [ (if modules ? ${name} then modules.${name} ctx node else { }) (custom name node) ];
+
+  # `base` with each custom phase right after the phase it names (siblings in name
+  # order, a custom phase may follow another).
+  # `at name`: where the user placed phase `name`, for errors.
+  orderWith = phases: at: base:
+    let
+      names = attrNames phases;
+      after = p: filter (n: phases.${n}.after == p) names;
+      expand = p: [ p ] ++ concatMap expand (after p);
+      result = concatMap expand base;
+      clash = filter (n: elem n base) names;
+      lost = filter (n: !(elem n result)) names;
+    in
+    if clash != [ ] then
+      errors.fail "custom.phases.${head clash} (at ${at (head clash)}): '${head clash}' is one of kdeploy's phases; give yours another name"
+    else if lost != [ ] then
+      errors.fail "custom.phases.${head lost} (at ${at (head lost)}): placed after '${phases.${head lost}.after}', which is not a phase before it (phases: ${concatStringsSep ", " result})"
+    else result;
 }

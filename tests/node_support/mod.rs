@@ -153,6 +153,7 @@ pub fn lab_options() -> SshOptions {
         host_keys: HostKeyPolicy::Strict(lab_dir().join("known_hosts")),
         connect_timeout: Duration::from_secs(10),
         jump: None,
+        escalate: None,
     }
 }
 

@@ -84,7 +84,7 @@ if [ "${1:-}" = "--regen" ]; then
     ev nix "$root/clusters/$c.nix" | sorted > "$here/golden/$c.json"
   done
   ev nix "$root/clusters/big.nix" | sha256sum | cut -d' ' -f1 > "$here/golden/big.sha256"
-  for t in priorities inventory paths; do
+  for t in priorities inventory paths custom; do
     ev nix "$here/$t.nix" | sorted > "$here/$t.expected.json"
   done
   echo "golden files regenerated"

@@ -10,20 +10,25 @@
 
   ssh = {
     user = opt {
-      type = t.userName; default = "root"; kubespray = "ansible_user";
-      description = "SSH user (must be root or have passwordless sudo; kdeploy needs root on nodes).";
+      type = t.nullOr t.userName; default = null; kubespray = "ansible_user";
+      example = "ubuntu";
+      description = "SSH login user (null: the User that ~/.ssh/config gives for the node's address, else root). A user other than root runs everything through ssh.become.";
     };
     port = opt {
-      type = t.port; default = 22; kubespray = "ansible_port";
-      description = "SSH port.";
+      type = t.nullOr t.port; default = null; kubespray = "ansible_port";
+      description = "SSH port (null: ~/.ssh/config's Port for the node's address, else 22).";
+    };
+    become = opt {
+      type = t.enum [ "sudo" "doas" "none" ]; default = "sudo"; kubespray = "ansible_become_method";
+      description = "How a login other than root becomes root for everything kdeploy does on the node (lock, uploads, activation, hooks): \"sudo\" runs each command with `sudo -n`, \"doas\" with `doas -n` (both must be passwordless), \"none\" runs as the login user (one that is root already). Ignored when logging in as root.";
     };
     key = opt {
       type = t.nullOr t.deployerPath; default = null; kubespray = "ansible_ssh_private_key_file";
-      description = "Private key file on the deployer (null: the SSH agent / default keys).";
+      description = "Private key file on the deployer (null: ~/.ssh/config's IdentityFile, else the ssh-agent, else ~/.ssh/id_ed25519, id_ecdsa or id_rsa). An encrypted key's passphrase is asked once on the terminal.";
     };
     jumpHost = opt {
       type = t.nullOr (t.strMatching "user@host:port" "[A-Za-z_][-A-Za-z0-9_.]*@[A-Za-z0-9]([-A-Za-z0-9.]*[A-Za-z0-9])?:[0-9]+"); default = null; kubespray = "bastion host";
-      description = "Bastion to connect through, as \"user@host:port\".";
+      description = "Bastion to connect through, as \"user@host:port\" (null: ~/.ssh/config's ProxyJump for the node's address, if any).";
     };
   };
 
