@@ -59,6 +59,8 @@ Commands:
   status              Show each node: process running? SSH answering? Exit 0 only if all
                       nodes of the lab are running and answering.
   ssh I [CMD...]      ssh into node I (root) with the lab key and known_hosts.
+  exec I CMD...       run CMD (sh) as root inside node I without SSH (nsenter): how the
+                      tests look at a node, even one whose sshd refuses root
   rekey I [--update-known-hosts]
                       Give node I a NEW SSH host key and restart its sshd (the node keeps
                       running). known_hosts is left stale unless --update-known-hosts, so a
@@ -990,6 +992,18 @@ cmd_ssh() {
 	exec ssh -F "$STATE_DIR/ssh_config" "$(node_name "$i")" "$@"
 }
 
+cmd_exec() {
+	(($# >= 2)) || die "usage: lab/lab.sh exec I CMD..."
+	check_index "$1"
+	need_root
+	local i=$1 pid leader
+	shift
+	pid=$(node_pid "$i") || die "$(node_name "$i") is not running"
+	leader=$(node_leader "$pid") || die "cannot find the init process of $(node_name "$i")"
+	exec nsenter --target "$leader" --mount --uts --ipc --net --pid -- \
+		env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root sh -c "$*"
+}
+
 cmd_rekey() {
 	local i='' update=0 arg
 	for arg in "$@"; do
@@ -1100,6 +1114,7 @@ main() {
 	down) cmd_down "$@" ;;
 	status) cmd_status "$@" ;;
 	ssh) cmd_ssh "$@" ;;
+	exec) cmd_exec "$@" ;;
 	rekey) cmd_rekey "$@" ;;
 	known-hosts) cmd_known_hosts "$@" ;;
 	env) cmd_env "$@" ;;

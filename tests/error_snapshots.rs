@@ -381,9 +381,15 @@ fn stdlib_errors_point_at_the_users_file() {
             insta::assert_snapshot!(format!("stdlib-{name}"), text);
         });
         let header = text.lines().find(|l| l.contains("╭─[")).unwrap_or_else(|| panic!("no snippet:\n{text}"));
-        assert!(header.contains(&format!("tests/stdlib/{place}")), "{name}: the snippet is not the user's file:\n{text}");
+        assert!(
+            header.contains(&format!("tests/stdlib/{place}")),
+            "{name}: the snippet is not the user's file:\n{text}"
+        );
         assert!(text.contains("this definition"), "{text}");
-        assert!(text.contains(&format!("help: ")) && text.contains(&format!("in tests/stdlib/{name}.nix (line ")), "{text}");
+        assert!(
+            text.contains(&format!("help: ")) && text.contains(&format!("in tests/stdlib/{name}.nix (line ")),
+            "{text}"
+        );
         assert!(text.contains("raised by <kdeploy>/"), "{text}");
     }
 }

@@ -23,6 +23,9 @@
 #                   etcd.env flags exist in etcd 3.4
 #   5. etcd-smoke   a 3-member etcd 3.4 on 127.0.0.2-4 started from generated etcd.env
 #                   files, checked with the generated health check
+#   6. schemas      every Kubernetes object of the example clusters (static pods, CNI,
+#                   DNS, addons) is valid, strictly, under the OpenAPI schemas of the
+#                   cluster's Kubernetes version (PyPI kubernetes-validate)
 set -u
 here=$(cd "$(dirname "$0")" && pwd -P)
 root=$(cd "$here/../.." && pwd -P)
@@ -45,6 +48,7 @@ command -v nix-instantiate >/dev/null 2>&1 || lack "nix-instantiate (Debian pack
 [ -x "$kdeploy" ] || lack "kdeploy binary $kdeploy (cargo build --release --bin kdeploy, or set KDEPLOY)"
 if command -v python3 >/dev/null 2>&1; then
   python3 -c 'import yaml' 2>/dev/null || lack "python3 module yaml (Debian package python3-yaml)"
+  python3 -c 'import kubernetes_validate' 2>/dev/null || lack "python3 module kubernetes_validate (pip install kubernetes-validate)"
 else lack "python3 (Debian packages python3 python3-yaml)"; fi
 command -v systemd-analyze >/dev/null 2>&1 || lack "systemd-analyze (Debian package systemd)"
 [ -x /usr/bin/containerd ] || lack "/usr/bin/containerd (Debian package containerd)"
@@ -240,6 +244,13 @@ EOF
 if [ -s "$tmp/nix.etcd-loopback.raw" ] && "$here/etcd-smoke.sh" "$tmp/nix.etcd-loopback.raw" "$tmp" > "$tmp/smoke.log" 2>&1; then
   pass "etcd-smoke (3 members of etcd $etcd_version from generated etcd.env)"
 else fail "etcd-smoke"; tail -20 "$tmp/smoke.log" 2>/dev/null; fi
+
+# 6. Kubernetes schemas ------------------------------------------------------------------
+for c in lab seed ha; do
+  if out=$(python3 "$here/k8s-schemas.py" "$here/golden/$c.json" 2>&1); then
+    pass "$c: $(printf '%s' "$out" | tail -n 1)"
+  else fail "$c Kubernetes schemas"; printf '%s\n' "$out" | tail -n 20; fi
+done
 
 echo
 if [ $fails -eq 0 ]; then echo "all stdlib tests passed"; else echo "$fails stdlib test(s) failed"; exit 1; fi
