@@ -5,6 +5,8 @@
 pub mod cli;
 pub mod closure;
 pub mod deploy;
+pub mod import;
+pub mod nix_text;
 pub mod node;
 pub mod schema;
 pub mod stdlib;

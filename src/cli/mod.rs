@@ -13,6 +13,7 @@ mod eval;
 mod fetch;
 mod gc;
 mod generations;
+mod import;
 mod inputs;
 mod interrupt;
 mod options;
@@ -60,6 +61,8 @@ enum Command {
     Switch(switch::SwitchArgs),
     /// Show what `switch` would change against what the nodes run: unified diffs per node and phase, unit actions.
     Diff(diff::DiffArgs),
+    /// Print a cluster file made from another tool's inventory (Kubespray's).
+    Import(import::ImportArgs),
     /// List the generations recorded by switches from this project: number, time, per-node hashes.
     Generations(generations::GenerationsArgs),
     /// Re-activate the previous (or --to N) recorded generation on every node: no evaluation, no transfer.
@@ -94,6 +97,7 @@ pub fn run() -> ExitCode {
         Command::Options(args) => options::run(args),
         Command::Switch(args) => switch::run(args),
         Command::Diff(args) => diff::run(args),
+        Command::Import(args) => import::run(args),
         Command::Generations(args) => generations::run(args),
         Command::Rollback(args) => rollback::run(args),
         Command::Reset(args) => reset::run(args),

@@ -15,6 +15,7 @@ use serde_json::Value as Json;
 
 use super::eval::report;
 use super::inputs::{self, Failure, Inputs};
+use crate::nix_text::nix_literal;
 
 #[derive(Args)]
 #[command(after_help = "\
@@ -41,15 +42,15 @@ pub struct OptionsArgs {
 /// One record of `kd.options`.
 #[derive(Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
-struct OptionDoc {
+pub(super) struct OptionDoc {
     default: Json,
     description: String,
     example: Json,
-    kubespray: Option<String>,
-    path: String,
-    scope: String,
+    pub(super) kubespray: Option<String>,
+    pub(super) path: String,
+    pub(super) scope: String,
     #[serde(rename = "type")]
-    ty: String,
+    pub(super) ty: String,
     values: Json,
     #[serde(skip_deserializing, skip_serializing_if = "Option::is_none")]
     value: Option<Json>,
@@ -83,46 +84,17 @@ fn options_json(docs: &[OptionDoc]) -> Json {
     Json::Object(out)
 }
 
-/// A JSON value written as the Nix expression that evaluates to it.
-fn nix_literal(v: &Json) -> String {
-    match v {
-        Json::Null => "null".into(),
-        Json::Bool(b) => b.to_string(),
-        Json::Number(n) => n.to_string(),
-        Json::String(s) => nix_string(s),
-        Json::Array(items) if items.is_empty() => "[ ]".into(),
-        Json::Array(items) => format!("[ {} ]", items.iter().map(nix_literal).collect::<Vec<_>>().join(" ")),
-        Json::Object(m) if m.is_empty() => "{ }".into(),
-        Json::Object(m) => {
-            let attrs: Vec<String> =
-                m.iter().map(|(k, v)| format!("{} = {};", nix_attr_name(k), nix_literal(v))).collect();
-            format!("{{ {} }}", attrs.join(" "))
-        }
-    }
-}
-
-/// A string literal that reads back as `s` (an antiquotation escaped).
-fn nix_string(s: &str) -> String {
-    let mut out = String::new();
-    kdeploy_lang::print::quote_string(s, &mut out);
-    out.replace("${", "\\${")
-}
-
-fn nix_attr_name(k: &str) -> String {
-    if kdeploy_lang::print::is_ident(k) {
-        k.to_string()
-    } else {
-        nix_string(k)
-    }
+/// Every option the stdlib declares (`kd.options`).
+pub(super) fn option_docs(session: &mut kdeploy_lang::Session) -> Result<Vec<OptionDoc>, Failure> {
+    let v = session.eval_expr("(import <kdeploy>).options", &PathBuf::from("."), &[])?;
+    let json = session.to_json(&v)?;
+    serde_json::from_str(&json).map_err(|e| Failure::Closure(format!("kd.options has an unexpected shape: {e}")))
 }
 
 pub fn run(args: OptionsArgs) -> ExitCode {
     let mut session = args.inputs.session(args.cluster.as_deref());
     let result = (|| {
-        let v = session.eval_expr("(import <kdeploy>).options", &PathBuf::from("."), &[])?;
-        let json = session.to_json(&v)?;
-        let mut docs: Vec<OptionDoc> = serde_json::from_str(&json)
-            .map_err(|e| Failure::Closure(format!("kd.options has an unexpected shape: {e}")))?;
+        let mut docs = option_docs(&mut session)?;
         if let Some(f) = &args.filter {
             let f = f.to_lowercase();
             docs.retain(|d| {
