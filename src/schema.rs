@@ -78,11 +78,16 @@ pub struct Node {
     pub ssh: Ssh,
 }
 
+fn default_become() -> String {
+    "sudo".to_string()
+}
+
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Ssh {
-    /// How a non-root `user` becomes root: "sudo", "doas" or "none".
-    #[serde(rename = "become")]
+    /// How a non-root `user` becomes root: "sudo", "doas" or "none"
+    /// (closures written by hand may leave it out: sudo).
+    #[serde(rename = "become", default = "default_become")]
     pub escalation: String,
     pub jump_host: Option<String>,
     pub key: Option<String>,

@@ -69,7 +69,7 @@ impl SshSettings {
             cluster: ssh.key.as_deref().map(expand),
             config: &entry.identity_files,
         };
-        let auth = identity::choose(&candidates).map_err(|e| format!("node {name}: {e}"))?;
+        let auth = identity::choose(&candidates);
         let file = self
             .known_hosts
             .clone()

@@ -24,8 +24,13 @@ pub struct Candidates<'a> {
     pub config: &'a [PathBuf],
 }
 
-/// The login method for one node.
-pub fn choose(c: &Candidates<'_>) -> Result<SshAuth, String> {
+/// The login method for one node; none found, or a key that cannot be
+/// unlocked, is [`SshAuth::Unavailable`] with the advice.
+pub fn choose(c: &Candidates<'_>) -> SshAuth {
+    find(c).unwrap_or_else(SshAuth::Unavailable)
+}
+
+fn find(c: &Candidates<'_>) -> Result<SshAuth, String> {
     if let Some(path) = c.flag.map(Path::to_path_buf).or_else(|| c.cluster.clone()) {
         return key_file(path);
     }
@@ -101,9 +106,10 @@ mod tests {
         let cfg = dir.path().join("cfg_key");
         std::fs::write(&cfg, "not a key").unwrap();
         let flag = dir.path().join("flag_key");
-        let pick = |c: &Candidates<'_>| match choose(c).unwrap() {
+        let pick = |c: &Candidates<'_>| match choose(c) {
             SshAuth::KeyFile { path, .. } => path,
             SshAuth::Agent => PathBuf::from("agent"),
+            SshAuth::Unavailable(why) => panic!("{why}"),
         };
         let config = [dir.path().join("missing"), cfg.clone()];
         let c = Candidates { flag: Some(&flag), cluster: Some("/c".into()), config: &config };

@@ -27,6 +27,9 @@ pub enum SshAuth {
     KeyFile { path: PathBuf, passphrase: Option<String> },
     /// Every identity the ssh-agent at `$SSH_AUTH_SOCK` offers.
     Agent,
+    /// No way to log in was found (why, as advice): the node is reported
+    /// unreachable with it, like any failed login.
+    Unavailable(String),
 }
 
 /// Per-node connection settings.
@@ -188,6 +191,9 @@ impl SshHost {
         let auth = match &opts.auth {
             SshAuth::KeyFile { path, passphrase } => AuthMethod::with_key_file(path, passphrase.as_deref()),
             SshAuth::Agent => AuthMethod::with_agent(),
+            SshAuth::Unavailable(why) => {
+                return Err(Error::Auth { host: name.to_string(), user: opts.user.clone(), reason: why.clone() })
+            }
         };
         let check = ServerCheckMethod::PublicKey(expected.base64());
         let addr = (address, opts.port);

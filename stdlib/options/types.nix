@@ -251,6 +251,20 @@ rec {
     normalize = v: let ok = filter (t: t.verify v == null) ts; in (head ok).normalize v;
   };
 
+  # Text used exactly as the user wrote it: a command kdeploy runs as root (a custom
+  # hook or check), a unit's or a file's content. It is the user's own code by design,
+  # never assembled from other settings, so it is not a place where a value could
+  # inject shell (tests/payloads/slots.nix skips the "code" shape).
+  code = what: mk {
+    name = what;
+    shape = { kind = "code"; };
+    verify = v: if isString v then null else "expected ${what}, got ${describeValue v}";
+  };
+
+  # A file of the project, relative to its root.
+  projectPath = strMatching "a path relative to the project (no leading /, no ..)"
+    "([A-Za-z0-9_][-A-Za-z0-9_.]*/)*[A-Za-z0-9_][-A-Za-z0-9_.]*";
+
   # Free-form JSON-like data (strings, numbers, bools, null, lists, attrsets).
   json = mk {
     name = "JSON-like data";

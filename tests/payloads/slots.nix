@@ -18,6 +18,7 @@ let
   # A plain value of a shape, where an option offers none to start from.
   synth = shape:
     if shape.kind == "string" || shape.kind == "json" then "x"
+    else if shape.kind == "code" then "true"
     else if shape.kind == "int" then 1
     else if shape.kind == "bool" then false
     else if shape.kind == "nullOr" then synth shape.of
@@ -34,6 +35,8 @@ let
   inject = shape: v:
     if shape.kind == "string" then [ payload ]
     else if shape.kind == "int" || shape.kind == "bool" then [ ]
+    # the user's own command or content, run or written as written (types.nix `code`)
+    else if shape.kind == "code" then [ ]
     else if shape.kind == "json" then [ payload { ${payload} = "x"; } ]
     else if shape.kind == "nullOr" then inject shape.of (if v == null then synth shape.of else v)
     else if shape.kind == "oneOf" then concatMap (s: inject s v) shape.of

@@ -10,28 +10,28 @@ let
   mode = t.strMatching "an octal mode like 0644" "0?[0-7]{3}";
   file = t.struct "a file { phase; text or file; mode?; owner?; group?; }" {
     inherit phase;
-    text = { type = t.nullOr t.str; default = null; };
-    file = { type = t.nullOr t.str; default = null; };
+    text = { type = t.nullOr (t.code "the file's content"); default = null; };
+    file = { type = t.nullOr t.projectPath; default = null; };
     mode = { type = mode; default = "0644"; };
     owner = { type = t.userName; default = "root"; };
     group = { type = t.userName; default = "root"; };
   };
   unit = t.struct "a unit { phase; text; onChange?; enable?; restartTriggers?; }" {
     inherit phase;
-    text = { type = t.str; };
+    text = { type = t.code "the unit file's text"; };
     onChange = { type = t.enum [ "restart" "reload" "none" ]; default = "restart"; };
     enable = { type = t.bool; default = true; };
     restartTriggers = { type = t.listOf t.absPath; default = [ ]; };
   };
   hook = t.struct "a hook { phase; run; when?; unless?; }" {
     inherit phase;
-    run = { type = t.str; };
+    run = { type = t.code "a shell command"; };
     when = { type = t.enum [ "pre" "post" "reset" ]; default = "post"; };
-    unless = { type = t.nullOr t.str; default = null; };
+    unless = { type = t.nullOr (t.code "a shell command"); default = null; };
   };
   check = t.struct "a check { phase; run; retries?; delay?; }" {
     inherit phase;
-    run = { type = t.str; };
+    run = { type = t.code "a shell command"; };
     retries = { type = t.intBetween 1 1000; default = 10; };
     delay = { type = t.intBetween 0 3600; default = 3; };
   };
@@ -48,7 +48,7 @@ in
     };
     files = opt {
       type = t.attrsWithNames t.absPath file; default = { }; merge = "attrs";
-      example = { "/etc/chrony/chrony.conf" = { phase = "time-sync"; text = "server 10.0.0.1 iburst\n"; }; };
+      example = { "/etc/chrony/chrony.conf" = { phase = "preinstall"; text = "server 10.0.0.1 iburst\n"; }; };
       description = "Files of your own, by path: `text` (inline) or `file` (a path relative to the project), in `phase`.";
     };
     units = opt {
@@ -58,10 +58,12 @@ in
     };
     hooks = opt {
       type = t.attrsWithNames t.plainName hook; default = { }; merge = "attrs";
+      example = { reload-chrony = { phase = "preinstall"; run = "systemctl try-restart chrony.service"; }; };
       description = "Commands of your own (POSIX sh, as root), run before (\"pre\") or after (\"post\") `phase` switches on a node when the phase changes, unless the `unless` guard exits 0; \"reset\" hooks run when the node is reset.";
     };
     checks = opt {
       type = t.attrsWithNames t.plainName check; default = { }; merge = "attrs";
+      example = { node-exporter-up = { phase = "addons"; run = "systemctl is-active --quiet node-exporter.service"; }; };
       description = "Health checks of your own, run after `phase` switches until they exit 0 (`retries` tries, `delay` seconds apart); a check that never passes fails the switch and rolls the node back.";
     };
   };
