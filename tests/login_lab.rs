@@ -4,7 +4,8 @@
 //! UserKnownHostsFile for the lab's addresses) — no flags, no agent. The
 //! lab cluster converges through sudo, a re-run is a no-op, and a node
 //! where sudo asks for a password is refused at connect time with advice,
-//! before anything changes. Root login is restored whatever happens.
+//! before anything changes; an encrypted key's passphrase is asked once on
+//! a terminal for all nodes. Root login is restored whatever happens.
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -88,6 +89,43 @@ fn switch(cluster: &Path, home: &Path) -> (Output, serde_json::Value) {
     (out, json)
 }
 
+/// `kdeploy switch CLUSTER` on a pseudo-terminal (util-linux `script`),
+/// typing `input` once the passphrase prompt shows (typed earlier, the
+/// terminal would echo it before kdeploy turns echo off). Returns the
+/// exit status and everything the terminal showed.
+fn on_a_terminal(cluster: &Path, home: &Path, input: &str) -> (std::process::ExitStatus, String) {
+    use std::io::{Read, Write};
+    let cmd = format!("{} switch {} --connect-timeout 5", env!("CARGO_BIN_EXE_kdeploy"), cluster.display());
+    let mut child = Command::new("script")
+        .args(["-q", "-e", "-c", &cmd, "/dev/null"])
+        .env("HOME", home)
+        .env_remove("SSH_AUTH_SOCK")
+        .env("KDEPLOY_SECRETS", lab_secrets())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take();
+    let mut stdout = child.stdout.take().unwrap();
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        let n = stdout.read(&mut buf).unwrap_or(0);
+        if n == 0 {
+            break;
+        }
+        seen.extend_from_slice(&buf[..n]);
+        if String::from_utf8_lossy(&seen).contains("Enter passphrase for key") {
+            if let Some(mut i) = stdin.take() {
+                i.write_all(input.as_bytes()).unwrap();
+                // kept open: an EOF on script's stdin would reach kdeploy as ^D
+                std::mem::forget(i);
+            }
+        }
+    }
+    (child.wait().unwrap(), String::from_utf8_lossy(&seen).into_owned())
+}
+
 fn statuses(j: &serde_json::Value) -> Vec<String> {
     j["nodes"]
         .as_object()
@@ -126,6 +164,26 @@ fn sudo_user_from_ssh_config_converges_with_root_login_refused() {
     let (out, j) = switch(&project.base(), home.path());
     assert!(out.status.success(), "{}", text(&out));
     assert_eq!(statuses(&j), ["unchanged"; 3], "{j}");
+
+    // an encrypted key: its passphrase is asked once, on the terminal, for all nodes
+    let enc_home = tempfile::tempdir().unwrap();
+    let enc = enc_home.path().join("enc_key");
+    let made =
+        Command::new("ssh-keygen").args(["-q", "-t", "ed25519", "-N", "s3cret", "-C", "", "-f"]).arg(&enc).status();
+    assert!(made.unwrap().success());
+    let public = std::fs::read_to_string(enc.with_extension("pub")).unwrap();
+    for i in 1..=3 {
+        ssh(i, &format!("echo '{}' >> /home/{USER}/.ssh/authorized_keys", public.trim()));
+    }
+    std::fs::create_dir_all(enc_home.path().join(".ssh")).unwrap();
+    let config = std::fs::read_to_string(home.path().join(".ssh/config"))
+        .unwrap()
+        .replace(&repo().join(".lab/id_ed25519").display().to_string(), &enc.display().to_string());
+    std::fs::write(enc_home.path().join(".ssh/config"), config).unwrap();
+    let (status, t) = on_a_terminal(&project.base(), enc_home.path(), "s3cret\n");
+    assert!(status.success(), "{t}");
+    assert_eq!(t.matches("Enter passphrase for key").count(), 1, "asked once for three nodes:\n{t}");
+    assert!(!t.contains("s3cret"), "the passphrase was echoed:\n{t}");
 
     // sudo that wants a password: refused at connect, nothing changes
     let before = snapshot();

@@ -135,3 +135,70 @@ pub async fn connect_reporting(targets: &[NodeTarget], parallel: usize, sink: &d
     }
     (hosts, unreachable)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transport::SshAuth;
+
+    fn ssh(user: Option<&str>, jump: Option<&str>) -> Ssh {
+        Ssh {
+            escalation: "sudo".into(),
+            jump_host: jump.map(str::to_string),
+            key: None,
+            port: None,
+            user: user.map(str::to_string),
+        }
+    }
+
+    /// Settings reading `config` as the user's ~/.ssh/config.
+    fn settings(dir: &std::path::Path, config: &str) -> SshSettings {
+        let f = dir.join("config");
+        std::fs::write(&f, config).unwrap();
+        SshSettings { config_file: Some(f), ..Default::default() }
+    }
+
+    #[test]
+    fn config_fills_what_the_cluster_leaves_open() {
+        let d = tempfile::tempdir().unwrap();
+        let key = d.path().join("id_lab");
+        std::fs::write(&key, "not read for a test").unwrap();
+        let config = format!(
+            "Host bastion\n  HostName 192.0.2.1\n  User jump\n  Port 2200\n\n\
+             Host 10.0.0.*\n  User ubuntu\n  Port 2222\n  IdentityFile {}\n  UserKnownHostsFile {}/kh\n  ProxyJump bastion\n",
+            key.display(),
+            d.path().display()
+        );
+        let s = settings(d.path(), &config);
+        let t = s.target("n1", "10.0.0.5", &ssh(None, None)).unwrap();
+        assert_eq!((t.address.as_str(), t.options.user.as_str(), t.options.port), ("10.0.0.5", "ubuntu", 2222));
+        assert!(matches!(&t.options.auth, SshAuth::KeyFile { path, .. } if *path == key));
+        assert_eq!(t.options.host_keys.file(), d.path().join("kh"));
+        let j = t.options.jump.unwrap();
+        assert_eq!((j.user.as_str(), j.host.as_str(), j.port), ("jump", "192.0.2.1", 2200));
+        assert_eq!(t.options.escalate, Some(Escalation::Sudo), "a non-root login escalates");
+    }
+
+    #[test]
+    fn cluster_then_flags_win_over_the_config() {
+        let d = tempfile::tempdir().unwrap();
+        let mut s = settings(d.path(), "Host *\n  User ubuntu\n  ProxyJump other@192.0.2.9:22\n");
+        let t = s.target("n1", "10.0.0.5", &ssh(Some("root"), Some("ops@192.0.2.7:22"))).unwrap();
+        assert_eq!(t.options.user, "root");
+        assert_eq!(t.options.escalate, None, "root never escalates");
+        assert_eq!(t.options.jump.unwrap().host, "192.0.2.7");
+        s.jump_host = Some("cli@192.0.2.8:22".parse().unwrap());
+        s.key = Some(d.path().join("flag_key"));
+        let t = s.target("n1", "10.0.0.5", &ssh(Some("root"), Some("ops@192.0.2.7:22"))).unwrap();
+        assert_eq!(t.options.jump.unwrap().host, "192.0.2.8");
+        assert!(matches!(&t.options.auth, SshAuth::KeyFile { path, .. } if *path == d.path().join("flag_key")));
+    }
+
+    #[test]
+    fn no_config_means_root_on_22() {
+        let d = tempfile::tempdir().unwrap();
+        let s = SshSettings { config_file: Some("none".into()), key: Some(d.path().join("k")), ..Default::default() };
+        let t = s.target("n1", "10.0.0.5", &ssh(None, None)).unwrap();
+        assert_eq!((t.options.user.as_str(), t.options.port, t.options.jump), ("root", 22, None));
+    }
+}
