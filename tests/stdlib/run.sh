@@ -26,6 +26,9 @@
 #   6. schemas      every Kubernetes object of the example clusters (static pods, CNI,
 #                   DNS, addons) is valid, strictly, under the OpenAPI schemas of the
 #                   cluster's Kubernetes version (PyPI kubernetes-validate)
+#                   (tests/stdlib/k8s-schemas.py); the component configurations (kubeadm,
+#                   kubelet, kube-proxy, scheduler) against the fields of the upstream Go
+#                   types (component-schemas.json, made by gen-component-schemas.py)
 set -u
 here=$(cd "$(dirname "$0")" && pwd -P)
 root=$(cd "$here/../.." && pwd -P)
@@ -250,6 +253,11 @@ for c in lab seed ha; do
   if out=$(python3 "$here/k8s-schemas.py" "$here/golden/$c.json" 2>&1); then
     pass "$c: $(printf '%s' "$out" | tail -n 1)"
   else fail "$c Kubernetes schemas"; printf '%s\n' "$out" | tail -n 20; fi
+done
+for c in lab seed ha; do
+  if out=$(python3 "$here/component-configs.py" "$here/golden/$c.json" 2>&1); then
+    pass "$c: $(printf '%s' "$out" | tail -n 1)"
+  else fail "$c component configurations"; printf '%s\n' "$out" | tail -n 20; fi
 done
 
 echo
