@@ -165,16 +165,32 @@ let
     if bad == [ ] then true
     else errors.fail "node '${node.name}': custom.${b.kind}.\"${b.k}\" (at ${errors.fmtPos (nodeSettingPos node [ "custom" b.kind b.k ])}): phase '${b.p}' is not a phase.${errors.didYouMean b.p phaseOrder} Phases: ${concatStringsSep ", " phaseOrder} (add your own in custom.phases)";
 
+  # Nodes with the same roles and the same settings object form a group, and share the
+  # work of their phases (phases/default.nix): a node with settings or ssh of its own,
+  # and the first control plane, are groups of one.
+  isFirst = node: ctx.firstControlPlane != null && ctx.firstControlPlane.name == node.name;
+  groupKey = node:
+    concatStringsSep "+" (sort lessThan node.roles)
+    + (if nodeDefs node.name != [ ] then "@${node.name}" else "")
+    + (if isFirst node then "!" else "");
+  groupOf = node: {
+    inherit (node) settings roles isControlPlane isEtcd isWorker isK8s;
+    isFirstControlPlane = isFirst node;
+    example = node.name;
+  };
+  groupPhases = listToAttrs (map
+    (node: { name = groupKey node; value = map (p: phases.build p ctx (groupOf node)) phaseOrder; })
+    nodeList);
+
   nodeOut = node:
     let
       s = node.settings;
-      isFirst = ctx.firstControlPlane != null && ctx.firstControlPlane.name == node.name;
-      n = node // { isFirstControlPlane = isFirst; };
+      n = node // { isFirstControlPlane = isFirst node; };
     in
     {
       inherit (node) address roles;
       ssh = { inherit (s.ssh) user port key jumpHost become; };
-      phases = seq (checkCustomPhases node) (map (p: phases.build p ctx n) phaseOrder);
+      phases = seq (checkCustomPhases node) (map (phase: phase n) groupPhases.${groupKey node});
       settings = s;
     };
 

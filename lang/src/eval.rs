@@ -283,7 +283,7 @@ impl Evaluator {
     #[inline(never)]
     fn check_memory(&mut self, expr: &Expr) -> EvalResult<()> {
         self.ticks = TICKS;
-        self.budget.check(0).map_err(|e| e.at_if_unset(expr_span(expr)))
+        self.budget.check_now().map_err(|e| e.at_if_unset(expr_span(expr)))
     }
 
     /// An error if `bytes` more (a large list or string about to be made)

@@ -71,13 +71,23 @@ impl Budget {
         Budget { limit, base: crate::io::resident_memory().unwrap_or(0) }
     }
 
-    /// An error if the process already uses more than the budget, or would
-    /// with `more` bytes (checked only for large allocations: reading the
-    /// process's size costs a system call or two).
+    /// An error if the process would use more than the budget with `more`
+    /// bytes; checked only for large allocations, as reading the process's
+    /// size costs system calls (small ones are caught by [`Budget::check_now`]
+    /// every few thousand steps).
     pub fn check(&self, more: usize) -> EvalResult<()> {
-        if more != 0 && more < LARGE {
+        if more < LARGE {
             return Ok(());
         }
+        self.check_with(more)
+    }
+
+    /// An error if the process already uses more than the budget.
+    pub fn check_now(&self) -> EvalResult<()> {
+        self.check_with(0)
+    }
+
+    fn check_with(&self, more: usize) -> EvalResult<()> {
         let Some(resident) = crate::io::resident_memory() else { return Ok(()) };
         let used = resident.saturating_sub(self.base);
         if used.saturating_add(more) > self.limit {

@@ -2,7 +2,7 @@
 # first control plane, the cluster DNS manifests (CoreDNS, nodelocaldns, the DNS
 # autoscaler) and optionally metrics-server, each group applied by a guarded hook, and
 # checks that CoreDNS and nodelocaldns rolled out.
-ctx: node:
+ctx: group:
 let
   lib = import ../lib;
   dns = import ../templates/dns.nix;
@@ -17,19 +17,19 @@ let
   autoscale = coredns && cs.dns.autoscaler.enable;
   kubectl = "${bin}/kubectl --kubeconfig=/etc/kubernetes/admin.conf";
 
-  # A group: name, directory, manifests { file = text; } and apply order.
-  group = name: dir: manifests: order: {
+  # An addon: name, directory, manifests { file = text; } and apply order.
+  addon = name: dir: manifests: order: {
     inherit name;
     files = map (f: { path = "${dir}/${f}"; text = manifests.${f}; }) order;
   };
-  groups =
-    text.optional coredns (group "coredns" "/etc/kubernetes" (dns.coredns { inherit ctx; })
+  addons =
+    text.optional coredns (addon "coredns" "/etc/kubernetes" (dns.coredns { inherit ctx; })
       [ "coredns-sa.yml" "coredns-clusterrole.yml" "coredns-clusterrolebinding.yml" "coredns-config.yml" "coredns-deployment.yml" "coredns-svc.yml" ])
-    ++ text.optional nodelocal (group "nodelocaldns" "/etc/kubernetes" (dns.nodelocaldns { inherit ctx; })
+    ++ text.optional nodelocal (addon "nodelocaldns" "/etc/kubernetes" (dns.nodelocaldns { inherit ctx; })
       [ "nodelocaldns-sa.yml" "nodelocaldns-config.yml" "nodelocaldns-daemonset.yml" ])
-    ++ text.optional autoscale (group "dns-autoscaler" "/etc/kubernetes" (dns.autoscaler { inherit ctx; })
+    ++ text.optional autoscale (addon "dns-autoscaler" "/etc/kubernetes" (dns.autoscaler { inherit ctx; })
       [ "dns-autoscaler-sa.yml" "dns-autoscaler-clusterrole.yml" "dns-autoscaler-clusterrolebinding.yml" "dns-autoscaler.yml" ])
-    ++ text.optional cs.addons.metricsServer.enable (group "metrics-server" "/etc/kubernetes/addons/metrics_server"
+    ++ text.optional cs.addons.metricsServer.enable (addon "metrics-server" "/etc/kubernetes/addons/metrics_server"
       ((import ../templates/metrics-server.nix).manifests { inherit ctx; })
       [ "metrics-server-sa.yaml" "resource-reader.yaml" "resource-reader-clusterrolebinding.yaml" "auth-delegator.yaml"
         "auth-reader.yaml" "metrics-server-service.yaml" "metrics-server-deployment.yaml" "metrics-apiservice.yaml" ]);
@@ -41,12 +41,12 @@ let
     delay = 5;
   };
 in
-if !node.isFirstControlPlane then { }
+if !group.isFirstControlPlane then { }
 else {
   directories = text.optional cs.addons.metricsServer.enable
     (records.directory { path = "/etc/kubernetes/addons/metrics_server"; });
-  files = concatMap (g: map (f: records.file { inherit (f) path text; })  g.files) groups;
-  hooks = map (g: apply.hook { inherit (g) name files; binDir = bin; }) groups;
+  files = concatMap (a: map (f: records.file { inherit (f) path text; }) a.files) addons;
+  hooks = map (a: apply.hook { inherit (a) name files; binDir = bin; }) addons;
   checks = text.optional coredns (rollout "deployment" "coredns")
     ++ text.optional nodelocal (rollout "daemonset" "nodelocaldns");
 }

@@ -2,7 +2,7 @@
 # plugin's manifests on the first control plane, applied by guarded hooks (calico CRDs
 # first, from a pinned artifact), a calicoctl.sh wrapper on control planes, and checks
 # that each node received its CNI config (written by the plugin's DaemonSet).
-ctx: node:
+ctx: group:
 let
   lib = import ../lib;
   versions = import ../versions.nix;
@@ -12,7 +12,7 @@ let
   cs = ctx.settings;
   bin = cs.paths.binDir;
   plugin = cs.network.plugin;
-  first = node.isFirstControlPlane;
+  first = group.isFirstControlPlane;
 
   manifests =
     if plugin == "calico" then (import ../templates/calico.nix).manifests { inherit ctx; }
@@ -28,7 +28,7 @@ let
   crds = records.file {
     path = "/etc/kubernetes/kdd-crds.yml";
     # one file for every architecture, as Kubespray's no_arch entry
-    artifact = (import ../artifacts.nix).artifact node.settings {
+    artifact = (import ../artifacts.nix).artifact group.settings {
       component = "calico-crds";
       version = cs.calico.version;
       name = "calico-${cs.calico.version}-crds.yaml";
@@ -40,12 +40,12 @@ let
   kubectl = "${bin}/kubectl --kubeconfig=/etc/kubernetes/admin.conf";
   daemonset = { calico = "calico-node"; flannel = "kube-flannel"; }.${plugin} or null;
 in
-if !node.isK8s || plugin == "none" || plugin == "cni" then { }
+if !group.isK8s || plugin == "none" || plugin == "cni" then { }
 else {
   files =
     text.optionals first (text.optional (plugin == "calico") crds
       ++ map (f: records.file { inherit (f) path text; mode = "0644"; }) manifestFiles)
-    ++ text.optional (plugin == "calico" && node.isControlPlane) (records.file {
+    ++ text.optional (plugin == "calico" && group.isControlPlane) (records.file {
       path = "${bin}/calicoctl.sh";
       mode = "0755";
       text = text.lines [

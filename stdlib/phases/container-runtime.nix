@@ -3,14 +3,14 @@
 # the schema of the deployed containerd version, registry hosts.toml files, the proxy
 # drop-in, /etc/crictl.yaml and containerd.service. Nodes that run no kubelet (etcd-only)
 # get nothing, as in Kubespray.
-ctx: node:
+ctx: group:
 let
   lib = import ../lib;
   artifacts = import ../artifacts.nix;
   tpl = import ../templates/containerd.nix;
   inherit (lib) records text;
   inherit (builtins) attrNames map concatMap filter;
-  s = node.settings;
+  s = group.settings;
   cs = ctx.settings;
   bin = cs.paths.binDir;
   versions = ctx.versions // {
@@ -38,7 +38,7 @@ let
   configFile = records.file { path = "/etc/containerd/config.toml"; mode = "0640"; text = config.text; };
   restartOn = map (f: f.path) ([ configFile ] ++ hostsFiles ++ proxyFiles ++ filter (f: f.path != "${bin}/crictl") binaries);
 in
-if !node.isK8s then { }
+if !group.isK8s then { }
 else {
   directories = map (path: records.directory { inherit path; })
     ([ "/etc/containerd" "/etc/containerd/certs.d" ]

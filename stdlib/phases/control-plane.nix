@@ -8,7 +8,7 @@
 # When kubernetes.version changes (the engine runs this phase before the kubelets then),
 # the anchor runs kubeadm upgrade apply first, alone, and every other control plane
 # kubeadm upgrade node after it, one at a time (kubeadm's upgrade procedure).
-ctx: node:
+ctx: group:
 let
   lib = import ../lib;
   tpl = import ../templates/kubeadm.nix;
@@ -29,7 +29,7 @@ let
   secret = path: p: made: records.file ({ inherit path; mode = "0600"; } // secretSource p made);
   secretFiles =
     [ (secret "/etc/kubernetes/kdeploy/kubeadm-token" cs.kubeadm.tokenFile made.kubeadmToken) ]
-    ++ text.optional (node.isControlPlane && multiCP)
+    ++ text.optional (group.isControlPlane && multiCP)
       (secret "/etc/kubernetes/kdeploy/kubeadm-certificate-key" cs.kubeadm.certificateKeyFile made.certificateKey);
 
   initFile = "/etc/kubernetes/kubeadm-config.yaml";
@@ -141,7 +141,7 @@ let
   # that remains drains and deletes its own node first (a worker holds no credentials
   # for that); then kubeadm reset (static pods, kubelet config, PKI, stacked etcd
   # membership). Skipped on a node kubeadm never set up.
-  drainAndDelete = [
+  drainAndDelete = node: [
     "  ${kubectl} drain ${node.name} --ignore-daemonsets --delete-emptydir-data --force --timeout=120s ||"
     "    echo 'kdeploy: drain failed; deleting the node anyway' >&2"
     "  ${kubectl} delete node ${node.name} --wait=false || echo 'kdeploy: could not delete the node object' >&2"
@@ -150,11 +150,11 @@ let
     "${kubeadm} reset -f --cri-socket=unix:///var/run/containerd/containerd.sock || exit 1"
     "rm -rf /root/.kube"
   ];
-  resetHook = records.hook {
+  resetHook = node: records.hook {
     name = "kubeadm-reset";
     when = "reset";
     run = text.lines (text.optionals node.isControlPlane
-      ([ "if [ \"$KDEPLOY_RESET\" != cluster ] && [ -f /etc/kubernetes/admin.conf ]; then" ] ++ drainAndDelete ++ [ "fi" ])
+      ([ "if [ \"$KDEPLOY_RESET\" != cluster ] && [ -f /etc/kubernetes/admin.conf ]; then" ] ++ drainAndDelete node ++ [ "fi" ])
       ++ kubeadmReset);
     unless = "test ! -e /etc/kubernetes/kubelet.conf && test ! -e /etc/kubernetes/admin.conf";
   };
@@ -162,13 +162,13 @@ let
   # A control plane whose role was dropped (it stays a worker): it leaves as Kubespray's
   # remove-node.yml would (drain, delete the node, kubeadm reset), with its own admin
   # credentials, then the join below brings it back as a worker. One at a time.
-  leaveControlPlaneHook = records.hook {
+  leaveControlPlaneHook = node: records.hook {
     name = "leave-control-plane";
     when = "pre";
     # kubeadm reset empties /etc/kubernetes/manifests, where the worker's kubelet phase
     # has just linked the API load balancer's static pod: kdeploy's links are kept, and
     # put back however the script ends.
-    run = text.lines ([ "if [ -f /etc/kubernetes/admin.conf ]; then" ] ++ drainAndDelete ++ [
+    run = text.lines ([ "if [ -f /etc/kubernetes/admin.conf ]; then" ] ++ drainAndDelete node ++ [
       "fi"
       "keep=/run/kdeploy/kept-manifests; mkdir -p $keep"
       "restore() {"
@@ -183,18 +183,23 @@ let
     ] ++ kubeadmReset);
     unless = "test ! -e /etc/kubernetes/manifests/kube-apiserver.yaml";
   };
+  workerJoinHook = records.hook {
+    name = "kubeadm-join";
+    run = joinScript joinFile "" + text.optionalString useLB pointKubeletAtLB;
+    unless = "test -f /etc/kubernetes/kubelet.conf";
+  };
 in
-if !node.isK8s then { }
-else if node.isControlPlane then {
+if !group.isK8s then { }
+else if group.isControlPlane then node: {
   directories = [ (records.directory { path = "/etc/kubernetes/kdeploy"; mode = "0700"; }) ];
   files = secretFiles ++ [
     (records.file { path = initFile; mode = "0640"; text = tpl.initConfig { inherit ctx node; }; })
     (records.file { path = upgradeFile; mode = "0640"; text = upgradeConfig; })
     (records.textFile "/etc/kubernetes/kubescheduler-config.yaml" (tpl.schedulerConfig { inherit ctx; }))
-  ] ++ text.optional (!node.isFirstControlPlane)
+  ] ++ text.optional (!group.isFirstControlPlane)
     (records.file { path = cpJoinFile; mode = "0640"; text = tpl.joinConfig { inherit ctx node; controlPlane = true; }; });
   hooks =
-    (if node.isFirstControlPlane then [ initHook upgradeApplyHook ]
+    (if group.isFirstControlPlane then [ initHook upgradeApplyHook ]
     else [
       (records.hook {
         name = "kubeadm-join-control-plane";
@@ -207,7 +212,7 @@ else if node.isControlPlane then {
     # on every control plane: the kubeadm upgrade that finishes the last one re-renders
     # kube-proxy's kubeconfig with a control plane's address
     ++ text.optional kubeProxyViaLocalhost kubeProxyHook
-    ++ [ resetHook ];
+    ++ [ (resetHook node) ];
   checks = [
     (records.check {
       name = "apiserver-ready";
@@ -217,20 +222,12 @@ else if node.isControlPlane then {
     })
   ];
 }
-else {
+else node: {
   directories = [ (records.directory { path = "/etc/kubernetes/kdeploy"; mode = "0700"; }) ];
   files = secretFiles ++ [
     (records.file { path = joinFile; mode = "0640"; text = tpl.joinConfig { inherit ctx node; controlPlane = false; }; })
   ];
-  hooks = [
-    leaveControlPlaneHook
-    (records.hook {
-      name = "kubeadm-join";
-      run = joinScript joinFile "" + text.optionalString useLB pointKubeletAtLB;
-      unless = "test -f /etc/kubernetes/kubelet.conf";
-    })
-    resetHook
-  ];
+  hooks = [ (leaveControlPlaneHook node) workerJoinHook (resetHook node) ];
   checks = [
     (records.check {
       name = "kubelet-joined";

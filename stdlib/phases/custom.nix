@@ -1,17 +1,17 @@
 # The user's own content of one phase (settings custom.files, custom.units,
 # custom.hooks, custom.checks of the node, cluster and roles merged), as closure
 # records: the same shape as every stdlib phase module's.
-name: node:
+name: group:
 let
   inherit (builtins) attrNames filter map;
   lib = import ../lib;
   inherit (lib) records errors;
-  c = node.settings.custom;
+  c = group.settings.custom;
   inPhase = set: filter (k: set.${k}.phase == name) (attrNames set);
   fileOf = path:
     let f = c.files.${path}; in
     if (f.text == null) == (f.file == null) then
-      errors.fail "node '${node.name}': custom.files.\"${path}\" needs exactly one of `text` (the content) and `file` (a path in the project)"
+      errors.fail "node '${group.example}': custom.files.\"${path}\" needs exactly one of `text` (the content) and `file` (a path in the project)"
     else records.file { inherit path; inherit (f) mode owner group text file; };
 in
 {

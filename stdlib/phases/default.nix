@@ -1,7 +1,13 @@
 # The phase table: phase order (order.nix) and one module per phase. A module is a
-# function `ctx: node: content` returning any of { files; directories; units; hooks;
-# checks; } (lists); `build` turns it into the uniform phase record of the closure,
-# with the user's own content of the phase (custom.nix) after the module's.
+# function `ctx: group: content`, or `ctx: group: node: content` when some of the
+# content depends on the node's own name or address, returning any of { files;
+# directories; units; hooks; checks; } (lists). A group is what nodes with the same
+# roles and settings share ({ settings; roles; isControlPlane; isEtcd; isWorker;
+# isK8s; isFirstControlPlane; example; }, see cluster.nix): what a module computes
+# from the group is computed once for all of its nodes, which is what keeps a
+# thousand-node cluster cheap to evaluate. `build` turns a module's content into the
+# uniform phase record of the closure, with the user's own content of the phase
+# (custom.nix) after the module's.
 # `orderWith` places the user's own phases (settings custom.phases) in an order.
 let
   inherit (builtins) attrNames concatMap concatStringsSep elem filter head;
@@ -22,9 +28,16 @@ let
 in
 {
   inherit order upgradeOrder modules;
-  build = name: ctx: node:
-    { inherit name; activate = ctx.active name; }
-    // records.merge [ (if modules ? ${name} then modules.${name} ctx node else { }) (custom name node) ];
+  # The phase `name` of every node of `group`, as a function of the node.
+  build = name: ctx: group:
+    let
+      content = if modules ? ${name} then modules.${name} ctx group else { };
+      head = { inherit name; activate = ctx.active name; };
+      own = custom name group;
+      shared = head // records.merge [ content own ];
+    in
+    if builtins.isFunction content then node: head // records.merge [ (content node) own ]
+    else _node: shared;
 
   # `base` with each custom phase right after the phase it names (siblings in name
   # order, a custom phase may follow another).

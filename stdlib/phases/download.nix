@@ -4,13 +4,13 @@
 # images this node will run (crictl pull, guarded by crictl inspecti). The container
 # runtime's own binaries come with the container-runtime phase, as in Kubespray.
 # What only generate-only phases (kdeploy.generateOnly) need is left out.
-ctx: node:
+ctx: group:
 let
   lib = import ../lib;
   artifacts = import ../artifacts.nix;
   inherit (lib) records text;
   inherit (builtins) concatMap filter map elem replaceStrings;
-  s = node.settings;
+  s = group.settings;
   cs = ctx.settings;
   bin = cs.paths.binDir;
   plugin = cs.network.plugin;
@@ -18,23 +18,23 @@ let
   versions = ctx.versions;
 
   components =
-    text.optionals (node.isEtcd && hostEtcd) [ "etcd" "etcdctl" ]
-    ++ text.optionals node.isK8s [ "kubelet" "kubeadm" "kubectl" ]
-    ++ text.optional (node.isK8s && plugin != "none") "cni-plugins"
-    ++ text.optional (node.isControlPlane && plugin == "calico") "calicoctl";
+    text.optionals (group.isEtcd && hostEtcd) [ "etcd" "etcdctl" ]
+    ++ text.optionals group.isK8s [ "kubelet" "kubeadm" "kubectl" ]
+    ++ text.optional (group.isK8s && plugin != "none") "cni-plugins"
+    ++ text.optional (group.isControlPlane && plugin == "calico") "calicoctl";
   wanted = filter (c: ctx.active (artifacts.consumerOf c)) components;
 
   # { image; consumer; } for this node.
-  images = text.optionals node.isK8s (
+  images = text.optionals group.isK8s (
     [ { image = ctx.images.pause; consumer = "kubelet"; } ]
     ++ text.optional (!cs.kubeProxy.remove) { image = ctx.images.kubeProxy; consumer = "control-plane"; }
-    ++ text.optionals node.isControlPlane (map (i: { image = i; consumer = "control-plane"; }) ctx.images.controlPlane)
-    ++ text.optional (!node.isControlPlane && ctx.api.localLB)
+    ++ text.optionals group.isControlPlane (map (i: { image = i; consumer = "control-plane"; }) ctx.images.controlPlane)
+    ++ text.optional (!group.isControlPlane && ctx.api.localLB)
       { image = if cs.loadBalancer.type == "nginx" then ctx.images.nginx else ctx.images.haproxy; consumer = "kubelet"; }
     ++ text.optionals (plugin == "calico") ([
       { image = ctx.images.calicoNode; consumer = "cni"; }
       { image = ctx.images.calicoCni; consumer = "cni"; }
-    ] ++ text.optional node.isControlPlane { image = ctx.images.calicoKubeControllers; consumer = "cni"; })
+    ] ++ text.optional group.isControlPlane { image = ctx.images.calicoKubeControllers; consumer = "cni"; })
     ++ text.optionals (plugin == "flannel") [
       { image = ctx.images.flannel; consumer = "cni"; }
       { image = ctx.images.flannelCniPlugin; consumer = "cni"; }

@@ -4,14 +4,14 @@
 # health check (etcdctl endpoint health needs quorum). On etcd nodes, plus the etcd
 # client certificates on control planes when etcd.tls is on; nothing when kubeadm
 # runs etcd.
-ctx: node:
+ctx: group:
 let
   lib = import ../lib;
   tpl = import ../templates/etcd.nix;
   inherit (lib) records text;
   inherit (builtins) elem map;
   cs = ctx.settings;
-  s = node.settings;
+  s = group.settings;
   bin = cs.paths.binDir;
   version = ctx.versions.etcd;
   tls = cs.etcd.tls;
@@ -19,15 +19,11 @@ let
   scheme = ctx.etcd.scheme;
   managedEtcd = !(elem "etcd" cs.download.skip) && ctx.active "etcd";
   etcdctl = "${bin}/etcdctl";
-  others = builtins.filter (m: m.name != node.name) ctx.etcd.members;
-  othersEndpoints = builtins.concatStringsSep "," (map (m: ctx.etcd.clientURL m.address) others);
-  myPeer = ctx.etcd.peerURL node.address;
-
-  member = node.isEtcd && cs.etcd.deploymentType == "host";
+  member = group.isEtcd && cs.etcd.deploymentType == "host";
   # Kubespray names: member-* (server/peer), admin-* (etcdctl), node-* (kube-apiserver).
   # Made by kdeploy (../secrets.nix) unless etcd.certDir names the user's own files.
   own = cs.etcd.certDir;
-  certFiles = text.optionals tls (map
+  certFiles = node: text.optionals tls (map
     (f: records.file ({ path = "${cert}/${f.name}"; mode = f.mode; }
       // (if own != null then { local = "${own}/${f.name}"; } else { inherit (f) secret; })))
     ((import ../secrets.nix ctx).etcdFiles { inherit node member; }));
@@ -35,22 +31,9 @@ let
     (records.directory { path = "/etc/ssl/etcd"; mode = "0700"; })
     (records.directory { path = cert; mode = "0700"; })
   ];
-  tlsFlags = text.optionalString tls
-    " --cacert=${cert}/ca.pem --cert=${cert}/admin-${node.name}.pem --key=${cert}/admin-${node.name}-key.pem";
-
-  envFile = records.file {
-    path = "/etc/etcd.env";
-    mode = "0640";
-    text = tpl.env { inherit ctx node version; };
-  };
-
-in
-if cs.etcd.deploymentType != "host" then { }
-# control planes that are not members only need the client certificates for the API server
-else if !member then
   # A node that left etcd keeps no member data: after its step stopped etcd (the
   # engine has already run `member remove`), the data goes too.
-  (if tls && node.isControlPlane then { directories = certDirs; files = certFiles; } else { }) // {
+  removeData = {
     hooks = [
       (records.hook {
         name = "etcd-remove-data";
@@ -59,11 +42,38 @@ else if !member then
         unless = "[ ! -e ${s.etcd.dataDir}/member ]";
       })
     ];
-  }
-else {
+  };
+  unit = certPaths: records.unit {
+    name = "etcd.service";
+    text = tpl.unit { binDir = bin; };
+    onChange = "restart";
+    enable = true;
+    restartTriggers = [ "/etc/etcd.env" ] ++ certPaths ++ text.optional managedEtcd "${bin}/etcd";
+  };
+in
+if cs.etcd.deploymentType != "host" then { }
+# control planes that are not members only need the client certificates for the API server
+else if !member then
+  (if tls && group.isControlPlane then node: { directories = certDirs; files = certFiles node; } // removeData
+  else removeData)
+else node:
+let
+  others = builtins.filter (m: m.name != node.name) ctx.etcd.members;
+  othersEndpoints = builtins.concatStringsSep "," (map (m: ctx.etcd.clientURL m.address) others);
+  myPeer = ctx.etcd.peerURL node.address;
+  myCertFiles = certFiles node;
+  tlsFlags = text.optionalString tls
+    " --cacert=${cert}/ca.pem --cert=${cert}/admin-${node.name}.pem --key=${cert}/admin-${node.name}-key.pem";
+  envFile = records.file {
+    path = "/etc/etcd.env";
+    mode = "0640";
+    text = tpl.env { inherit ctx node version; };
+  };
+in
+{
   directories = [ (records.directory { path = s.etcd.dataDir; mode = "0700"; }) ] ++ certDirs;
 
-  files = [ envFile ] ++ certFiles ++ [
+  files = [ envFile ] ++ myCertFiles ++ [
     (records.file {
       path = "${bin}/etcdctl.sh";
       mode = "0755";
@@ -71,16 +81,7 @@ else {
     })
   ];
 
-  units = [
-    (records.unit {
-      name = "etcd.service";
-      text = tpl.unit { binDir = bin; };
-      onChange = "restart";
-      enable = true;
-      restartTriggers = [ "/etc/etcd.env" ] ++ map (f: f.path) certFiles
-        ++ text.optional managedEtcd "${bin}/etcd";
-    })
-  ];
+  units = [ (unit (map (f: f.path) myCertFiles)) ];
 
   # Reset (kdeploy reset, switch --prune; Kubespray reset.yml and remove-node.yml):
   # when other nodes remain, leave the cluster first through the other members (a

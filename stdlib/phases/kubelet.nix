@@ -2,7 +2,7 @@
 # kubelet.service on every Kubernetes node, and on nodes without a control plane the
 # localhost API load balancer (nginx or haproxy config + static pod manifest). The kubelet
 # restarts until kubeadm (control-plane phase) gives it a kubeconfig, as with Kubespray.
-ctx: node:
+ctx: group:
 let
   lib = import ../lib;
   tpl = import ../templates/kubelet.nix;
@@ -10,18 +10,19 @@ let
   inherit (lib) records text;
   inherit (builtins) elem;
   cs = ctx.settings;
-  s = node.settings;
   bin = cs.paths.binDir;
   nginx = cs.loadBalancer.type == "nginx";
-  needsLB = ctx.api.localLB && (!node.isControlPlane || cs.apiserver.bindAddress != "::");
+  needsLB = ctx.api.localLB && (!group.isControlPlane || cs.apiserver.bindAddress != "::");
   # With a managed /etc/resolv.conf pointing at the cluster DNS, pods using the node's
   # resolvers (CoreDNS itself) must not see it, or DNS would loop.
-  managedResolv = resolv.managed ctx node;
+  managedResolv = resolv.managed ctx group;
   resolvConf = if managedResolv then resolv.upstreamFile else "/etc/resolv.conf";
 
-  envFile = records.file { path = "/etc/kubernetes/kubelet.env"; mode = "0600"; text = tpl.env { inherit ctx node; }; };
-  configFile = records.file { path = "/etc/kubernetes/kubelet-config.yaml"; mode = "0600"; text = tpl.config { inherit ctx node resolvConf; }; };
-  upstream = text.optional managedResolv (records.textFile resolv.upstreamFile (resolv.upstreamResolvConf node));
+  envFile = node: records.file { path = envPath; mode = "0600"; text = tpl.env { inherit ctx node; }; };
+  configFile = node: records.file { path = configPath; mode = "0600"; text = tpl.config { inherit ctx node resolvConf; }; };
+  envPath = "/etc/kubernetes/kubelet.env";
+  configPath = "/etc/kubernetes/kubelet-config.yaml";
+  upstream = text.optional managedResolv (records.textFile resolv.upstreamFile (resolv.upstreamResolvConf group));
   lbFiles = text.optionals needsLB [
     (records.file {
       path = if nginx then "/etc/nginx/nginx.conf" else "/etc/haproxy/haproxy.cfg";
@@ -41,8 +42,8 @@ let
   anchor = ctx.firstControlPlane.name;
   kubectl = "${bin}/kubectl --kubeconfig=/etc/kubernetes/admin.conf";
   up = cs.upgrade;
-  registered = "! ${kubectl} get node ${node.name}";
-  drain = records.hook {
+  registered = node: "! ${kubectl} get node ${node.name}";
+  drain = node: records.hook {
     name = "drain";
     when = "pre";
     upgrade = true;
@@ -51,46 +52,43 @@ let
       then "${kubectl} drain ${node.name} --ignore-daemonsets --delete-emptydir-data --force --grace-period=${toString up.drainGracePeriod} --timeout=${up.drainTimeout}"
       else "${kubectl} cordon ${node.name}";
     # a node joining in this run is not registered yet: nothing to drain
-    unless = registered;
+    unless = registered node;
   };
   # last of the post hooks
-  uncordon = records.hook {
+  uncordon = node: records.hook {
     name = "uncordon";
     upgrade = true;
     delegate = anchor;
     run = "${kubectl} uncordon ${node.name}";
-    unless = registered;
+    unless = registered node;
   };
-in
-if !node.isK8s then { }
-else {
+  resetHook = records.hook {
+    name = "kubelet-reset";
+    when = "reset";
+    run = text.lines [
+      "systemctl stop kubelet.service || exit 1"
+      "for m in $(awk '$2 ~ \"^/var/lib/kubelet/\" { print $2 }' /proc/mounts | sort -r); do"
+      "  umount \"$m\" || umount -l \"$m\" || exit 1"
+      "done"
+      "rm -rf /var/lib/kubelet /var/log/pods /var/log/containers"
+    ];
+  };
+  unit = records.unit {
+    name = "kubelet.service";
+    text = tpl.unit { binDir = bin; };
+    onChange = "restart";
+    enable = true;
+    restartTriggers = [ envPath configPath ] ++ map (f: f.path) upstream
+      ++ text.optional kubeletBinary "${bin}/kubelet";
+  };
   directories = text.optional needsLB (records.directory { path = if nginx then "/etc/nginx" else "/etc/haproxy"; mode = "0700"; });
-  files = [ envFile configFile ] ++ upstream ++ lbFiles;
+in
+if !group.isK8s then { }
+else node: {
+  inherit directories;
+  files = [ (envFile node) (configFile node) ] ++ upstream ++ lbFiles;
   # Reset (Kubespray reset.yml): stop the kubelet, unmount the pods' volumes, remove
   # what the kubelet made.
-  hooks = [
-    drain
-    (records.hook {
-      name = "kubelet-reset";
-      when = "reset";
-      run = text.lines [
-        "systemctl stop kubelet.service || exit 1"
-        "for m in $(awk '$2 ~ \"^/var/lib/kubelet/\" { print $2 }' /proc/mounts | sort -r); do"
-        "  umount \"$m\" || umount -l \"$m\" || exit 1"
-        "done"
-        "rm -rf /var/lib/kubelet /var/log/pods /var/log/containers"
-      ];
-    })
-    uncordon
-  ];
-  units = [
-    (records.unit {
-      name = "kubelet.service";
-      text = tpl.unit { binDir = bin; };
-      onChange = "restart";
-      enable = true;
-      restartTriggers = [ envFile.path configFile.path ] ++ map (f: f.path) upstream
-        ++ text.optional kubeletBinary "${bin}/kubelet";
-    })
-  ];
+  hooks = [ (drain node) resetHook (uncordon node) ];
+  units = [ unit ];
 }

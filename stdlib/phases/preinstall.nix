@@ -1,14 +1,14 @@
 # Phase "preinstall" (Kubespray roles kubernetes/preinstall and the sysctl/module parts
 # of kubernetes/node): sysctl settings, kernel modules, swap off, the Kubernetes and CNI
 # directories, /etc/hosts with every cluster node, the /etc/kubernetes/pki link.
-ctx: node:
+ctx: group:
 let
   lib = import ../lib;
   inherit (lib) records text;
   inherit (builtins) attrNames map concatMap elem;
-  s = node.settings;
+  s = group.settings;
   cs = ctx.settings;
-  k8s = node.isK8s;
+  k8s = group.isK8s;
   plugin = cs.network.plugin;
   ipvs = cs.kubeProxy.mode == "ipvs" && !cs.kubeProxy.remove;
   nodelocaldns = cs.dns.nodelocaldns.enable && cs.dns.mode != "none";
