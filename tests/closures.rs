@@ -123,14 +123,17 @@ fn etcd_version_changes_download_and_etcd_on_the_member_only() {
 #[test]
 fn canonical_encoding_has_sorted_keys_and_contents_by_hash() {
     let c = closures_of(&repo().join("tests/clusters/locality.nix"), &[]).unwrap();
-    for n in c.nodes.values() {
-        for p in &n.phases {
+    for (name, n) in &c.nodes {
+        for i in 0..n.phases.len() {
+            let encoding = c.encoding(name, i).unwrap();
             // serde_json's map is ordered by key: re-serialising a parsed
             // copy gives back the same text only if keys were sorted.
-            let v: serde_json::Value = serde_json::from_str(&p.encoding).unwrap();
-            assert_eq!(serde_json::to_string(&v).unwrap(), p.encoding);
+            let v: serde_json::Value = serde_json::from_str(&encoding).unwrap();
+            assert_eq!(serde_json::to_string(&v).unwrap(), encoding);
             // Contents appear by hash only: no unit text inside.
-            assert!(!p.encoding.contains("[Unit]") && !p.encoding.contains("[Service]"));
+            assert!(!encoding.contains("[Unit]") && !encoding.contains("[Service]"));
+            // It is what the hash covers.
+            assert_eq!(kdeploy::closure::phase_hash(&encoding), n.phases[i].hash);
         }
     }
 }

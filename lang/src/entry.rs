@@ -133,6 +133,11 @@ impl Session {
         Ok(v)
     }
 
+    /// Reads `v` as a `T` (see [`crate::decode`]), forcing what `T` needs.
+    pub fn decode<T: serde::de::DeserializeOwned>(&mut self, v: &Value) -> Result<T, crate::decode::DecodeError> {
+        crate::decode::decode(&mut self.ev, v)
+    }
+
     pub fn to_json(&mut self, v: &Value) -> EvalResult<String> {
         print::to_json(&mut self.ev, v)
     }

@@ -6,6 +6,7 @@
 
 mod arith;
 pub mod builtins;
+pub mod decode;
 pub mod diagnostic;
 mod env;
 pub mod error;

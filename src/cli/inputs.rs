@@ -6,9 +6,11 @@
 use std::path::{Path, PathBuf};
 
 use clap::Args;
+use kdeploy_lang::decode::DecodeError;
 use kdeploy_lang::{Arg, EvalError, Session, Value};
 
-use crate::closure::{self, Closures};
+use crate::closure::{self, Closures, Cluster};
+use crate::schema::Interning;
 use crate::store::http::{split_hosts, HttpFetcher, Proxies, Retry};
 use crate::store::{Fetched, Resolver, Store};
 
@@ -200,9 +202,7 @@ pub fn closures_with(
     resolver: &Resolver,
     make_secrets: bool,
 ) -> Result<Closures, Failure> {
-    let json = session.to_json(v)?;
-    let cluster = closure::parse_cluster(&json)?;
-    drop(json); // tens of MB for big clusters; not needed for hashing
+    let cluster = typed_cluster(session, v)?;
     closure::validate(&cluster)?;
     if make_secrets {
         let made = resolver.ensure_secrets(&cluster)?;
@@ -211,6 +211,23 @@ pub fn closures_with(
         }
     }
     Ok(closure::build(cluster, resolver)?)
+}
+
+/// The cluster value as the engine's types, read straight from the
+/// evaluator: no JSON text in between, and a text many nodes share (a
+/// cluster-wide /etc/hosts) stays one allocation. A value that does not fit
+/// the schema is printed and parsed again, so that the error names the node,
+/// phase and field as `closure::parse_cluster` words them.
+fn typed_cluster(session: &mut Session, v: &Value) -> Result<Cluster, Failure> {
+    let decoded = {
+        let _shared = Interning::begin();
+        session.decode::<Cluster>(v)
+    };
+    match decoded {
+        Ok(c) if c.schema_version == closure::SCHEMA_VERSION => Ok(c),
+        Err(DecodeError::Eval(e)) => Err(Failure::Eval(e)),
+        _ => Ok(closure::parse_cluster(&session.to_json(v)?)?),
+    }
 }
 
 /// How many artifacts are fetched at once.

@@ -9,7 +9,7 @@ use rayon::prelude::*;
 
 use super::hash::{encode_phase, node_hash, phase_hash};
 use super::Error;
-use crate::schema::{Cluster, Source};
+use crate::schema::{Cluster, Node, Source};
 use crate::store::{ContentId, Digest, Resolver};
 
 /// A cluster with the hashes of every node and phase.
@@ -29,8 +29,6 @@ pub struct NodeClosure {
 #[derive(Debug, Clone)]
 pub struct PhaseClosure {
     pub hash: Digest,
-    /// The canonical encoding the hash covers (kept for diffing and tests).
-    pub encoding: String,
     /// Aligned with the phase's `files`.
     pub files: Vec<ContentId>,
     /// Digest of each unit's text, aligned with the phase's `units`.
@@ -57,17 +55,12 @@ pub fn build(cluster: Cluster, resolver: &Resolver) -> Result<Closures, Error> {
                         .collect(),
                 );
             }
-            let node_files: HashMap<&str, &ContentId> = node
-                .phases
-                .iter()
-                .zip(&contents)
-                .flat_map(|(p, cs)| p.files.iter().map(|f| f.path.as_str()).zip(cs))
-                .collect();
+            let node_files = node_files(node, &contents);
             let mut phases = Vec::with_capacity(node.phases.len());
             for (phase, files) in node.phases.iter().zip(&contents) {
                 let units: Vec<Digest> = phase.units.iter().map(|u| Digest::of(u.text.as_bytes())).collect();
-                let encoding = encode_phase(phase, files, &units, &node_files);
-                phases.push(PhaseClosure { hash: phase_hash(&encoding), encoding, files: files.clone(), units });
+                let hash = phase_hash(&encode_phase(phase, files, &units, &node_files));
+                phases.push(PhaseClosure { hash, files: files.clone(), units });
             }
             let hash = node_hash(node.phases.iter().map(|p| p.name.as_str()).zip(phases.iter().map(|p| p.hash)));
             (name.clone(), NodeClosure { hash, phases })
@@ -76,6 +69,22 @@ pub fn build(cluster: Cluster, resolver: &Resolver) -> Result<Closures, Error> {
         .into_iter()
         .collect();
     Ok(Closures { cluster, nodes })
+}
+
+/// Every file of the node by path (restart triggers name files of other phases).
+fn node_files<'a>(node: &'a Node, contents: &'a [Vec<ContentId>]) -> HashMap<&'a str, &'a ContentId> {
+    node.phases.iter().zip(contents).flat_map(|(p, cs)| p.files.iter().map(|f| f.path.as_str()).zip(cs)).collect()
+}
+
+impl Closures {
+    /// The canonical encoding that phase `index` of `node`'s hash covers
+    /// (recomputed: a thousand nodes' encodings are not worth keeping).
+    pub fn encoding(&self, node: &str, index: usize) -> Option<String> {
+        let (n, c) = (self.cluster.nodes.get(node)?, self.nodes.get(node)?);
+        let contents: Vec<Vec<ContentId>> = c.phases.iter().map(|p| p.files.clone()).collect();
+        let (phase, closure) = (n.phases.get(index)?, c.phases.get(index)?);
+        Some(encode_phase(phase, &closure.files, &closure.units, &node_files(n, &contents)))
+    }
 }
 
 /// Content ids of every distinct project/deployer file, read in parallel.

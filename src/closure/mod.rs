@@ -16,6 +16,7 @@ pub use crate::schema::{
     Ssh, Unit, When,
 };
 pub use build::{build, Closures, NodeClosure, PhaseClosure};
+pub use hash::phase_hash;
 pub use parse::{is_cluster_json, parse_cluster, SCHEMA_VERSION};
 pub use validate::{is_clean_absolute, is_octal_mode, validate};
 

@@ -355,8 +355,8 @@ fn check_unit(at: &str, u: &Unit, errs: &mut Vec<String>) {
 /// Hooks and checks: printable names, unique in the phase; scripts without
 /// NUL bytes (they reach the node as one `sh -c` word).
 fn check_steps(at: &str, phase: &Phase, errs: &mut Vec<String>) {
-    let steps = phase.hooks.iter().map(|h| ("hook", &h.name, vec![Some(&h.run), h.unless.as_ref()]));
-    let steps = steps.chain(phase.checks.iter().map(|c| ("check", &c.name, vec![Some(&c.run)])));
+    let steps = phase.hooks.iter().map(|h| ("hook", &h.name, vec![Some(h.run.as_str()), h.unless.as_deref()]));
+    let steps = steps.chain(phase.checks.iter().map(|c| ("check", &c.name, vec![Some(c.run.as_str())])));
     let mut seen = HashSet::new();
     for (kind, name, scripts) in steps {
         if name.is_empty() || name.len() > NAME_MAX || has_control(name) || !seen.insert((kind, name)) {

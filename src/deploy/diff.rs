@@ -144,7 +144,7 @@ fn range(start: usize, end: usize) -> String {
 fn new_content(resolver: &Resolver, sources: &BTreeMap<Digest, Source>, hash: &Digest) -> Content {
     match sources.get(hash) {
         Some(Source::Secret(_)) => Content::Secret,
-        Some(Source::Text(t)) => Content::from_bytes(t.clone().into_bytes(), hash),
+        Some(Source::Text(t)) => Content::from_bytes(t.as_bytes().to_vec(), hash),
         Some(Source::Artifact(_)) | None if !resolver.store().has(hash) => Content::Unknown { hash: hash.short() },
         None => Content::from_bytes(resolver.store().read(hash).unwrap_or_default(), hash),
         Some(src) => match std::fs::metadata(resolver.store().blob_path(hash)).map(|m| m.len()) {

@@ -333,7 +333,7 @@ mod tests {
             delegate: None,
             disrupts,
             name: "join".into(),
-            run: String::new(),
+            run: "".into(),
             unless: None,
             upgrade: false,
             when: When::Post,

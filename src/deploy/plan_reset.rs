@@ -55,7 +55,7 @@ fn hook(r: &crate::node::manifest::ResetHook, scope: Scope) -> Hook {
         delegate: None,
         disrupts: false,
         name: r.name.clone(),
-        run: env(&r.run),
+        run: env(&r.run).into(),
         unless: r.unless.as_deref().map(env),
         upgrade: false,
         when: When::Reset,
@@ -177,7 +177,7 @@ mod tests {
         assert_eq!(etcd.hooks.len(), 1);
         let h = &etcd.hooks[0];
         assert_eq!((h.name.as_str(), h.when), ("etcd-data", When::Reset));
-        assert_eq!(h.run, "KDEPLOY_RESET=nodes; export KDEPLOY_RESET\nrm -rf /var/lib/etcd");
+        assert_eq!(&*h.run, "KDEPLOY_RESET=nodes; export KDEPLOY_RESET\nrm -rf /var/lib/etcd");
         assert_eq!(h.unless.as_deref(), Some("KDEPLOY_RESET=nodes; export KDEPLOY_RESET\ntest ! -d /var/lib/etcd"));
         let whole = node_work("n1", &deployed(), Scope::Cluster);
         assert!(whole.steps[1].hooks[0].run.starts_with("KDEPLOY_RESET=cluster;"));

@@ -12,6 +12,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+mod text;
+pub use text::{Interning, Text};
+
 /// The whole evaluated cluster.
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
@@ -74,7 +77,10 @@ pub struct Node {
     pub address: String,
     pub phases: Vec<Phase>,
     pub roles: Vec<String>,
-    pub settings: serde_json::Value,
+    /// The node's resolved settings: for readers of `kdeploy eval --json`;
+    /// the engine reads the cluster's, so they are skipped, not kept.
+    #[serde(default, skip_serializing)]
+    pub settings: serde::de::IgnoredAny,
     pub ssh: Ssh,
 }
 
@@ -124,7 +130,7 @@ pub struct File {
 #[serde(rename_all = "lowercase")]
 pub enum Source {
     /// Inline content.
-    Text(String),
+    Text(Text),
     /// A file of the project, relative to its root.
     File(String),
     /// A file on the deployer, absolute.
@@ -221,7 +227,7 @@ pub struct Unit {
     pub name: String,
     pub on_change: OnChange,
     pub restart_triggers: Vec<String>,
-    pub text: String,
+    pub text: Text,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize, Serialize, PartialEq, Eq)]
@@ -257,7 +263,7 @@ pub struct Hook {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub disrupts: bool,
     pub name: String,
-    pub run: String,
+    pub run: Text,
     pub unless: Option<String>,
     /// Only during a Kubernetes upgrade (`kubernetes.version` changed):
     /// `kubeadm upgrade`, drain and uncordon.

@@ -1,0 +1,100 @@
+//! Reading evaluated values as typed data (`Session::decode`): the shapes
+//! serde asks for, the errors a front end words, and what is never forced.
+
+use std::path::Path;
+
+use kdeploy_lang::decode::DecodeError;
+use kdeploy_lang::io::Stdlib;
+use kdeploy_lang::{Session, Value};
+use serde::Deserialize;
+
+fn eval(s: &mut Session, text: &str) -> Value {
+    s.eval_expr(text, Path::new("."), &[]).expect("evaluates")
+}
+
+fn session() -> Session {
+    let mut s = Session::new(vec![std::env::temp_dir()], Stdlib::Absent);
+    s.ev.trace = Box::new(|_| {});
+    s
+}
+
+#[derive(Deserialize, Debug, PartialEq)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct Record {
+    name: String,
+    port: Option<u16>,
+    tags: Vec<String>,
+    source: Source,
+    #[serde(default)]
+    skipped: serde::de::IgnoredAny,
+}
+
+#[derive(Deserialize, Debug, PartialEq)]
+#[serde(rename_all = "lowercase")]
+enum Source {
+    Text(String),
+    Artifact { url: String },
+}
+
+fn decode(text: &str) -> Result<Record, DecodeError> {
+    let mut s = session();
+    let v = eval(&mut s, text);
+    s.decode::<Record>(&v)
+}
+
+#[test]
+fn records_options_lists_and_tagged_enums_decode_lazily() {
+    let r = decode(
+        r#"let n = "a" + "b"; in { name = n; port = null; tags = map (x: "t${x}") [ "1" "2" ]; source.text = "hi"; }"#,
+    )
+    .unwrap();
+    assert_eq!(r.name, "ab");
+    assert_eq!(r.port, None);
+    assert_eq!(r.tags, ["t1", "t2"]);
+    assert_eq!(r.source, Source::Text("hi".into()));
+    let r = decode(r#"{ name = "x"; port = 22; tags = [ ]; source.artifact.url = "http://h/f"; }"#).unwrap();
+    assert_eq!(r.port, Some(22));
+    assert_eq!(r.source, Source::Artifact { url: "http://h/f".into() });
+}
+
+#[test]
+fn a_skipped_field_is_never_forced() {
+    let r = decode(r#"{ name = "x"; port = 1; tags = [ ]; source.text = ""; skipped = throw "forced"; }"#);
+    assert!(r.is_ok(), "{r:?}");
+}
+
+#[test]
+fn a_wrong_shape_names_the_attribute_path() {
+    let e = decode(r#"{ name = "x"; port = 1; tags = [ "a" 2 ]; source.text = ""; }"#).unwrap_err();
+    let DecodeError::Shape { path, message } = &e else { panic!("{e:?}") };
+    assert_eq!(path, "tags[1]");
+    assert!(message.contains("expected a string"), "{message}");
+    let e = decode(r#"{ name = "x"; port = 70000; tags = [ ]; source.text = ""; }"#).unwrap_err();
+    assert!(e.to_string().starts_with("port: "), "{e}");
+    let e = decode(r#"{ name = "x"; port = 1; tags = [ ]; source.text = ""; extra = 1; }"#).unwrap_err();
+    assert!(e.to_string().contains("unknown field `extra`"), "{e}");
+}
+
+#[test]
+fn an_evaluation_error_inside_is_the_evaluators_error() {
+    let e = decode(r#"{ name = throw "no name here"; port = 1; tags = [ ]; source.text = ""; }"#).unwrap_err();
+    let DecodeError::Eval(e) = e else { panic!("{e:?}") };
+    assert!(e.message.contains("no name here"), "{}", e.message);
+}
+
+#[test]
+fn a_value_inside_itself_is_an_error_not_a_crash() {
+    let mut s = session();
+    let v = eval(&mut s, "let x = { a = [ x ]; }; in x");
+    let e = s.decode::<serde_json::Value>(&v).unwrap_err();
+    assert!(e.to_string().contains("nested deeper than"), "{e}");
+}
+
+#[test]
+fn json_data_decodes_as_builtins_to_json_prints_it() {
+    let mut s = session();
+    let v = eval(&mut s, r#"{ b = [ 1 2.5 true null "s" ]; a = { __toString = self: "str"; }; p = /tmp/x; }"#);
+    let decoded = s.decode::<serde_json::Value>(&v).unwrap();
+    let printed: serde_json::Value = serde_json::from_str(&s.to_json(&v).unwrap()).unwrap();
+    assert_eq!(decoded, printed);
+}
