@@ -50,7 +50,7 @@ impl de::Error for DecodeError {
 
 impl DecodeError {
     /// The error, one step further out: `step` is an attribute name or `[i]`.
-    fn under(self, step: &str) -> Self {
+    pub fn under(self, step: &str) -> Self {
         match self {
             // as printing the value to JSON words it (the renderer joins these into a path)
             DecodeError::Eval(e) if !step.starts_with('[') => {
@@ -71,6 +71,28 @@ pub fn decode<T: DeserializeOwned>(ev: &mut Evaluator, v: &Value) -> Result<T, D
 }
 
 /// A value not forced yet: the target type decides whether it is.
+/// Reads each attribute of the set `v` as a `T` and hands it to `each`, in
+/// name order, without keeping the attribute's value: each is computed in a
+/// cell of its own and dropped once read, so reading a thousand nodes holds
+/// one node's value at a time, plus what the nodes share (which is computed
+/// once and kept as usual). A value that must not be evaluated twice (a
+/// builtin's deferred call) is forced in place instead.
+pub fn decode_each<T: DeserializeOwned>(
+    ev: &mut Evaluator,
+    v: &Value,
+    mut each: impl FnMut(&str, T),
+) -> Result<(), DecodeError> {
+    let Value::Attrs(a) = v else {
+        return Err(de::Error::custom(format!("expected a set, got {}", v.type_name())));
+    };
+    for (name, t) in a.iter() {
+        let t = t.unshared().unwrap_or_else(|| t.clone());
+        let item = T::deserialize(ValueDe { ev: &mut *ev, t, depth: 1 }).map_err(|e| e.under(name))?;
+        each(name, item);
+    }
+    Ok(())
+}
+
 struct ValueDe<'a> {
     ev: &'a mut Evaluator,
     t: Thunk,

@@ -138,6 +138,16 @@ impl Session {
         crate::decode::decode(&mut self.ev, v)
     }
 
+    /// Reads each attribute of the set `v` as a `T` without keeping its value
+    /// (see [`crate::decode::decode_each`]).
+    pub fn decode_each<T: serde::de::DeserializeOwned>(
+        &mut self,
+        v: &Value,
+        each: impl FnMut(&str, T),
+    ) -> Result<(), crate::decode::DecodeError> {
+        crate::decode::decode_each(&mut self.ev, v, each)
+    }
+
     pub fn to_json(&mut self, v: &Value) -> EvalResult<String> {
         print::to_json(&mut self.ev, v)
     }

@@ -1,17 +1,33 @@
 //! Runtime environments: one frame per `let`, `rec`, lambda call or `with`,
 //! holding thunks in the slots that lowering assigned to each name, so a
 //! variable lookup is a walk of known depth and an index, never a search.
+//!
+//! A function bound in a frame (`let f = x: …;`) closes over that frame:
+//! held as a closure, it would make a reference cycle (frame → slot →
+//! closure → frame) that reference counting never frees — every call of a
+//! function with such a `let` would leak its frame. The slot holds only the
+//! function's code and, weakly, the closure last made of it
+//! ([`Slot::OwnLambda`]): a read returns that closure while someone holds
+//! it, else makes it anew with the frame it was read from (which the
+//! reader holds anyway).
 
-use std::cell::RefCell;
-use std::rc::Rc;
+use std::cell::{Cell, RefCell};
+use std::rc::{Rc, Weak};
 
 use smallvec::SmallVec;
 
+use crate::ir::Lambda;
 use crate::thunk::Thunk;
-use crate::value::Value;
+use crate::value::{Closure, Value};
 
 /// Most frames (lambda calls, `with`) hold one or two slots: inline.
-type Slots = SmallVec<[Thunk; 2]>;
+type Slots = SmallVec<[Slot; 2]>;
+
+enum Slot {
+    Thunk(Thunk),
+    /// A function whose environment is this frame.
+    OwnLambda(Rc<Lambda>, Cell<Weak<Closure>>),
+}
 
 pub struct Env {
     slots: RefCell<Slots>,
@@ -29,18 +45,23 @@ impl Env {
 
     pub fn with_one(parent: &Rc<Env>, slot: Thunk) -> Rc<Env> {
         let mut slots = SmallVec::new();
-        slots.push(slot);
+        slots.push(Slot::Thunk(slot));
         Rc::new(Env { slots: RefCell::new(slots), parent: Some(parent.clone()) })
     }
 
     pub fn push(&self, t: Thunk) {
-        self.slots.borrow_mut().push(t);
+        self.slots.borrow_mut().push(Slot::Thunk(t));
+    }
+
+    /// Binds the next slot to a function closing over this frame.
+    pub fn push_own_lambda(&self, l: Rc<Lambda>) {
+        self.slots.borrow_mut().push(Slot::OwnLambda(l, Cell::new(Weak::new())));
     }
 
     /// Replaces a slot's thunk: only for a frame nobody else holds
     /// ([`crate::repeat`]).
     pub fn set(&self, index: usize, t: Thunk) {
-        self.slots.borrow_mut()[index] = t;
+        self.slots.borrow_mut()[index] = Slot::Thunk(t);
     }
 
     /// True when this frame is the only holder of its parent.
@@ -67,7 +88,10 @@ impl Env {
         for _ in 0..depth {
             env = env.parent.as_ref()?;
         }
-        env.slots.borrow().get(index as usize)?.inspect(f)
+        match env.slots.borrow().get(index as usize)? {
+            Slot::Thunk(t) => t.inspect(f),
+            Slot::OwnLambda(l, made) => f(&closure(l, made, env)),
+        }
     }
 
     /// A slot's value if it is known, else its thunk to force: one clone
@@ -79,8 +103,10 @@ impl Env {
             env = env.parent.as_ref().expect("lowering resolved a frame that exists");
         }
         let slots = env.slots.borrow();
-        let t = &slots[index as usize];
-        t.peek().ok_or_else(|| t.clone())
+        match &slots[index as usize] {
+            Slot::Thunk(t) => t.peek().ok_or_else(|| t.clone()),
+            Slot::OwnLambda(l, made) => Ok(closure(l, made, env)),
+        }
     }
 
     pub fn lookup(self: &Rc<Env>, depth: u32, index: u32) -> Thunk {
@@ -88,6 +114,21 @@ impl Env {
         for _ in 0..depth {
             env = env.parent.as_ref().expect("lowering resolved a frame that exists");
         }
-        env.slots.borrow()[index as usize].clone()
+        match &env.slots.borrow()[index as usize] {
+            Slot::Thunk(t) => t.clone(),
+            Slot::OwnLambda(l, made) => Thunk::value(closure(l, made, env)),
+        }
     }
+}
+
+/// The closure of a frame's own function: the one made last if it is still
+/// alive (no allocation, and the same function is identical to itself).
+fn closure(lambda: &Rc<Lambda>, made: &Cell<Weak<Closure>>, env: &Rc<Env>) -> Value {
+    let last = made.take();
+    let c = match last.upgrade() {
+        Some(c) => c,
+        None => Rc::new(Closure { lambda: lambda.clone(), env: env.clone() }),
+    };
+    made.set(Rc::downgrade(&c));
+    Value::Lambda(c)
 }

@@ -515,7 +515,10 @@ impl Evaluator {
     fn fill_frame(&self, frame: &[ExprRef], parent: &Rc<Env>) -> Rc<Env> {
         let env = Env::child(parent, frame.len());
         for e in frame {
-            env.push(self.frame_thunk(e, &env));
+            match &**e {
+                Expr::Lambda(l) => env.push_own_lambda(l.clone()),
+                _ => env.push(self.frame_thunk(e, &env)),
+            }
         }
         env
     }
@@ -1111,7 +1114,8 @@ impl Evaluator {
             return Ok(true);
         }
         if let (Some(Value::Lambda(f)), Some(Value::Lambda(g))) = (p.peek(), q.peek()) {
-            if Rc::ptr_eq(&f, &g) {
+            // the same closure, or one function of a frame read twice (env.rs)
+            if Rc::ptr_eq(&f, &g) || (Rc::ptr_eq(&f.lambda, &g.lambda) && Rc::ptr_eq(&f.env, &g.env)) {
                 return Ok(true);
             }
         }

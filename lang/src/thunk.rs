@@ -85,6 +85,22 @@ impl Thunk {
         }
     }
 
+    /// A thunk that computes the same value in a cell of its own, so that
+    /// forcing it does not keep the value in this one (what the value shares
+    /// with others through its environment stays shared). `None` when that
+    /// cannot be had: a builtin's deferred call runs once, and a cell being
+    /// evaluated must be forced to report the recursion.
+    pub fn unshared(&self) -> Option<Thunk> {
+        let Repr::Lazy(cell) = &self.0 else { return Some(self.clone()) };
+        match &*cell.borrow() {
+            State::Pending(expr, env) => Some(Thunk::pending(expr.clone(), env.clone())),
+            State::Apply1(f, arg) => Some(Thunk::apply1(f.clone(), arg.clone())),
+            State::Apply(f, args) => Some(Thunk::apply(f.clone(), args.clone())),
+            State::Done(v) => Some(Thunk::value(v.clone())),
+            State::Native(_) | State::Blackhole(_) => None,
+        }
+    }
+
     /// True when both handles share one cell (used to short-cut equality).
     pub fn ptr_eq(&self, other: &Thunk) -> bool {
         match (&self.0, &other.0) {

@@ -3,6 +3,7 @@
 //! the evaluated value into hashed closures with a resolver over the
 //! project's store.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use clap::Args;
@@ -221,13 +222,27 @@ pub fn closures_with(
 fn typed_cluster(session: &mut Session, v: &Value) -> Result<Cluster, Failure> {
     let decoded = {
         let _shared = Interning::begin();
-        session.decode::<Cluster>(v)
+        decode_cluster(session, v)
     };
     match decoded {
         Ok(c) if c.schema_version == closure::SCHEMA_VERSION => Ok(c),
         Err(DecodeError::Eval(e)) => Err(Failure::Eval(e)),
         _ => Ok(closure::parse_cluster(&session.to_json(v)?)?),
     }
+}
+
+/// The cluster, its nodes read one at a time (each node's value is dropped
+/// once read: see `Session::decode_each`).
+fn decode_cluster(session: &mut Session, v: &Value) -> Result<Cluster, DecodeError> {
+    let top: closure::Top<serde::de::IgnoredAny> = session.decode(v)?;
+    let all = session.select(v.clone(), "nodes", &[]).map_err(DecodeError::Eval)?;
+    let mut nodes = BTreeMap::new();
+    session
+        .decode_each(&all, |name, node| {
+            nodes.insert(name.to_string(), node);
+        })
+        .map_err(|e| e.under("nodes"))?;
+    Ok(top.with_nodes(nodes))
 }
 
 /// How many artifacts are fetched at once.

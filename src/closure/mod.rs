@@ -17,7 +17,7 @@ pub use crate::schema::{
 };
 pub use build::{build, Closures, NodeClosure, PhaseClosure};
 pub use hash::phase_hash;
-pub use parse::{is_cluster_json, parse_cluster, SCHEMA_VERSION};
+pub use parse::{is_cluster_json, parse_cluster, Top, SCHEMA_VERSION};
 pub use validate::{is_clean_absolute, is_octal_mode, validate};
 
 use crate::store::Resolver;

@@ -15,15 +15,17 @@ use crate::schema::{Cluster, Node};
 /// The schema version this engine understands.
 pub const SCHEMA_VERSION: u32 = 1;
 
+/// A cluster whose nodes are read separately (`N`: their raw form, or
+/// `IgnoredAny` when they are read one at a time).
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct Top {
+pub struct Top<N> {
     #[serde(default)]
     anchor: Option<String>,
     #[serde(default)]
     memberships: BTreeMap<String, crate::schema::Membership>,
     name: String,
-    nodes: BTreeMap<String, serde_json::Value>,
+    nodes: BTreeMap<String, N>,
     phase_order: Vec<String>,
     schema_version: u32,
     settings: serde_json::Value,
@@ -68,7 +70,7 @@ fn explain(json: &str) -> Error {
 
 fn parse_by_node(json: &str) -> Result<Cluster, Error> {
     let de = &mut serde_json::Deserializer::from_str(json);
-    let top: Top = serde_path_to_error::deserialize(de)
+    let top: Top<serde_json::Value> = serde_path_to_error::deserialize(de)
         .map_err(|e| Error(format!("cluster value: {}: {}", e.path(), strip_position(e.inner().to_string()))))?;
     if top.schema_version != SCHEMA_VERSION {
         return Err(Error(format!(
@@ -78,20 +80,27 @@ fn parse_by_node(json: &str) -> Result<Cluster, Error> {
     }
     let nodes: Vec<(String, Node)> = top
         .nodes
-        .into_par_iter()
-        .map(|(name, raw)| parse_node(&name, raw).map(|n| (name, n)))
+        .par_iter()
+        .map(|(name, raw)| parse_node(name, raw.clone()).map(|n| (name.clone(), n)))
         .collect::<Result<_, _>>()?;
-    Ok(Cluster {
-        anchor: top.anchor,
-        memberships: top.memberships,
-        name: top.name,
-        nodes: nodes.into_iter().collect(),
-        phase_order: top.phase_order,
-        schema_version: top.schema_version,
-        settings: top.settings,
-        upgrade_phase_order: top.upgrade_phase_order,
-        warnings: top.warnings,
-    })
+    Ok(top.with_nodes(nodes.into_iter().collect()))
+}
+
+impl<N> Top<N> {
+    /// The cluster, with its nodes read.
+    pub fn with_nodes(self, nodes: BTreeMap<String, Node>) -> Cluster {
+        Cluster {
+            anchor: self.anchor,
+            memberships: self.memberships,
+            name: self.name,
+            nodes,
+            phase_order: self.phase_order,
+            schema_version: self.schema_version,
+            settings: self.settings,
+            upgrade_phase_order: self.upgrade_phase_order,
+            warnings: self.warnings,
+        }
+    }
 }
 
 fn parse_node(name: &str, raw: serde_json::Value) -> Result<Node, Error> {

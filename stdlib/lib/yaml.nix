@@ -4,7 +4,7 @@
 # `toYAML` renders one document; `documents` joins several with "---".
 let
   inherit (builtins) attrNames concatStringsSep isAttrs isList isString isBool isInt isFloat
-    length map match toJSON replaceStrings stringLength substring;
+    length map match toJSON replaceStrings stringLength substring filter foldl' lessThan;
   text = import ./text.nix;
 
   plainKey = k:
@@ -63,9 +63,27 @@ let
     else if isList v then (if v == [ ] then "[]\n" else list 0 v)
     else if isString v && isMultiline v then block 2 v
     else scalar v + "\n";
+  # One top-level entry, as `attrs 0` renders it.
+  entry = a: k: { inherit k; text = key k + ":" + afterKey 2 a.${k}; };
 in
 {
   inherit toYAML;
+
+  # `withShared shared own` is `toYAML (shared // own)` for non-empty sets, where
+  # `shared` is the same for many callers (a kubelet configuration of a thousand
+  # nodes, all but their address): applied to `shared` alone it renders shared's
+  # entries once; applied then to each `own` (a few entries), it splices those in at
+  # their sorted places. The text is the same as toYAML's, since toYAML writes the
+  # entries of a set one after the other in name order.
+  withShared = shared:
+    let common = map (entry shared) (attrNames shared); in
+    own:
+    let
+      kept = filter (e: !(own ? ${e.k})) common;
+      insert = acc: e: filter (x: lessThan x.k e.k) acc ++ [ e ] ++ filter (x: lessThan e.k x.k) acc;
+    in
+    concatStringsSep "" (map (e: e.text) (foldl' insert kept (map (entry own) (attrNames own))));
+
   # Several documents, each introduced by "---".
   documents = docs: concatStringsSep "" (map (d: "---\n" + toYAML d) docs);
 }

@@ -183,6 +183,8 @@ let
     ] ++ kubeadmReset);
     unless = "test ! -e /etc/kubernetes/manifests/kube-apiserver.yaml";
   };
+  cpJoinConfig = tpl.joinConfig { inherit ctx; controlPlane = true; };
+  workerJoinConfig = tpl.joinConfig { inherit ctx; controlPlane = false; };
   workerJoinHook = records.hook {
     name = "kubeadm-join";
     run = joinScript joinFile "" + text.optionalString useLB pointKubeletAtLB;
@@ -197,7 +199,7 @@ else if group.isControlPlane then node: {
     (records.file { path = upgradeFile; mode = "0640"; text = upgradeConfig; })
     (records.textFile "/etc/kubernetes/kubescheduler-config.yaml" (tpl.schedulerConfig { inherit ctx; }))
   ] ++ text.optional (!group.isFirstControlPlane)
-    (records.file { path = cpJoinFile; mode = "0640"; text = tpl.joinConfig { inherit ctx node; controlPlane = true; }; });
+    (records.file { path = cpJoinFile; mode = "0640"; text = cpJoinConfig node; });
   hooks =
     (if group.isFirstControlPlane then [ initHook upgradeApplyHook ]
     else [
@@ -225,7 +227,7 @@ else if group.isControlPlane then node: {
 else node: {
   directories = [ (records.directory { path = "/etc/kubernetes/kdeploy"; mode = "0700"; }) ];
   files = secretFiles ++ [
-    (records.file { path = joinFile; mode = "0640"; text = tpl.joinConfig { inherit ctx node; controlPlane = false; }; })
+    (records.file { path = joinFile; mode = "0640"; text = workerJoinConfig node; })
   ];
   hooks = [ (leaveControlPlaneHook node) workerJoinHook (resetHook node) ];
   checks = [

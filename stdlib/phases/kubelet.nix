@@ -19,7 +19,8 @@ let
   resolvConf = if managedResolv then resolv.upstreamFile else "/etc/resolv.conf";
 
   envFile = node: records.file { path = envPath; mode = "0600"; text = tpl.env { inherit ctx node; }; };
-  configFile = node: records.file { path = configPath; mode = "0600"; text = tpl.config { inherit ctx node resolvConf; }; };
+  config = tpl.config { inherit ctx group resolvConf; };
+  configFile = node: records.file { path = configPath; mode = "0600"; text = config node; };
   envPath = "/etc/kubernetes/kubelet.env";
   configPath = "/etc/kubernetes/kubelet-config.yaml";
   upstream = text.optional managedResolv (records.textFile resolv.upstreamFile (resolv.upstreamResolvConf group));

@@ -180,11 +180,13 @@ rec {
     "# kubeadm init configuration (managed by kdeploy); secrets are filled in by the init hook.\n"
     + yaml.documents ([ init cluster ] ++ text.optional (!s.kubeProxy.remove) proxy ++ [ kubelet ]);
 
-  joinConfig = { ctx, node, controlPlane }:
-    let s = ctx.settings; in
-    "# kubeadm join configuration (managed by kdeploy); secrets are filled in by the join hook.\n"
-    + yaml.documents [
-      ({
+  # The join configuration of every node of a group, as a function of the node:
+  # rendered once, with each node's registration (and control-plane endpoint) spliced
+  # in (yaml.withShared).
+  joinConfig = { ctx, controlPlane }:
+    let
+      s = ctx.settings;
+      render = yaml.withShared {
         apiVersion = api;
         kind = "JoinConfiguration";
         discovery = {
@@ -197,14 +199,16 @@ rec {
         };
         timeouts.discovery = s.kubeadm.discoveryTimeout;
         caCertPath = "/etc/kubernetes/ssl/ca.crt";
-        nodeRegistration = nodeRegistration ctx node;
-      } // (if controlPlane then {
+      };
+    in
+    node:
+    "# kubeadm join configuration (managed by kdeploy); secrets are filled in by the join hook.\n---\n"
+    + render ({ nodeRegistration = nodeRegistration ctx node; } // (if controlPlane then {
         controlPlane = {
           localAPIEndpoint = { advertiseAddress = node.address; bindPort = s.apiserver.port; };
           certificateKey = keyPH;
         };
-      } else { }))
-    ];
+      } else { }));
 
   schedulerConfig = { ctx }: yaml.toYAML {
     apiVersion = "kubescheduler.config.k8s.io/v1";

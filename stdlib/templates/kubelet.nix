@@ -41,9 +41,12 @@ in
       "PATH=${ctx.settings.paths.binDir}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
     ];
 
-  config = { ctx, node, resolvConf }:
+  # The configuration of every node of `group` (see ../phases/default.nix), as a
+  # function of the node: rendered once for the group, with each node's address
+  # spliced in (yaml.withShared).
+  config = { ctx, group, resolvConf }:
     let
-      s = node.settings;
+      s = group.settings;
       k = s.kubelet;
       kube = ctx.versions.kube;
       fg = if k.featureGates != [ ] then k.featureGates else ctx.settings.kubernetes.featureGates;
@@ -65,7 +68,6 @@ in
         containerRuntimeEndpoint = "unix:///var/run/containerd/containerd.sock";
         maxPods = k.maxPods;
         podPidsLimit = k.podPidsLimit;
-        address = node.address;
         readOnlyPort = k.readOnlyPort;
         healthzPort = k.healthzPort;
         healthzBindAddress = k.healthzBindAddress;
@@ -88,8 +90,10 @@ in
       // (if k.evictionHard != { } then { evictionHard = k.evictionHard; } else { })
       // (if fg != [ ] then { featureGates = gates fg; } else { })
       // (if !k.failSwapOn then { memorySwap.swapBehavior = "LimitedSwap"; } else { });
+      render = yaml.withShared (base // k.extraConfig);
     in
-    "# KubeletConfiguration (managed by kdeploy).\n" + yaml.toYAML (base // k.extraConfig);
+    node: "# KubeletConfiguration (managed by kdeploy).\n"
+      + render (if k.extraConfig ? address then { } else { address = node.address; });
 
   unit = { binDir }: text.lines [
     "[Unit]"
