@@ -9,7 +9,7 @@ use rayon::prelude::*;
 
 use super::hash::{encode_phase, node_hash, phase_hash};
 use super::Error;
-use crate::schema::{Cluster, Node, Source};
+use crate::schema::{Cluster, Node, Source, Text};
 use crate::store::{ContentId, Digest, Resolver};
 
 /// A cluster with the hashes of every node and phase.
@@ -37,6 +37,7 @@ pub struct PhaseClosure {
 
 pub fn build(cluster: Cluster, resolver: &Resolver) -> Result<Closures, Error> {
     let external = resolve_external(&cluster, resolver)?;
+    let texts = hash_texts(&cluster);
     let nodes = cluster
         .nodes
         .par_iter()
@@ -48,7 +49,7 @@ pub fn build(cluster: Cluster, resolver: &Resolver) -> Result<Closures, Error> {
                         .files
                         .iter()
                         .map(|f| match &f.source {
-                            Source::Text(t) => ContentId::of_bytes(t.as_bytes()),
+                            Source::Text(t) => ContentId::Blob { digest: texts[&t.addr()], size: t.len() as u64 },
                             Source::Artifact(_) => resolver.content_id(&f.source).expect("artifacts need no I/O"),
                             other => external[other].clone(),
                         })
@@ -58,7 +59,7 @@ pub fn build(cluster: Cluster, resolver: &Resolver) -> Result<Closures, Error> {
             let node_files = node_files(node, &contents);
             let mut phases = Vec::with_capacity(node.phases.len());
             for (phase, files) in node.phases.iter().zip(&contents) {
-                let units: Vec<Digest> = phase.units.iter().map(|u| Digest::of(u.text.as_bytes())).collect();
+                let units: Vec<Digest> = phase.units.iter().map(|u| texts[&u.text.addr()]).collect();
                 let hash = phase_hash(&encode_phase(phase, files, &units, &node_files));
                 phases.push(PhaseClosure { hash, files: files.clone(), units });
             }
@@ -69,6 +70,26 @@ pub fn build(cluster: Cluster, resolver: &Resolver) -> Result<Closures, Error> {
         .into_iter()
         .collect();
     Ok(Closures { cluster, nodes })
+}
+
+/// The digest of every distinct inline text (file contents and unit
+/// texts), hashed in parallel: a text many nodes share is one allocation
+/// (`schema::Text`), hashed once.
+fn hash_texts(cluster: &Cluster) -> HashMap<usize, Digest> {
+    let mut distinct: HashMap<usize, &Text> = HashMap::new();
+    for node in cluster.nodes.values() {
+        for phase in &node.phases {
+            for f in &phase.files {
+                if let Source::Text(t) = &f.source {
+                    distinct.entry(t.addr()).or_insert(t);
+                }
+            }
+            for u in &phase.units {
+                distinct.entry(u.text.addr()).or_insert(&u.text);
+            }
+        }
+    }
+    distinct.into_par_iter().map(|(addr, t)| (addr, Digest::of(t.as_bytes()))).collect()
 }
 
 /// Every file of the node by path (restart triggers name files of other phases).

@@ -24,6 +24,12 @@ impl Text {
     pub fn as_str(&self) -> &str {
         &self.0
     }
+
+    /// Where the text lives: equal for texts shared through interning, so
+    /// work on a text (hashing it) can be done once per allocation.
+    pub fn addr(&self) -> usize {
+        self.0.as_ptr() as usize
+    }
 }
 
 impl Deref for Text {
