@@ -126,7 +126,7 @@ pub struct SwitchArgs {
 /// besides its own flags.
 #[derive(Args)]
 pub struct RunArgs {
-    /// At most this many nodes connecting at once.
+    /// At most this many nodes connecting or pushing at once.
     #[arg(long, value_name = "N", default_value_t = 32)]
     pub parallel: usize,
     /// Recap format on stdout.

@@ -114,11 +114,12 @@ pub fn lock_owner(what: &str) -> String {
     format!("kdeploy-{what}@{}:{}", host.trim(), std::process::id())
 }
 
-/// Connects to every target (at most `parallel` at once; 0 means 32),
+/// Connects to every target (at most `parallel` at once; 0 means
+/// [`super::bounded::DEFAULT_PARALLEL`]),
 /// reporting each node as connected or unreachable. Returns the hosts that
 /// answered and whether any did not.
 pub async fn connect_reporting(targets: &[NodeTarget], parallel: usize, sink: &dyn Sink) -> (Vec<SshHost>, bool) {
-    let parallel = if parallel == 0 { 32 } else { parallel };
+    let parallel = super::bounded::width(parallel);
     let mut hosts = Vec::new();
     let mut unreachable = false;
     for (t, r) in targets.iter().zip(connect_all(targets, parallel).await) {

@@ -17,6 +17,7 @@ use std::time::Instant;
 
 use futures::future::join_all;
 
+use super::bounded;
 use super::events::{Event, Sink};
 use super::failpoint;
 use super::member_step::{self, Parties};
@@ -128,6 +129,8 @@ pub struct Context<'a> {
     pub state_dir: &'a Path,
     pub cancel: Cancel,
     pub deadlines: Deadlines,
+    /// At most this many nodes push at once (0: the default).
+    pub parallel: usize,
 }
 
 /// Tell the sink what each node will do.
@@ -159,11 +162,11 @@ pub async fn execute(session: &Session<'_>, plan: &Plan, cx: &Context<'_>, sink:
     if plan.nodes.iter().any(|n| !n.stage.is_empty()) {
         let resolver = cx.resolver.ok_or("the plan stages phases but no blob source was given")?;
         let cache = Mutex::new(HashMap::new());
-        let pushed = join_all(plan.nodes.iter().zip(nodes).filter(|(w, _)| !w.stage.is_empty()).map(|(w, o)| {
+        let work = plan.nodes.iter().zip(nodes).filter(|(w, _)| !w.stage.is_empty()).map(|(w, o)| {
             let cache = &cache;
             async move { (w, push_and_stage(&o.node, w, resolver, cache, sink).await) }
-        }))
-        .await;
+        });
+        let pushed = bounded::all(cx.parallel, work).await;
         let mut failed = false;
         for (w, r) in pushed {
             if let Err(f) = r {
@@ -322,6 +325,8 @@ async fn run_batch(
             Err(f) => vec![(who, f)],
         };
     }
+    // Not bounded by --parallel: the steps of a batch may need each other
+    // (etcd members starting together wait for a quorum).
     let results = join_all(batch.steps.iter().map(|&(i, k)| {
         let (w, node) = (&plan.nodes[i], &nodes[i].node);
         async move {

@@ -30,6 +30,7 @@
 //!   for terminal progress bars, `recap` for the final summary).
 
 pub mod anchor;
+pub mod bounded;
 pub mod connect;
 pub mod diff;
 pub mod events;

@@ -114,7 +114,13 @@ pub async fn reset_reached(
         if opts.dry_run {
             return Ok((Outcome::Ok, plan::render(&plan)));
         }
-        let cx = Context { resolver: None, state_dir: &opts.state_dir, cancel, deadlines: opts.deadlines };
+        let cx = Context {
+            resolver: None,
+            state_dir: &opts.state_dir,
+            cancel,
+            deadlines: opts.deadlines,
+            parallel: opts.parallel,
+        };
         Ok((execute::execute(&session, &plan, &cx, sink).await?, String::new()))
     }
     .await;

@@ -116,7 +116,13 @@ async fn plan_and_run(
     if opts.dry_run {
         return Ok((Outcome::Ok, None, plan::render(&plan)));
     }
-    let cx = Context { resolver: None, state_dir: &opts.state_dir, cancel, deadlines: opts.deadlines };
+    let cx = Context {
+        resolver: None,
+        state_dir: &opts.state_dir,
+        cancel,
+        deadlines: opts.deadlines,
+        parallel: opts.parallel,
+    };
     let outcome = execute::execute(session, &plan, &cx, sink).await?;
     let number = plan.record.as_ref().map(|g| g.number).filter(|_| outcome == Outcome::Ok);
     Ok((outcome, number, String::new()))

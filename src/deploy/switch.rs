@@ -203,7 +203,13 @@ async fn plan_and_run(
         let diffs = dry_run_diffs(closures, resolver, opts, session, &plan).await?;
         return Ok((Outcome::Ok, plan::render_with(&plan, &diffs)));
     }
-    let cx = Context { resolver: Some(resolver), state_dir: &opts.state_dir, cancel, deadlines: opts.deadlines };
+    let cx = Context {
+        resolver: Some(resolver),
+        state_dir: &opts.state_dir,
+        cancel,
+        deadlines: opts.deadlines,
+        parallel: opts.parallel,
+    };
     Ok((execute::execute(session, &plan, &cx, sink).await?, String::new()))
 }
 
