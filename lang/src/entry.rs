@@ -138,14 +138,15 @@ impl Session {
         crate::decode::decode(&mut self.ev, v)
     }
 
-    /// Reads each attribute of the set `v` as a `T` without keeping its value
-    /// (see [`crate::decode::decode_each`]).
+    /// Reads attributes of the set `v` (`names`, or all) as `T`s without
+    /// keeping their values (see [`crate::decode::decode_each`]).
     pub fn decode_each<T: serde::de::DeserializeOwned>(
         &mut self,
         v: &Value,
+        names: Option<&[String]>,
         each: impl FnMut(&str, T),
     ) -> Result<(), crate::decode::DecodeError> {
-        crate::decode::decode_each(&mut self.ev, v, each)
+        crate::decode::decode_each(&mut self.ev, v, names, each)
     }
 
     pub fn to_json(&mut self, v: &Value) -> EvalResult<String> {

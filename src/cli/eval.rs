@@ -100,7 +100,7 @@ fn evaluate(session: &mut Session, args: &EvalArgs) -> Result<Vec<u8>, Failure> 
         return Ok(line(session.print(&value)?));
     }
     let resolver = args.inputs.resolver(args.file.as_deref());
-    let closures = inputs::closures(session, &value, &resolver)?;
+    let closures = inputs::closures(session, &value, &resolver, origin(args))?;
     if let Some(node) = &args.node {
         if !closures.cluster.nodes.contains_key(node) {
             return Err(Failure::Usage(format!(
@@ -125,6 +125,12 @@ fn evaluate(session: &mut Session, args: &EvalArgs) -> Result<Vec<u8>, Failure> 
         return Ok(tasks::listing(&closures, node).into_bytes());
     }
     Ok(summary::text(&closures, node).into_bytes())
+}
+
+/// Where the value came from, for helper evaluators: a file (not `--expr`).
+fn origin(args: &EvalArgs) -> Option<inputs::Origin<'_>> {
+    let file = args.file.as_deref().filter(|_| args.expr.is_none())?;
+    Some(inputs::Origin { inputs: &args.inputs, file, attr: args.attr.as_deref() })
 }
 
 fn line(mut s: String) -> Vec<u8> {

@@ -42,7 +42,13 @@ pub fn run(args: FetchArgs) -> ExitCode {
     let resolver = args.inputs.resolver(Some(&args.file));
     let result = (|| {
         let value = inputs::eval_cluster(&mut session, &args.file, args.attr.as_deref(), &args.inputs.args())?;
-        let closures = inputs::closures_with(&mut session, &value, &resolver, false)?;
+        let closures = inputs::closures_with(
+            &mut session,
+            &value,
+            &resolver,
+            false,
+            Some(inputs::Origin { inputs: &args.inputs, file: &args.file, attr: args.attr.as_deref() }),
+        )?;
         args.inputs.fetch_artifacts(&resolver, &closures)
     })();
     match result {

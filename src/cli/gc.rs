@@ -65,7 +65,12 @@ pub fn run(args: GcArgs) -> ExitCode {
     let resolver = args.inputs.resolver(Some(&args.file));
     let closures = match (|| {
         let value = inputs::eval_cluster(&mut session, &args.file, args.attr.as_deref(), &args.inputs.args())?;
-        inputs::closures(&mut session, &value, &resolver)
+        inputs::closures(
+            &mut session,
+            &value,
+            &resolver,
+            Some(inputs::Origin { inputs: &args.inputs, file: &args.file, attr: args.attr.as_deref() }),
+        )
     })() {
         Ok(c) => c,
         Err(f) => return report(&session, f),

@@ -3,15 +3,13 @@
 //! the evaluated value into hashed closures with a resolver over the
 //! project's store.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use kdeploy_lang::decode::DecodeError;
 use kdeploy_lang::{Arg, EvalError, Session, Value};
 
-use crate::closure::{self, Closures, Cluster};
-use crate::schema::Interning;
+pub use super::decode::Origin;
+use crate::closure::{self, Closures};
 use crate::store::http::{split_hosts, HttpFetcher, Proxies, Retry};
 use crate::store::{Fetched, Resolver, Store};
 
@@ -101,7 +99,9 @@ impl Inputs {
     }
 
     pub fn session(&self, file: Option<&Path>) -> Session {
-        Session::new(self.roots(file), crate::stdlib::stdlib(self.stdlib.clone()))
+        let mut s = Session::new(self.roots(file), crate::stdlib::stdlib(self.stdlib.clone()));
+        s.ev.trace = super::decode::trace_hook();
+        s
     }
 
     fn http_fetcher(&self, store: &Store) -> HttpFetcher {
@@ -191,8 +191,13 @@ pub fn is_cluster(v: &Value) -> bool {
 }
 
 /// A cluster value → hashed closures. Secrets not made yet hash as such.
-pub fn closures(session: &mut Session, v: &Value, resolver: &Resolver) -> Result<Closures, Failure> {
-    closures_with(session, v, resolver, false)
+pub fn closures(
+    session: &mut Session,
+    v: &Value,
+    resolver: &Resolver,
+    origin: Option<Origin>,
+) -> Result<Closures, Failure> {
+    closures_with(session, v, resolver, false, origin)
 }
 
 /// As [`closures`]; `make_secrets`: first make the secrets the cluster
@@ -202,8 +207,9 @@ pub fn closures_with(
     v: &Value,
     resolver: &Resolver,
     make_secrets: bool,
+    origin: Option<Origin>,
 ) -> Result<Closures, Failure> {
-    let cluster = typed_cluster(session, v)?;
+    let cluster = super::decode::typed_cluster(session, v, origin)?;
     closure::validate(&cluster)?;
     if make_secrets {
         let made = resolver.ensure_secrets(&cluster)?;
@@ -212,37 +218,6 @@ pub fn closures_with(
         }
     }
     Ok(closure::build(cluster, resolver)?)
-}
-
-/// The cluster value as the engine's types, read straight from the
-/// evaluator: no JSON text in between, and a text many nodes share (a
-/// cluster-wide /etc/hosts) stays one allocation. A value that does not fit
-/// the schema is printed and parsed again, so that the error names the node,
-/// phase and field as `closure::parse_cluster` words them.
-fn typed_cluster(session: &mut Session, v: &Value) -> Result<Cluster, Failure> {
-    let decoded = {
-        let _shared = Interning::begin();
-        decode_cluster(session, v)
-    };
-    match decoded {
-        Ok(c) if c.schema_version == closure::SCHEMA_VERSION => Ok(c),
-        Err(DecodeError::Eval(e)) => Err(Failure::Eval(e)),
-        _ => Ok(closure::parse_cluster(&session.to_json(v)?)?),
-    }
-}
-
-/// The cluster, its nodes read one at a time (each node's value is dropped
-/// once read: see `Session::decode_each`).
-fn decode_cluster(session: &mut Session, v: &Value) -> Result<Cluster, DecodeError> {
-    let top: closure::Top<serde::de::IgnoredAny> = session.decode(v)?;
-    let all = session.select(v.clone(), "nodes", &[]).map_err(DecodeError::Eval)?;
-    let mut nodes = BTreeMap::new();
-    session
-        .decode_each(&all, |name, node| {
-            nodes.insert(name.to_string(), node);
-        })
-        .map_err(|e| e.under("nodes"))?;
-    Ok(top.with_nodes(nodes))
 }
 
 /// How many artifacts are fetched at once.

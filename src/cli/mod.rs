@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod certs;
+mod decode;
 mod diff;
 mod download_bars;
 mod eval;

@@ -87,7 +87,13 @@ pub fn run(args: ResetArgs) -> ExitCode {
     // secrets are not made: a reset pushes nothing
     let closures = match (|| {
         let value = inputs::eval_cluster(&mut session, &args.file, args.attr.as_deref(), &args.inputs.args())?;
-        inputs::closures_with(&mut session, &value, &resolver, false)
+        inputs::closures_with(
+            &mut session,
+            &value,
+            &resolver,
+            false,
+            Some(inputs::Origin { inputs: &args.inputs, file: &args.file, attr: args.attr.as_deref() }),
+        )
     })() {
         Ok(c) => c,
         Err(f) => return report(&session, f),

@@ -152,7 +152,13 @@ pub fn run(args: SwitchArgs) -> ExitCode {
     let closures = match (|| {
         let value = inputs::eval_cluster(&mut session, &args.file, args.attr.as_deref(), &args.inputs.args())?;
         // A dry run changes nothing, on the nodes or in the secret store.
-        let closures = inputs::closures_with(&mut session, &value, &resolver, !args.dry_run)?;
+        let closures = inputs::closures_with(
+            &mut session,
+            &value,
+            &resolver,
+            !args.dry_run,
+            Some(inputs::Origin { inputs: &args.inputs, file: &args.file, attr: args.attr.as_deref() }),
+        )?;
         // every download verified before any node is reached
         args.inputs.fetch_artifacts(&resolver, &closures)?;
         Ok(closures)

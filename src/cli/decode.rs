@@ -1,0 +1,174 @@
+//! Reading a cluster value into the engine's types (`schema::Cluster`),
+//! straight from the evaluator, and — for large clusters evaluated from a
+//! file — on several evaluators at once.
+//!
+//! Values hold `Rc`s, so one evaluator cannot be shared between threads.
+//! But evaluation is pure: another evaluator given the same file, inputs
+//! and stdlib computes the same value. So for a cluster of many nodes each
+//! helper thread evaluates the file again and reads its own share of the
+//! nodes; what the nodes share is computed by every evaluator, what is each
+//! node's own by one. `builtins.trace` messages of a helper are printed
+//! after the run's own, less the ones the run printed as well (the shared
+//! part traces in every evaluator). A helper that fails leaves its nodes to
+//! the run's own evaluator, so an error is always reported by the session
+//! that holds its sources.
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::rc::Rc;
+
+use kdeploy_lang::decode::DecodeError;
+use kdeploy_lang::{Session, Value};
+
+use super::inputs::{eval_file, Failure, Inputs};
+use crate::closure::{self, Cluster, Node};
+use crate::schema::Interning;
+
+/// Clusters smaller than this are read by one evaluator: a helper's own
+/// evaluation of the shared part would cost more than it saves.
+pub const PARALLEL_FROM: usize = 200;
+
+/// At most this many evaluators (each holds the shared part in memory).
+const MAX_EVALUATORS: usize = 4;
+
+/// How many evaluators a large cluster gets: `KDEPLOY_EVALUATORS`, else one
+/// per core, at most [`MAX_EVALUATORS`].
+fn evaluators() -> usize {
+    match std::env::var("KDEPLOY_EVALUATORS").ok().and_then(|v| v.parse::<usize>().ok()) {
+        Some(n) => n.max(1),
+        None => std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, MAX_EVALUATORS),
+    }
+}
+
+/// Stack of a helper's evaluation thread, as the main one's (`main.rs`).
+const HELPER_STACK: usize = 4 << 30;
+
+/// Where a value came from, so that helpers can evaluate it again.
+#[derive(Clone, Copy)]
+pub struct Origin<'a> {
+    pub inputs: &'a Inputs,
+    pub file: &'a Path,
+    pub attr: Option<&'a str>,
+}
+
+thread_local! {
+    /// What `builtins.trace` printed on this thread (see [`trace_hook`]).
+    static PRINTED: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The trace hook of the run's own sessions: prints, and remembers what it
+/// printed so that helpers' duplicates can be left out.
+pub fn trace_hook() -> Box<dyn FnMut(&str)> {
+    Box::new(|msg| {
+        eprintln!("trace: {msg}");
+        PRINTED.with(|p| p.borrow_mut().push(msg.to_string()));
+    })
+}
+
+/// The cluster value as the engine's types. A value that does not fit the
+/// schema is printed and parsed again, so that the error names the node,
+/// phase and field as `closure::parse_cluster` words them.
+pub fn typed_cluster(session: &mut Session, v: &Value, origin: Option<Origin>) -> Result<Cluster, Failure> {
+    let decoded = {
+        let _shared = Interning::begin();
+        decode_cluster(session, v, origin)
+    };
+    match decoded {
+        Ok(c) if c.schema_version == closure::SCHEMA_VERSION => Ok(c),
+        Err(DecodeError::Eval(e)) => Err(Failure::Eval(e)),
+        _ => Ok(closure::parse_cluster(&session.to_json(v)?)?),
+    }
+}
+
+fn decode_cluster(session: &mut Session, v: &Value, origin: Option<Origin>) -> Result<Cluster, DecodeError> {
+    let top: closure::Top<serde::de::IgnoredAny> = session.decode(v)?;
+    let all = session.select(v.clone(), "nodes", &[]).map_err(DecodeError::Eval)?;
+    let names: Vec<String> = match &all {
+        Value::Attrs(a) => a.keys().map(|k| k.to_string()).collect(),
+        _ => vec![],
+    };
+    let evaluators = match origin {
+        Some(_) if names.len() >= PARALLEL_FROM => evaluators(),
+        _ => 1,
+    };
+    let share = names.len().div_ceil(evaluators).max(1);
+    let mut parts = names.chunks(share);
+    let own = parts.next().unwrap_or(&[]);
+    let mut nodes = BTreeMap::new();
+    let helped = std::thread::scope(|scope| {
+        let helpers: Vec<_> = parts
+            .map(|part| {
+                let origin = origin.expect("helpers only with an origin");
+                let spawned = std::thread::Builder::new()
+                    .name("kdeploy-eval".into())
+                    .stack_size(HELPER_STACK)
+                    .spawn_scoped(scope, move || help(origin, part));
+                (part, spawned.ok())
+            })
+            .collect();
+        let mine = read_nodes(session, &all, own, &mut nodes);
+        let results: Vec<_> =
+            helpers.into_iter().map(|(part, h)| (part, h.and_then(|h| h.join().ok()).flatten())).collect();
+        mine.map(|_| results)
+    })?;
+    for (part, result) in helped {
+        match result {
+            Some(Helped { nodes: theirs, traces }) => {
+                nodes.extend(theirs);
+                print_new_traces(traces);
+            }
+            // its nodes, again here: an error must come from this session
+            None => read_nodes(session, &all, part, &mut nodes)?,
+        }
+    }
+    Ok(top.with_nodes(nodes))
+}
+
+fn read_nodes(
+    session: &mut Session,
+    all: &Value,
+    names: &[String],
+    into: &mut BTreeMap<String, Node>,
+) -> Result<(), DecodeError> {
+    session
+        .decode_each(all, Some(names), |name, node| {
+            into.insert(name.to_string(), node);
+        })
+        .map_err(|e| e.under("nodes"))
+}
+
+struct Helped {
+    nodes: Vec<(String, Node)>,
+    traces: Vec<String>,
+}
+
+/// A helper's share: evaluate the file again, read `names`. `None` on any
+/// failure (the run's own evaluator then reads them and reports it).
+fn help(origin: Origin, names: &[String]) -> Option<Helped> {
+    let traces = Rc::new(RefCell::new(Vec::new()));
+    let mut session = origin.inputs.session(Some(origin.file));
+    let log = traces.clone();
+    session.ev.trace = Box::new(move |msg| log.borrow_mut().push(msg.to_string()));
+    let _shared = Interning::begin();
+    let v = eval_file(&mut session, origin.file, origin.attr, &origin.inputs.args()).ok()?;
+    let all = session.select(v, "nodes", &[]).ok()?;
+    let mut nodes = Vec::with_capacity(names.len());
+    session.decode_each(&all, Some(names), |name, node| nodes.push((name.to_string(), node))).ok()?;
+    drop(session);
+    let traces = Rc::try_unwrap(traces).ok()?.into_inner();
+    Some(Helped { nodes, traces })
+}
+
+/// A helper's trace messages, less as many of each as this thread printed
+/// (every helper repeats the shared part's).
+fn print_new_traces(helper: Vec<String>) {
+    let mut printed: BTreeMap<String, usize> = BTreeMap::new();
+    PRINTED.with(|p| p.borrow().iter().for_each(|m| *printed.entry(m.clone()).or_default() += 1));
+    for msg in helper {
+        match printed.get_mut(&msg) {
+            Some(n) if *n > 0 => *n -= 1,
+            _ => eprintln!("trace: {msg}"),
+        }
+    }
+}
