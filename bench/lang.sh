@@ -28,34 +28,10 @@ MEM_RUNS=${MEM_RUNS:-3}
 source "$ROOT/bench/results-dir.sh"
 mkdir -p "$RESULTS" /tmp/nixhome
 
-for tool in nix-instantiate hyperfine jq /usr/bin/time; do
-  command -v "$tool" >/dev/null || { echo "missing: $tool" >&2; exit 2; }
-done
-
-# Build, then copy the binary so a concurrent rebuild cannot swap it mid-run.
-if [[ -z "${KDEPLOY:-}" ]]; then
-  cargo build --release --offline --quiet --bin kdeploy
-  KDEPLOY=$ROOT/target/release/kdeploy
-fi
-WORK=$(mktemp -d /tmp/kdeploy-bench.XXXXXX)
-trap 'rm -rf "$WORK"' EXIT
-cp "$KDEPLOY" "$WORK/kdeploy"
-KD=$WORK/kdeploy
-
+source "$ROOT/bench/eval-common.sh"
 NIXENV=(env -i "PATH=$PATH" HOME=/tmp/nixhome)
 nix_eval() { "${NIXENV[@]}" nix-instantiate --eval --strict --json "$@"; }
 kd_eval() { "$KD" eval --json "$@"; }
-
-# Peak RSS in MB (max over MEM_RUNS runs) of a command; output discarded.
-peak_mb() {
-  local max=0 kb
-  for _ in $(seq "$MEM_RUNS"); do
-    /usr/bin/time -f %M -o "$WORK/rss" "$@" >/dev/null 2>&1 || true
-    kb=$(tail -n1 "$WORK/rss")
-    (( kb > max )) && max=$kb
-  done
-  awk -v kb="$max" 'BEGIN { printf "%.0f", kb / 1024 }'
-}
 
 # Wall time "median (min–max)" of result $2 in a hyperfine JSON export $1.
 fmt_time() {

@@ -25,29 +25,8 @@ RUNS=${RUNS:-10}
 MEM_RUNS=${MEM_RUNS:-3}
 source "$ROOT/bench/results-dir.sh"
 mkdir -p /tmp/nixhome
-for tool in nix-instantiate hyperfine jq /usr/bin/time; do
-  command -v "$tool" >/dev/null || { echo "missing: $tool" >&2; exit 2; }
-done
-
-if [[ -z "${KDEPLOY:-}" ]]; then
-  cargo build --release --offline --quiet --bin kdeploy
-  KDEPLOY=$ROOT/target/release/kdeploy
-fi
-WORK=$(mktemp -d /tmp/kdeploy-scale.XXXXXX)
-trap 'rm -rf "$WORK"' EXIT
-cp "$KDEPLOY" "$WORK/kdeploy"
-KD=$WORK/kdeploy
+source "$ROOT/bench/eval-common.sh"
 NIX=(env -i "PATH=$PATH" HOME=/tmp/nixhome nix-instantiate --eval --strict --json -I "kdeploy=$ROOT/stdlib")
-
-peak_mb() {
-  local max=0 kb
-  for _ in $(seq "$MEM_RUNS"); do
-    /usr/bin/time -f %M -o "$WORK/rss" "$@" >/dev/null 2>&1 || true
-    kb=$(tail -n1 "$WORK/rss")
-    (( kb > max )) && max=$kb
-  done
-  awk -v kb="$max" 'BEGIN { printf "%.0f", kb / 1024 }'
-}
 stat_of() { jq -r --argjson i "$2" ".results[\$i].$3" "$1"; }
 ms() { awk -v t="$1" 'BEGIN { printf "%.0f", t * 1000 }'; }
 
