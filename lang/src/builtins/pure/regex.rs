@@ -1339,6 +1339,16 @@ impl NixRegex {
     /// otherwise.
     pub fn full_match(&self, s: &str) -> Option<Vec<Option<String>>> {
         let hay = s.as_bytes();
+        // Whether the whole string matches is a question of the language,
+        // which the automata answer in linear time; only which text each
+        // group holds needs libstdc++'s search order, so the executor runs
+        // only for a match with groups.
+        if !self.groups_at_end.is_match(Input::new(hay).anchored(Anchored::Yes)) {
+            return None;
+        }
+        if self.groups_at_end.captures_len() == 1 {
+            return Some(vec![]);
+        }
         match Exec::new(&self.program, hay).full_match() {
             Ok(found) => found,
             Err(OutOfSteps) => self.automata_groups(hay, 0, hay.len()),
