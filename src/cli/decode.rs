@@ -57,12 +57,21 @@ thread_local! {
     static PRINTED: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
 }
 
+/// How many printed messages are remembered: a run tracing more than this
+/// may see a helper repeat some of them, but its memory stays bounded.
+const REMEMBERED: usize = 1 << 16;
+
 /// The trace hook of the run's own sessions: prints, and remembers what it
 /// printed so that helpers' duplicates can be left out.
 pub fn trace_hook() -> Box<dyn FnMut(&str)> {
     Box::new(|msg| {
         eprintln!("trace: {msg}");
-        PRINTED.with(|p| p.borrow_mut().push(msg.to_string()));
+        PRINTED.with(|p| {
+            let mut p = p.borrow_mut();
+            if p.len() < REMEMBERED {
+                p.push(msg.to_string());
+            }
+        });
     })
 }
 
