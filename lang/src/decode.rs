@@ -71,36 +71,32 @@ pub fn decode<T: DeserializeOwned>(ev: &mut Evaluator, v: &Value) -> Result<T, D
 }
 
 /// A value not forced yet: the target type decides whether it is.
-/// Reads the attributes `names` of the set `v` (all of them when `None`)
-/// as `T`s and hands each to `each`, in the order given, without keeping
-/// the attributes' values: each is computed in a cell of its own and dropped
-/// once read, so reading a thousand nodes holds one node's value at a time,
-/// plus what the nodes share (computed once and kept as usual). A value
-/// that must not be evaluated twice (a builtin's deferred call) is forced in
-/// place instead.
+/// Reads the attributes `names` of the set `v` as `T`s and hands each to
+/// `each`, in the order given, without keeping the attributes' values: each
+/// is computed in a cell of its own and dropped once read, so reading a
+/// thousand nodes holds one node's value at a time, plus what the nodes
+/// share (computed once and kept as usual). A value that must not be
+/// evaluated twice (a builtin's deferred call) is forced in place instead.
 pub fn decode_each<T: DeserializeOwned>(
     ev: &mut Evaluator,
     v: &Value,
-    names: Option<&[String]>,
+    names: &[String],
     mut each: impl FnMut(&str, T),
 ) -> Result<(), DecodeError> {
     let Value::Attrs(a) = v else {
         return Err(de::Error::custom(format!("expected a set, got {}", v.type_name())));
     };
-    let entries: Vec<(NixString, Thunk)> = match names {
-        None => a.iter().map(|(k, t)| (k.clone(), t.clone())).collect(),
-        Some(names) => names
-            .iter()
-            .map(|n| match a.get(n) {
-                Some(t) => Ok((NixString::from(n.as_str()), t.clone())),
-                None => Err(de::Error::custom(format!("no attribute '{n}'"))),
-            })
-            .collect::<Result<_, DecodeError>>()?,
-    };
+    let entries: Vec<(&String, Thunk)> = names
+        .iter()
+        .map(|n| match a.get(n) {
+            Some(t) => Ok((n, t.clone())),
+            None => Err(de::Error::custom(format!("no attribute '{n}'"))),
+        })
+        .collect::<Result<_, DecodeError>>()?;
     for (name, t) in entries {
         let t = t.unshared().unwrap_or(t);
-        let item = T::deserialize(ValueDe { ev: &mut *ev, t, depth: 1 }).map_err(|e| e.under(&name))?;
-        each(&name, item);
+        let item = T::deserialize(ValueDe { ev: &mut *ev, t, depth: 1 }).map_err(|e| e.under(name))?;
+        each(name, item);
     }
     Ok(())
 }

@@ -138,12 +138,12 @@ impl Session {
         crate::decode::decode(&mut self.ev, v)
     }
 
-    /// Reads attributes of the set `v` (`names`, or all) as `T`s without
-    /// keeping their values (see [`crate::decode::decode_each`]).
+    /// Reads the attributes `names` of the set `v` as `T`s without keeping
+    /// their values (see [`crate::decode::decode_each`]).
     pub fn decode_each<T: serde::de::DeserializeOwned>(
         &mut self,
         v: &Value,
-        names: Option<&[String]>,
+        names: &[String],
         each: impl FnMut(&str, T),
     ) -> Result<(), crate::decode::DecodeError> {
         crate::decode::decode_each(&mut self.ev, v, names, each)

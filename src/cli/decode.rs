@@ -141,14 +141,14 @@ fn read_nodes(
     into: &mut BTreeMap<String, Node>,
 ) -> Result<(), DecodeError> {
     session
-        .decode_each(all, Some(names), |name, node| {
+        .decode_each(all, names, |name, node| {
             into.insert(name.to_string(), node);
         })
         .map_err(|e| e.under("nodes"))
 }
 
 struct Helped {
-    nodes: Vec<(String, Node)>,
+    nodes: BTreeMap<String, Node>,
     traces: Vec<String>,
 }
 
@@ -162,8 +162,8 @@ fn help(origin: Origin, names: &[String]) -> Option<Helped> {
     let _shared = Interning::begin();
     let v = eval_file(&mut session, origin.file, origin.attr, &origin.inputs.args()).ok()?;
     let all = session.select(v, "nodes", &[]).ok()?;
-    let mut nodes = Vec::with_capacity(names.len());
-    session.decode_each(&all, Some(names), |name, node| nodes.push((name.to_string(), node))).ok()?;
+    let mut nodes = BTreeMap::new();
+    read_nodes(&mut session, &all, names, &mut nodes).ok()?;
     drop(session);
     let traces = Rc::try_unwrap(traces).ok()?.into_inner();
     Some(Helped { nodes, traces })

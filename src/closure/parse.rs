@@ -70,7 +70,7 @@ fn explain(json: &str) -> Error {
 
 fn parse_by_node(json: &str) -> Result<Cluster, Error> {
     let de = &mut serde_json::Deserializer::from_str(json);
-    let top: Top<serde_json::Value> = serde_path_to_error::deserialize(de)
+    let mut top: Top<serde_json::Value> = serde_path_to_error::deserialize(de)
         .map_err(|e| Error(format!("cluster value: {}: {}", e.path(), strip_position(e.inner().to_string()))))?;
     if top.schema_version != SCHEMA_VERSION {
         return Err(Error(format!(
@@ -78,10 +78,9 @@ fn parse_by_node(json: &str) -> Result<Cluster, Error> {
             top.schema_version
         )));
     }
-    let nodes: Vec<(String, Node)> = top
-        .nodes
-        .par_iter()
-        .map(|(name, raw)| parse_node(name, raw.clone()).map(|n| (name.clone(), n)))
+    let nodes: Vec<(String, Node)> = std::mem::take(&mut top.nodes)
+        .into_par_iter()
+        .map(|(name, raw)| parse_node(&name, raw).map(|n| (name, n)))
         .collect::<Result<_, _>>()?;
     Ok(top.with_nodes(nodes.into_iter().collect()))
 }
