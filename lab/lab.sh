@@ -24,12 +24,16 @@ RUN_CONTAINERS=${KDEPLOY_LAB_CONTAINERS:-1}
 BRIDGE=kdbr0
 NET_PREFIX=10.77.0
 HOST_ADDR=$NET_PREFIX.1
+CACHE_NETNS=kdcache
+CACHE_VETH=kdvcache
+CACHE_ADDR=$NET_PREFIX.250
 MAX_NODES=50
 GUARD_METRIC=4242
 
 # Bump when the image recipe below changes: cached images with another recipe are rebuilt.
 IMAGE_RECIPE=5
-BASE_PACKAGES=systemd,systemd-sysv,openssh-server,iproute2,dbus,procps,sudo
+# curl: what a node fetches binary-cache blobs with (Kubespray's nodes have it too)
+BASE_PACKAGES=systemd,systemd-sysv,openssh-server,iproute2,dbus,procps,sudo,curl
 # The packages `lab.sh deps` installs on the host.
 HOST_PACKAGES=(systemd-container debootstrap debian-archive-keyring openssh-client iproute2 util-linux)
 
@@ -66,6 +70,10 @@ Commands:
                       running). known_hosts is left stale unless --update-known-hosts, so a
                       client using it must now refuse the node (changed host key).
   known-hosts         Rewrite known_hosts from the nodes' current host keys.
+  cache up|down       Add (or remove) namespace $CACHE_NETNS on the bridge at $CACHE_ADDR
+                      for a binary-cache server (transfer.cache) that a test starts in it
+                      with 'ip netns exec $CACHE_NETNS ...'; prints the address. 'down'
+                      kills what runs there; 'lab.sh down' removes it too.
   env                 Print shell variables describing the lab (eval "\$(lab/lab.sh env)").
   image [--python]    Only build (or verify) the cached base image.
   deps                apt-get install the host packages the lab needs.
@@ -530,6 +538,45 @@ guard_route_down() {
 	done
 }
 
+# The binary-cache host: a namespace of its own on the bridge, at CACHE_ADDR, for an HTTP
+# server the tests and benchmarks start in it (ip netns exec kdcache nginx ...).
+cache_net_up() {
+	ip link show "$BRIDGE" >/dev/null 2>&1 || die "cache up: the lab is not up"
+	ip netns list 2>/dev/null | grep -qx "$CACHE_NETNS\( .*\)\?" && return 0
+	ip netns add "$CACHE_NETNS"
+	ip link add "$CACHE_VETH" type veth peer name eth0 netns "$CACHE_NETNS"
+	ip link set "$CACHE_VETH" master "$BRIDGE" up
+	ip -n "$CACHE_NETNS" addr add "$CACHE_ADDR/24" dev eth0
+	ip -n "$CACHE_NETNS" link set eth0 up
+	ip -n "$CACHE_NETNS" link set lo up
+}
+
+# Kill what runs in the cache namespace, wait for it, then remove link and namespace.
+cache_net_down() {
+	local p deadline=$((SECONDS + 10))
+	ip netns list 2>/dev/null | grep -q "^$CACHE_NETNS\b" || return 0
+	for p in $(ip netns pids "$CACHE_NETNS" 2>/dev/null); do
+		kill -KILL "$p" 2>/dev/null || true
+	done
+	while [[ -n $(ip netns pids "$CACHE_NETNS" 2>/dev/null) ]]; do
+		((SECONDS < deadline)) || die "processes still in netns $CACHE_NETNS"
+		sleep 0.2
+	done
+	ip link del "$CACHE_VETH" 2>/dev/null || true
+	ip netns del "$CACHE_NETNS"
+}
+
+cmd_cache() {
+	need_root
+	init_state_dir
+	lock_state
+	case ${1:-} in
+	up) cache_net_up && printf '%s\n' "$CACHE_ADDR" ;;
+	down) cache_net_down ;;
+	*) die "usage: cache up|down" ;;
+	esac
+}
+
 net_up() {
 	local n=$1 i ns veth
 	guard_route_up
@@ -891,6 +938,7 @@ do_down() {
 			sleep 0.2
 		done
 	done
+	cache_net_down
 	# Only now the links, the namespaces, the bridge.
 	for veth in $(lab_veth_list); do
 		ip link del "$veth" 2>/dev/null || true
@@ -1117,6 +1165,7 @@ main() {
 	exec) cmd_exec "$@" ;;
 	rekey) cmd_rekey "$@" ;;
 	known-hosts) cmd_known_hosts "$@" ;;
+	cache) cmd_cache "$@" ;;
 	env) cmd_env "$@" ;;
 	image) cmd_image "$@" ;;
 	deps) cmd_deps "$@" ;;

@@ -110,15 +110,7 @@ fn the_lab_converges_from_a_files_repo_mirror() {
     assert!(statuses(&j).iter().all(|(_, s)| s == "changed"), "{j}");
     for i in 1..=3 {
         // the members extracted on the deployer are what runs: the Debian binaries' bytes
-        let sums = ssh(i, "sha256sum /usr/local/bin/etcd /usr/local/bin/containerd /usr/local/bin/runc");
-        for (node_path, local) in [
-            ("/usr/local/bin/etcd", "/usr/bin/etcd"),
-            ("/usr/local/bin/containerd", "/usr/bin/containerd"),
-            ("/usr/local/bin/runc", "/usr/sbin/runc"),
-        ] {
-            assert!(sums.contains(&format!("{}  {node_path}", sha256(Path::new(local)))), "node {i}: {sums}");
-        }
-        assert_eq!(ssh(i, "systemctl is-active etcd containerd").trim(), "active\nactive", "node {i}");
+        assert_runs_debian_binaries(i);
         assert!(ssh(i, "/usr/local/bin/ctr version").contains("Server:"), "node {i}: containerd answers");
     }
     let health = ssh(1, "set -a; . /etc/etcd.env; /usr/local/bin/etcdctl endpoint health --cluster 2>&1");

@@ -7,6 +7,7 @@
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clap::{Args, ValueEnum};
@@ -20,6 +21,7 @@ use crate::deploy::live::Progress;
 use crate::deploy::recap::{Recap, RecapData};
 use crate::deploy::step::Deadlines;
 use crate::deploy::{Cancel, Outcome, SshSettings, SwitchOptions};
+use crate::store::cache::BinaryCache;
 
 #[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
 pub enum OutputFormat {
@@ -145,6 +147,12 @@ pub fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread().worker_threads(4).enable_all().build().expect("tokio runtime")
 }
 
+/// The cluster's `transfer.cache`, if it names one.
+fn binary_cache(settings: &serde_json::Value, timeout_secs: u64) -> Result<Option<Arc<BinaryCache>>, String> {
+    let Some(url) = settings["transfer"]["cache"].as_str() else { return Ok(None) };
+    BinaryCache::new(url, Duration::from_secs(timeout_secs.max(1))).map(|c| Some(Arc::new(c)))
+}
+
 pub fn run(args: SwitchArgs) -> ExitCode {
     let t0 = Instant::now();
     let mut session = args.inputs.session(Some(&args.file));
@@ -166,7 +174,15 @@ pub fn run(args: SwitchArgs) -> ExitCode {
         Ok(c) => c,
         Err(f) => return report(&session, f),
     };
+    let cache = match binary_cache(&closures.cluster.settings, args.inputs.download_timeout) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
     let opts = SwitchOptions {
+        cache,
         on: args.on.clone(),
         dry_run: args.dry_run,
         parallel: args.run.parallel,

@@ -33,9 +33,19 @@ pub enum Event {
         stage: Vec<String>,
         remove: Vec<String>,
     },
+    /// Blobs sent over SSH (`count`, `bytes`) and fetched by the node
+    /// from the binary cache (`fetched`, `fetched_bytes`).
     BlobsPushed {
         node: String,
         count: usize,
+        bytes: u64,
+        fetched: usize,
+        fetched_bytes: u64,
+        took: Duration,
+    },
+    /// The deployer put one blob into the binary cache.
+    CacheUploaded {
+        blob: String,
         bytes: u64,
         took: Duration,
     },

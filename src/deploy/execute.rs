@@ -9,10 +9,10 @@
 //! A failed step may be half done (link flipped, a unit failed to start):
 //! it counts as touched and is undone with the rest.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Instant;
 
 use futures::future::join_all;
@@ -23,11 +23,12 @@ use super::failpoint;
 use super::member_step::{self, Parties};
 use super::membership::{Change, MembershipPlan};
 use super::plan::{Batch, Plan, Wave};
-use super::push::push_and_stage;
+use super::push::{push_and_stage, Blobs};
 use super::record;
 use super::state;
 use super::step::{self, Deadlines, Fail, Peers};
 use crate::node::{Node, NodeLock, NodeStatus};
+use crate::store::cache::BinaryCache;
 use crate::store::Resolver;
 use crate::transport::Host;
 
@@ -125,6 +126,8 @@ impl Cancel {
 pub struct Context<'a> {
     /// Where blob bytes come from (`None`: the plan pushes nothing).
     pub resolver: Option<&'a Resolver>,
+    /// The binary cache the nodes fetch blobs from (`transfer.cache`).
+    pub cache: Option<Arc<BinaryCache>>,
     /// `.kdeploy` of the project (generation records).
     pub state_dir: &'a Path,
     pub cancel: Cancel,
@@ -161,10 +164,10 @@ pub async fn execute(session: &Session<'_>, plan: &Plan, cx: &Context<'_>, sink:
     // push missing blobs and stage; nothing live changes
     if plan.nodes.iter().any(|n| !n.stage.is_empty()) {
         let resolver = cx.resolver.ok_or("the plan stages phases but no blob source was given")?;
-        let cache = Mutex::new(HashMap::new());
+        let blobs = Blobs::new(resolver, cx.cache.clone());
         let work = plan.nodes.iter().zip(nodes).filter(|(w, _)| !w.stage.is_empty()).map(|(w, o)| {
-            let cache = &cache;
-            async move { (w, push_and_stage(&o.node, w, resolver, cache, sink).await) }
+            let blobs = &blobs;
+            async move { (w, push_and_stage(&o.node, w, blobs, sink).await) }
         });
         let pushed = bounded::all(cx.parallel, work).await;
         let mut failed = false;

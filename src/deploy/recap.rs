@@ -77,6 +77,46 @@ pub struct RecapData {
     pub phases: Vec<(String, f64)>,
     pub took: f64,
     pub nodes: BTreeMap<String, NodeRecap>,
+    pub transfer: Transfer,
+}
+
+/// Bytes (and blobs) that moved: from the deployer over SSH, from the
+/// deployer into the binary cache, from the cache to the nodes.
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Transfer {
+    pub ssh_blobs: usize,
+    pub ssh_bytes: u64,
+    pub cache_uploaded_blobs: usize,
+    pub cache_uploaded_bytes: u64,
+    pub cache_fetched_blobs: usize,
+    pub cache_fetched_bytes: u64,
+}
+
+impl Transfer {
+    /// One line for the text recap; `None` when nothing moved.
+    fn line(&self) -> Option<String> {
+        let mb = |b: u64| format!("{:.1} MB", b as f64 / 1e6);
+        let mut parts = Vec::new();
+        if self.ssh_blobs > 0 {
+            parts.push(format!("{} in {} blob(s) over SSH", mb(self.ssh_bytes), self.ssh_blobs));
+        }
+        if self.cache_uploaded_blobs > 0 {
+            parts.push(format!(
+                "{} in {} blob(s) into the cache",
+                mb(self.cache_uploaded_bytes),
+                self.cache_uploaded_blobs
+            ));
+        }
+        if self.cache_fetched_blobs > 0 {
+            parts.push(format!(
+                "{} in {} blob(s) fetched by the nodes from the cache",
+                mb(self.cache_fetched_bytes),
+                self.cache_fetched_blobs
+            ));
+        }
+        (!parts.is_empty()).then(|| format!("transfer: {}", parts.join("; ")))
+    }
 }
 
 /// Collects events into a [`RecapData`].
@@ -155,6 +195,16 @@ impl Sink for Recap {
                 d.generation = Some(generation);
             }
             Event::PhaseFinished { phase, took } => d.phases.push((phase, took.as_secs_f64())),
+            Event::BlobsPushed { count, bytes, fetched, fetched_bytes, .. } => {
+                d.transfer.ssh_blobs += count;
+                d.transfer.ssh_bytes += bytes;
+                d.transfer.cache_fetched_blobs += fetched;
+                d.transfer.cache_fetched_bytes += fetched_bytes;
+            }
+            Event::CacheUploaded { bytes, .. } => {
+                d.transfer.cache_uploaded_blobs += 1;
+                d.transfer.cache_uploaded_bytes += bytes;
+            }
             Event::Interrupted => d.interrupted = true,
             Event::NodeLeft { node: n, address } => {
                 let r = node(d, &n);
@@ -221,6 +271,9 @@ impl RecapData {
             let times: Vec<String> = self.phases.iter().map(|(p, t)| format!("{p} {t:.2} s")).collect();
             let _ = writeln!(o, "phase times: {}", times.join(", "));
         }
+        if let Some(l) = self.transfer.line() {
+            let _ = writeln!(o, "{l}");
+        }
         o
     }
 
@@ -244,6 +297,7 @@ impl RecapData {
                 "left": self.count(NodeStatus::Left),
             },
             "nodes": self.nodes,
+            "transfer": self.transfer,
         });
         serde_json::to_string_pretty(&v).expect("recap serialises")
     }

@@ -43,8 +43,17 @@ pub fn line(e: &Event, verbose: bool) -> Option<String> {
             }
             s
         }
-        Event::BlobsPushed { node, count, bytes, took } => {
+        Event::BlobsPushed { node, count, bytes, fetched: 0, took, .. } => {
             format!("[{node}] pushed {count} blob(s), {:.1} MB in {}", *bytes as f64 / 1e6, secs(*took))
+        }
+        Event::BlobsPushed { node, count, bytes, fetched, fetched_bytes, took } => format!(
+            "[{node}] fetched {fetched} blob(s), {:.1} MB from the cache; pushed {count}, {:.1} MB; in {}",
+            *fetched_bytes as f64 / 1e6,
+            *bytes as f64 / 1e6,
+            secs(*took)
+        ),
+        Event::CacheUploaded { blob, bytes, took } if verbose => {
+            format!("cache: uploaded {}, {:.1} MB in {}", &blob[..12], *bytes as f64 / 1e6, secs(*took))
         }
         Event::Upgrading { from, to } => {
             format!("upgrade: Kubernetes {from} -> {to}: the control plane before the kubelets")

@@ -116,6 +116,7 @@ pub async fn reset_reached(
         }
         let cx = Context {
             resolver: None,
+            cache: None,
             state_dir: &opts.state_dir,
             cancel,
             deadlines: opts.deadlines,

@@ -118,6 +118,7 @@ async fn plan_and_run(
     }
     let cx = Context {
         resolver: None,
+        cache: None,
         state_dir: &opts.state_dir,
         cancel,
         deadlines: opts.deadlines,

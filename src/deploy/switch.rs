@@ -56,6 +56,8 @@ pub struct SwitchOptions {
     pub prune: bool,
     /// A dry run shows the changed files' diffs coloured (a terminal).
     pub color: bool,
+    /// The binary cache the nodes fetch blobs from (`transfer.cache`).
+    pub cache: Option<std::sync::Arc<crate::store::cache::BinaryCache>>,
 }
 
 /// The nodes `--on` selects (names or roles), or an error naming the unknown.
@@ -205,6 +207,7 @@ async fn plan_and_run(
     }
     let cx = Context {
         resolver: Some(resolver),
+        cache: opts.cache.clone(),
         state_dir: &opts.state_dir,
         cancel,
         deadlines: opts.deadlines,

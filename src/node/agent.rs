@@ -235,16 +235,7 @@ impl<'h> Node<'h> {
     pub async fn missing(&self, blobs: &[WantedBlob]) -> Result<Vec<Digest>, NodeError> {
         let input: String = blobs.iter().map(WantedBlob::line).collect();
         let out = self.run(&["have"], Some(input.as_bytes())).await?;
-        out.stdout_str()
-            .lines()
-            .map(|l| {
-                Digest::parse(l).ok_or_else(|| NodeError::Protocol {
-                    host: self.host.name().to_string(),
-                    command: "have".into(),
-                    answer: l.to_string(),
-                })
-            })
-            .collect()
+        self.hashes("have", &out)
     }
 
     /// Stream one blob into the store; the node checks `sha256` (hex) of what
@@ -258,6 +249,30 @@ impl<'h> Node<'h> {
         let out = self.host.upload(&self.command(&["put", &hash.hex(), sha256]), source).await?;
         self.check(&format!("put {hash}"), out)?;
         Ok(())
+    }
+
+    /// Have the node fetch `blobs` (hash, sha256 hex) it lacks from the
+    /// binary cache at `base`; returns those it could not get (sent over
+    /// SSH instead) and what the node said about them.
+    pub async fn fetch(&self, base: &str, blobs: &[(Digest, &str)]) -> Result<(Vec<Digest>, String), NodeError> {
+        let input: String = blobs.iter().map(|(d, sha)| format!("{} {sha}\n", d.hex())).collect();
+        let out = self.run(&["fetch", base], Some(input.as_bytes())).await?;
+        let failed = self.hashes("fetch", &out)?;
+        Ok((failed, String::from_utf8_lossy(&out.stderr).trim().to_string()))
+    }
+
+    /// The hashes a command printed, one per line.
+    fn hashes(&self, command: &str, out: &Output) -> Result<Vec<Digest>, NodeError> {
+        out.stdout_str()
+            .lines()
+            .map(|l| {
+                Digest::parse(l).ok_or_else(|| NodeError::Protocol {
+                    host: self.host.name().to_string(),
+                    command: command.into(),
+                    answer: l.to_string(),
+                })
+            })
+            .collect()
     }
 
     /// [`Node::put`] from memory.

@@ -144,13 +144,62 @@ cmd_put() {
     t=$(mktemp "$R/store/.tmp/$1.XXXXXX")
     trap 'rm -f "$t"' EXIT
     cat >"$t"
-    got=$(sha256sum <"$t")
-    got=${got%% *}
-    [ "$got" = "$2" ] || die "blob $1 rejected: sha256 of the received bytes is $got, expected $2"
-    chmod 0444 "$t"
-    sync "$t"
-    mv -f "$t" "$R/store/$1"
+    admit "$t" "$1" "$2" || exit 1
     trap - EXIT
+}
+
+# admit TMP BLAKE3 SHA256: TMP (in store/.tmp) becomes blob BLAKE3 if its
+# sha256 is SHA256; else it is removed and admit fails, saying why.
+admit() {
+    got=$(sha256sum <"$1")
+    got=${got%% *}
+    if [ "$got" != "$3" ]; then
+        rm -f "$1"
+        printf 'kdeploy-node: blob %s rejected: sha256 of the received bytes is %s, expected %s\n' "$2" "$got" "$3" >&2
+        return 1
+    fi
+    chmod 0444 "$1"
+    sync "$1"
+    mv -f "$1" "$R/store/$2"
+}
+
+# fetch BASE-URL <`BLAKE3 SHA256` lines: each blob the store lacks is
+# fetched from the binary cache at BASE-URL/BLAKE3 (curl, else wget; never
+# through a proxy) and admitted only if its sha256 matches. Prints the
+# hashes it could not get, which the deployer then sends itself; why on
+# stderr.
+cmd_fetch() {
+    [ $# -eq 1 ] || die "usage: fetch BASE-URL <HASH SHA256 lines"
+    case $1 in http://* | https://*) ;; *) die "fetch: not an http(s) URL: $1" ;; esac
+    case $1 in *[!]A-Za-z0-9:/._~%+@[-]*) die "fetch: unexpected characters in URL: $1" ;; esac
+    get=''
+    if command -v curl >/dev/null 2>&1; then
+        get=curl
+    elif command -v wget >/dev/null 2>&1; then
+        get=wget
+    else
+        printf 'kdeploy-node: fetch: neither curl nor wget on this node\n' >&2
+    fi
+    [ -d "$R/store" ] || harden
+    mkdir -p "$R/store/.tmp"
+    t=''
+    trap 'rm -f "$t"' EXIT
+    while read -r h sha; do
+        [ -n "$h" ] || continue
+        is_hash "$h" && is_hash "$sha" || die "fetch: bad line '$h $sha'"
+        [ ! -f "$R/store/$h" ] || continue
+        if [ -z "$get" ]; then
+            echo "$h"
+            continue
+        fi
+        t=$(mktemp "$R/store/.tmp/$h.XXXXXX")
+        if [ $get = curl ]; then
+            curl -fsS --noproxy '*' --connect-timeout 10 --speed-time 30 --speed-limit 1 \
+                --retry 2 -o "$t" "$1/$h" </dev/null
+        else
+            wget -q --no-proxy -T 30 -t 3 -O "$t" "$1/$h" </dev/null
+        fi && admit "$t" "$h" "$sha" || { rm -f "$t"; echo "$h"; }
+    done
 }
 
 # put-secret KEYED-HASH LENGTH <BYTES: a secret goes to secrets/ (0700),
@@ -668,6 +717,7 @@ lock) cmd_lock "$@" ;;
 have) cmd_have ;;
 put) cmd_put "$@" ;;
 put-secret) cmd_put_secret "$@" ;;
+fetch) cmd_fetch "$@" ;;
 stage) cmd_stage "$@" ;;
 switch) cmd_switch "$@" ;;
 rollback-phase) [ $# -eq 2 ] || die "usage: rollback-phase PHASE GEN|none"; cmd_switch "$2" "$1" ;;
@@ -685,5 +735,5 @@ gc) cmd_gc "$@" ;;
 forget) cmd_forget ;;
 journal) [ $# -ge 1 ] || die "usage: journal UNIT [LINES]"; cmd_journal "$@" ;;
 units) cmd_units "$@" ;;
-*) die "unknown command '$cmd' (lock have put put-secret stage switch rollback-phase status verify commit state phase-record list-generations manifest gc-info gc forget journal units)" ;;
+*) die "unknown command '$cmd' (lock have put put-secret fetch stage switch rollback-phase status verify commit state phase-record list-generations manifest gc-info gc forget journal units)" ;;
 esac

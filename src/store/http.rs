@@ -202,7 +202,7 @@ fn is_transient(e: &ureq::Error) -> bool {
     )
 }
 
-fn agent(timeout: Duration, proxy: Option<ureq::Proxy>) -> ureq::Agent {
+pub(super) fn agent(timeout: Duration, proxy: Option<ureq::Proxy>) -> ureq::Agent {
     ureq::Agent::config_builder()
         .tls_config(TlsConfig::builder().root_certs(RootCerts::PlatformVerifier).build())
         .proxy(proxy)

@@ -1,8 +1,11 @@
 //! The test servers run from a test: `range_server.py` serves a
 //! directory on loopback, logs every request, and cuts or hangs chosen
-//! responses on demand; `connect_proxy.py` is a proxy in front of it.
+//! responses on demand; `connect_proxy.py` is a proxy in front of it;
+//! `nginx` is the binary cache.
 // Each test binary that includes this module uses only part of it.
 #![allow(dead_code)]
+
+pub mod nginx;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};

@@ -50,6 +50,22 @@ pub fn ssh(i: u32, cmd: &str) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr)
 }
 
+/// Node `i` runs the deployer's Debian etcd, containerd and runc (by
+/// sha256), and etcd and containerd are active.
+pub fn assert_runs_debian_binaries(i: u32) {
+    use sha2::Digest as _;
+    let sums = ssh(i, "sha256sum /usr/local/bin/etcd /usr/local/bin/containerd /usr/local/bin/runc");
+    for (node_path, local) in [
+        ("/usr/local/bin/etcd", "/usr/bin/etcd"),
+        ("/usr/local/bin/containerd", "/usr/bin/containerd"),
+        ("/usr/local/bin/runc", "/usr/sbin/runc"),
+    ] {
+        let want = hex::encode(sha2::Sha256::digest(std::fs::read(local).unwrap()));
+        assert!(sums.contains(&format!("{want}  {node_path}")), "node {i}: {sums}");
+    }
+    assert_eq!(ssh(i, "systemctl is-active etcd containerd").trim(), "active\nactive", "node {i}");
+}
+
 pub fn active_since(i: u32, unit: &str) -> String {
     ssh(i, &format!("systemctl show -p ActiveEnterTimestampMonotonic {unit}"))
 }

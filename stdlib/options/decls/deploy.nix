@@ -44,6 +44,14 @@
     };
   };
 
+  transfer = {
+    cache = opt {
+      type = t.nullOr t.url; default = null; scope = "cluster";
+      example = "http://10.0.0.5:8080/kdeploy";
+      description = "An HTTP binary cache the nodes fetch blobs from, so the deployer's uplink carries one copy of each however many nodes need it: the deployer uploads each blob a node lacks once (HTTP PUT to <cache>/<blake3 hash>, e.g. an nginx location with dav_methods PUT) and each node fetches it with curl or wget and checks its sha256. Secrets never go there; what a node cannot fetch is sent over SSH. Reached directly by the deployer and the nodes, never through proxy.*.";
+    };
+  };
+
   # Rolling changes: a phase whose step restarts or stops units on several nodes
   # does it in batches, each passing the phase's checks before the next starts.
   # A node counts as etcd if it has that role, else control plane, else worker.
