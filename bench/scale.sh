@@ -11,12 +11,14 @@
 # and takes peak RSS with GNU time. Writes bench/results/<date>-<commit>/scale-eval.md
 # (and the hyperfine JSON); BENCHMARKS.md quotes the table.
 #
-# The many-node half (20 and 50 real lab nodes, with and without the HTTP
-# cache) is not written yet: see issue 13.
+# Then the many-node half, bench/scale-lab.sh (real lab nodes, pushing over
+# SSH and through the HTTP binary cache, OpenSSH measured alongside), into the
+# same results directory; LAB_SIZES="" skips it (it needs root and the lab).
 #
 # Usage: bench/scale.sh [N...]     (default: 1500 2000; past ~2800 nodes the --json text of
 #        the check passes kdeploy's 256 MiB string limit, /etc/hosts being N² bytes)
 # Env:   RUNS=10 MEM_RUNS=3 KDEPLOY=path (skip the build, use this binary)
+#        LAB_SIZES="20 50" (node counts for the many-node half; "" skips it)
 # Needs: cargo, nix-instantiate, hyperfine, jq, GNU time (/usr/bin/time).
 set -euo pipefail
 
@@ -70,3 +72,8 @@ done
   echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
   printf '%s\n' "${rows[@]}"
 } | tee "$RESULTS/scale-eval.md"
+
+if [[ -n ${LAB_SIZES-20 50} ]]; then
+  # shellcheck disable=SC2086 # the sizes are words
+  RESULTS=$RESULTS KDEPLOY=$KD bench/scale-lab.sh ${LAB_SIZES-20 50}
+fi

@@ -117,6 +117,9 @@ fn on_a_terminal(cluster: &Path, home: &Path, input: &str) -> (std::process::Exi
         seen.extend_from_slice(&buf[..n]);
         if String::from_utf8_lossy(&seen).contains("Enter passphrase for key") {
             if let Some(mut i) = stdin.take() {
+                // as a person would: rpassword prints the prompt before it turns echo
+                // off, so input typed within that instant would be echoed by the tty
+                std::thread::sleep(std::time::Duration::from_millis(300));
                 i.write_all(input.as_bytes()).unwrap();
                 // kept open: an EOF on script's stdin would reach kdeploy as ^D
                 std::mem::forget(i);

@@ -84,9 +84,7 @@ impl<'h> Session<'h> {
 /// the locks taken) when any node could not be opened.
 pub async fn open<'h>(nodes: &[Reached<'h>], owner: &str, sink: &dyn Sink) -> Result<Session<'h>, Session<'h>> {
     let opened = join_all(nodes.iter().map(|r| async move {
-        let node = Node::install_with_prefix(r.host, r.prefix).await?;
-        let lock = node.lock(owner).await?;
-        let status = node.status_verified().await?;
+        let (node, lock, status) = Node::open_locked(r.host, r.prefix, owner).await?;
         Ok::<_, crate::node::NodeError>(Opened { name: r.host.name().to_string(), node, lock, status })
     }))
     .await;

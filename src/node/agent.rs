@@ -13,7 +13,7 @@ use super::manifest::{Manifest, ManifestError};
 use super::plan::{plan_units, UnitPlan};
 use super::script;
 use crate::store::Digest;
-use crate::transport::{shell_quote, Error as TransportError, Host, Output};
+use crate::transport::{shell_quote, Error as TransportError, Host, Output, Process};
 
 #[derive(Debug, thiserror::Error)]
 pub enum NodeError {
@@ -93,6 +93,10 @@ pub enum StoredBlob {
     Bytes(Vec<u8>),
 }
 
+/// What the command opening a node prints when the node program is not
+/// there yet.
+const NOT_INSTALLED: &str = "kdeploy-node-not-installed";
+
 pub struct Node<'h> {
     host: &'h dyn Host,
     /// `KDEPLOY_PREFIX` for tests against a directory; "" on real nodes.
@@ -158,25 +162,65 @@ impl<'h> Node<'h> {
     /// Take the node lock for as long as the returned guard (and the
     /// connection) lives. `owner` is shown to a run that finds it taken.
     pub async fn lock(&self, owner: &str) -> Result<NodeLock, NodeError> {
-        let mut p = self.host.spawn(&self.command(&["lock", owner])).await?;
-        match p.read_line().await {
-            Some(line) if line == b"locked" => Ok(NodeLock::new(self.host.name(), p)),
-            _ => {
-                let out = p.wait().await;
-                let msg = String::from_utf8_lossy(&out.stderr).trim().to_string();
-                if NodeExit::of(out.status) == NodeExit::Locked {
-                    let owner = msg.trim_start_matches("kdeploy-node: locked by another run ").to_string();
-                    Err(NodeError::Locked { host: self.host.name().to_string(), owner })
-                } else {
-                    Err(NodeError::Command {
-                        host: self.host.name().to_string(),
-                        command: "lock".into(),
-                        status: out.status,
-                        message: msg,
-                    })
-                }
+        let p = self.host.spawn(&self.command(&["lock", owner])).await?;
+        let (lock, _) = self.locked(p).await?.ok_or_else(|| self.bad_answer("lock", NOT_INSTALLED))?;
+        Ok(lock)
+    }
+
+    /// Install the node program unless it is there, take the lock and read
+    /// the status with every drift — in one round trip when the program is
+    /// already on the node (every run after the first): what a run does
+    /// first on every node, so what a no-op costs.
+    pub async fn open_locked(
+        host: &'h dyn Host,
+        prefix: &str,
+        owner: &str,
+    ) -> Result<(Node<'h>, NodeLock, NodeStatus), NodeError> {
+        let node = Node { host, prefix: prefix.to_string() };
+        let lock = node.command(&["lock", owner, "--status", "--verify"]);
+        let path = shell_quote(&script::script_path(prefix));
+        let p = host.spawn(&format!("if [ -f {path} ]; then {lock}; else echo {NOT_INSTALLED}; fi")).await?;
+        let (guard, text) = match node.locked(p).await? {
+            Some(held) => held,
+            None => {
+                let node = Node::install_with_prefix(host, prefix).await?;
+                node.locked(host.spawn(&lock).await?).await?.ok_or_else(|| node.bad_answer("lock", NOT_INSTALLED))?
             }
+        };
+        let status = node.parse_status(&text)?;
+        Ok((node, guard, status))
+    }
+
+    /// Wait for a started `lock` command to print `locked`: the guard and
+    /// what it printed before; `None` when the node program is not there.
+    async fn locked(&self, mut p: Process) -> Result<Option<(NodeLock, String)>, NodeError> {
+        let mut before = String::new();
+        while let Some(line) = p.read_line().await {
+            if line == b"locked" {
+                return Ok(Some((NodeLock::new(self.host.name(), p), before)));
+            }
+            if line == NOT_INSTALLED.as_bytes() {
+                return Ok(None);
+            }
+            before += &String::from_utf8_lossy(&line);
+            before.push('\n');
         }
+        let out = p.wait().await;
+        let msg = String::from_utf8_lossy(&out.stderr).trim().to_string();
+        if NodeExit::of(out.status) == NodeExit::Locked {
+            let owner = msg.trim_start_matches("kdeploy-node: locked by another run ").to_string();
+            return Err(NodeError::Locked { host: self.host.name().to_string(), owner });
+        }
+        Err(NodeError::Command {
+            host: self.host.name().to_string(),
+            command: "lock".into(),
+            status: out.status,
+            message: msg,
+        })
+    }
+
+    fn bad_answer(&self, command: &str, answer: &str) -> NodeError {
+        NodeError::Protocol { host: self.host.name().to_string(), command: command.into(), answer: answer.into() }
     }
 
     /// Committed generation, next free number, phase links.
@@ -191,12 +235,15 @@ impl<'h> Node<'h> {
 
     async fn status_with(&self, args: &[&str]) -> Result<NodeStatus, NodeError> {
         let out = self.run(args, None).await?;
-        let text = out.stdout_str();
+        self.parse_status(&out.stdout_str())
+    }
+
+    fn parse_status(&self, text: &str) -> Result<NodeStatus, NodeError> {
         let mut st = NodeStatus::default();
         let bad = || NodeError::Protocol {
             host: self.host.name().to_string(),
             command: "status".into(),
-            answer: text.clone(),
+            answer: text.to_string(),
         };
         for line in text.lines() {
             if let Some(d) = line.strip_prefix("drift\t") {

@@ -7,6 +7,9 @@
 # a directory instead of /.
 set -eu
 umask 022
+# bytes, not characters: the same answers everywhere, and sed, grep and sort
+# start faster (they run on every node on every run)
+export LC_ALL=C
 P=${KDEPLOY_PREFIX:-}
 R=$P/var/lib/kdeploy
 TAB='	'  # a literal tab (no subshell: every fork costs on a round trip)
@@ -34,8 +37,18 @@ is_owner() { case $1 in *[!A-Za-z0-9._-]* | '' | -*) return 1 ;; esac; }
 # Size, mtime, mode and owner of each file of manifest $2 below directory $1
 # (a generation's files/), one `path TAB stat` line each, sorted: recorded
 # at stage, compared by `verify`.
+# One stat for all the files (verify runs on every node on every run, and
+# each fork costs); a missing file makes stat fail, and then each file is
+# looked at alone so the missing one is named.
 file_stats() {
-    file_paths "$2" | sort | while IFS= read -r path; do
+    paths=$(file_paths "$2" | sort)
+    [ -n "$paths" ] || return 0
+    if out=$(cd "$1" 2>/dev/null && printf '%s\n' "$paths" | sed 's|^/||' |
+        xargs -d '\n' stat -c "/%n$TAB%s %Y %a %U %G" -- 2>/dev/null); then
+        printf '%s\n' "$out"
+        return 0
+    fi
+    printf '%s\n' "$paths" | while IFS= read -r path; do
         printf '%s\t%s\n' "$path" "$(stat -c '%s %Y %a %U %G' "$1$path" 2>/dev/null || echo missing)"
     done
 }
@@ -50,12 +63,16 @@ is_root() {
 # but not listable; everything that may hold bytes nobody else should read
 # -- blobs, secrets, materialised objects, displaced originals -- is 0700.
 harden() {
-    mkdir -p "$R"
+    # (one stat when all is as it should be: every run locks every node)
+    [ "$(stat -c %a "$R" "$R/store" "$R/objects" "$R/secrets" "$R/displaced" 2>/dev/null)" != \
+        "711
+700
+700
+700
+700" ] || return 0
+    mkdir -p "$R/store" "$R/objects" "$R/secrets" "$R/displaced"
     chmod 0711 "$R"
-    for d in store objects secrets displaced; do
-        mkdir -p "$R/$d"
-        chmod 0700 "$R/$d"
-    done
+    chmod 0700 "$R/store" "$R/objects" "$R/secrets" "$R/displaced"
 }
 
 # Lines of kind $2 ("f" or "d") of manifest $1, tab-separated, for `read`.
@@ -63,8 +80,9 @@ entries() { [ -n "$1" ] && [ -f "$1" ] && grep "^$2$TAB" "$1" || true; }
 # Paths of the files of manifest $1 (may be empty), one per line.
 file_paths() { entries "$1" f | cut -f6; }
 
-# lock OWNER: hold the node lock for as long as the deployer's heartbeat (a
-# byte every 5 s on stdin) goes on: 30 s of silence or end of input lets go.
+# lock OWNER [--status [--verify]]: hold the node lock for as long as the
+# deployer's heartbeat (a byte every 5 s on stdin) goes on: 30 s of silence
+# or end of input lets go.
 # A run that finds the lock taken watches lock.owner for 12 s: touched (the
 # holder is alive) -> refused, exit 75; never touched -> the holder is gone
 # (killed or cut off) and its shell lets go within 30 s: wait for it.
@@ -91,6 +109,10 @@ cmd_lock() {
         fi
     fi
     printf '%s pid=%s since=%s\n' "${1:-unknown}" $$ "$(date -u +%Y-%m-%dT%H:%M:%SZ)" >"$R/lock.owner"
+    # --status [--verify]: what `status` prints, read under the lock,
+    # before the `locked` line (one round trip for lock and status)
+    case ${2:-} in --status) cmd_status ;; esac
+    case ${3:-} in --verify) cmd_verify ;; esac
     echo locked
     # The lock is the open fd 9 of this shell; the commands below do not
     # inherit it, so killing this shell releases the lock too.
@@ -435,38 +457,83 @@ cmd_status() {
 # not kdeploy's link any more, or the file's size, mtime, mode or owner
 # changed since it was staged) or `drift PHASE unit NAME inactive` (an
 # enabled unit that is not running). Changes nothing.
+# verify: drift of the linked phases, as `drift TAB PHASE TAB KIND TAB WHAT
+# TAB WHY` lines. It runs on every node on every run, so it looks at all
+# phases at once -- one stat of the managed paths, one of the files, one
+# systemctl -- rather than forking per file.
 cmd_verify() {
     [ -d "$R/phases" ] || return 0
+    set --
+    legacy=''
     for l in "$R"/phases/*; do
         [ -L "$l" ] || continue
-        ph=${l##*/}
-        m=$l/manifest
-        file_paths "$m" | while IFS= read -r path; do
-            t=$(readlink "$P$path" 2>/dev/null || true)
-            [ "$t" = "$R/phases/$ph/files$path" ] ||
-                printf 'drift\t%s\tfile\t%s\treplaced by something else\n' "$ph" "$path"
-        done
-        if [ -f "$l/stat" ]; then
-            file_stats "$l/files" "$m" | diff "$l/stat" - | while IFS= read -r d; do
-                case $d in
-                ">"*) d=${d#> }; printf 'drift\t%s\tfile\t%s\tedited (size, time, mode or owner)\n' "$ph" "${d%%"$TAB"*}" ;;
-                esac
-            done
-        else
-            # staged by an older node program: compare bytes with the store
-            entries "$m" f | while IFS=$TAB read -r _ _ _ _ h path; do
-                b=$R/store/$h
-                [ -f "$b" ] || b=$R/secrets/$h
-                cmp -s "$l/files$path" "$b" ||
-                    printf 'drift\t%s\tfile\t%s\tedited (content)\n' "$ph" "$path"
-            done
-        fi
-        entries "$m" u | while IFS=$TAB read -r _ u _ enable _; do
-            [ "$enable" = 1 ] || continue
-            systemctl is-active --quiet -- "$u" 2>/dev/null ||
-                printf 'drift\t%s\tunit\t%s\tinactive\n' "$ph" "$u"
-        done
+        set -- "$@" "$l/manifest"
+        [ ! -f "$l/stat" ] || continue
+        # staged by an older node program, without stat: compare bytes
+        verify_bytes "${l##*/}" "$l"
+        legacy="$legacy/^${l##*/}$TAB/d; "
     done
+    [ $# -gt 0 ] || return 0
+    # PHASE TAB PATH of every managed file
+    files=$(grep -H "^f$TAB" "$@" | sed "s|^$R/phases/||; s|/manifest:f$TAB.*$TAB|$TAB|")
+    [ -z "$files" ] || verify_links
+    [ -z "$files" ] || verify_stats
+    verify_units "$@"
+}
+
+# Every managed path is a link into its phase.
+verify_links() {
+    printf '%s\n' "$files" | sed "s|^[^$TAB]*$TAB|$P|" |
+        QUOTING_STYLE=literal xargs -d '\n' stat -c '%N' -- 2>/dev/null |
+        diff /dev/fd/3 - 3<<EOF | while IFS= read -r d; do
+$(printf '%s\n' "$files" | sed "s|^\([^$TAB]*\)$TAB\(.*\)|$P\2 -> $R/phases/\1/files\2|")
+EOF
+            case $d in
+            "<"*)
+                t=${d#* -> "$R"/phases/}
+                d=${d#< "$P"}
+                printf 'drift\t%s\tfile\t%s\treplaced by something else\n' "${t%%/*}" "${d%% -> *}" ;;
+            esac
+        done
+}
+
+# Each file of a linked generation has the size, mtime, mode and owner
+# recorded when it was staged (its phase's `stat`, from file_stats).
+verify_stats() {
+    now=$(printf '%s\n' "$files" | sed "$legacy s|^\([^$TAB]*\)$TAB|phases/\1/files|" | (cd "$R" &&
+        xargs -r -d '\n' stat -c "%n$TAB%s %Y %a %U %G" -- 2>/dev/null) | sed "s|^phases/\([^/]*\)/files|\1$TAB|")
+    # a file edited shows on both sides of the diff, a missing one only
+    # on the recorded side: one drift line per file either way
+    grep -H '' "$R"/phases/*/stat 2>/dev/null | sed "s|^$R/phases/||; s|/stat:|$TAB|" | LC_ALL=C sort |
+        diff - /dev/fd/3 3<<EOF | sed -n 's/^[<>] //p' | sort -u -t "$TAB" -k1,2 | while IFS=$TAB read -r ph path _; do
+$(printf '%s\n' "$now" | LC_ALL=C sort)
+EOF
+            printf 'drift\t%s\tfile\t%s\tedited (size, time, mode or owner)\n' "$ph" "$path"
+        done
+}
+
+# verify_bytes PHASE DIR: a phase staged before stat files existed.
+verify_bytes() {
+    entries "$2/manifest" f | while IFS=$TAB read -r _ _ _ _ h path; do
+        b=$R/store/$h
+        [ -f "$b" ] || b=$R/secrets/$h
+        cmp -s "$2/files$path" "$b" ||
+            printf 'drift\t%s\tfile\t%s\tedited (content)\n' "$1" "$path"
+    done
+}
+
+# The enabled units of manifests "$@" are active: one systemctl for all,
+# a line of state per unit, in order.
+verify_units() {
+    units=$(grep -H "^u$TAB" "$@" |
+        sed -n "s|^$R/phases/\([^/]*\)/manifest:u$TAB\([^$TAB]*\)$TAB[^$TAB]*${TAB}1\($TAB.*\)\{0,1\}\$|\1$TAB\2|p")
+    [ -n "$units" ] || return 0
+    printf '%s\n' "$units" | cut -f2 | xargs -d '\n' systemctl is-active -- 2>/dev/null |
+        paste /dev/fd/3 - 3<<EOF | while IFS=$TAB read -r ph u state; do
+$units
+EOF
+            [ "$state" = active ] || printf 'drift\t%s\tunit\t%s\tinactive\n' "$ph" "$u"
+        done
 }
 
 cmd_commit() {

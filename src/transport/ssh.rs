@@ -292,7 +292,9 @@ impl Host for SshHost {
             };
             channel.exec(true, command.as_ref()).await.map_err(|e| Error::channel(&self.name, e))?;
             let (mut read, write) = channel.split();
-            let (in_tx, mut in_rx) = mpsc::channel::<Vec<u8>>(8);
+            // two chunks in flight per upload: enough to keep the channel busy,
+            // little enough that many nodes pushing at once stay small
+            let (in_tx, mut in_rx) = mpsc::channel::<Vec<u8>>(2);
             let (out_tx, out_rx) = mpsc::unbounded_channel();
             let (err_tx, err_rx) = mpsc::unbounded_channel();
             let (st_tx, st_rx) = oneshot::channel();
