@@ -32,8 +32,9 @@ GUARD_METRIC=4242
 
 # Bump when the image recipe below changes: cached images with another recipe are rebuilt.
 IMAGE_RECIPE=5
-# curl: what a node fetches binary-cache blobs with (Kubespray's nodes have it too)
-BASE_PACKAGES=systemd,systemd-sysv,openssh-server,iproute2,dbus,procps,sudo,curl
+# curl: what a node fetches binary-cache blobs with (Kubespray's nodes have it too);
+# zstd: what it decompresses blobs sent compressed with (without it, they come as they are)
+BASE_PACKAGES=systemd,systemd-sysv,openssh-server,iproute2,dbus,procps,sudo,curl,zstd
 # The packages `lab.sh deps` installs on the host.
 HOST_PACKAGES=(systemd-container debootstrap debian-archive-keyring openssh-client iproute2 util-linux)
 

@@ -20,11 +20,6 @@ use sha2::{Digest as _, Sha256};
 
 const CACHE_ADDR: &str = "10.77.0.250:8080";
 
-/// Bytes the host has sent into the lab bridge (to nodes and the cache).
-fn bridge_tx() -> u64 {
-    std::fs::read_to_string("/sys/class/net/kdbr0/statistics/tx_bytes").unwrap().trim().parse().unwrap()
-}
-
 fn cache_net(up: bool) {
     let st = Command::new(repo().join("lab/lab.sh")).args(["cache", if up { "up" } else { "down" }]).status().unwrap();
     assert!(st.success(), "lab.sh cache");
@@ -37,10 +32,6 @@ impl Drop for CacheHost {
         drop(self.0.take());
         cache_net(false);
     }
-}
-
-fn transfer(j: &serde_json::Value, key: &str) -> u64 {
-    j["transfer"][key].as_u64().unwrap_or_else(|| panic!("recap transfer.{key}: {j}"))
 }
 
 #[test]

@@ -33,12 +33,14 @@ pub enum Event {
         stage: Vec<String>,
         remove: Vec<String>,
     },
-    /// Blobs sent over SSH (`count`, `bytes`) and fetched by the node
-    /// from the binary cache (`fetched`, `fetched_bytes`).
+    /// Blobs sent over SSH (`count`, their `bytes`, and the bytes `sent`
+    /// on the wire: fewer when compressed) and fetched by the node from
+    /// the binary cache (`fetched`, `fetched_bytes`).
     BlobsPushed {
         node: String,
         count: usize,
         bytes: u64,
+        sent: u64,
         fetched: usize,
         fetched_bytes: u64,
         took: Duration,

@@ -165,7 +165,7 @@ pub async fn execute(session: &Session<'_>, plan: &Plan, cx: &Context<'_>, sink:
         let blobs = Blobs::new(resolver, cx.cache.clone());
         let work = plan.nodes.iter().zip(nodes).filter(|(w, _)| !w.stage.is_empty()).map(|(w, o)| {
             let blobs = &blobs;
-            async move { (w, push_and_stage(&o.node, w, blobs, sink).await) }
+            async move { (w, push_and_stage(&o.node, o.status.zstd, w, blobs, sink).await) }
         });
         let pushed = bounded::all(cx.parallel, work).await;
         let mut failed = false;

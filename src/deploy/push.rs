@@ -3,16 +3,19 @@
 //! knows of each — its size, and its sha256 when that is cheap to check
 //! (blobs up to [`HASH_CHECKED_UP_TO`]) — so a blob truncated or altered
 //! on the node counts as missing and is sent again rather than staged.
-//! Blobs are streamed from their files in chunks, so memory stays flat
-//! however large the binaries are; each blob is resolved once per run and
-//! shared by every node that needs it. With a binary cache
+//! A node's missing blobs go in one stream, one command (`Node::put`),
+//! streamed from their files in chunks, so memory stays flat however large
+//! the binaries are; each blob is resolved once per run and shared by
+//! every node that needs it. Large blobs travel zstd-compressed to nodes
+//! that have zstd, compressed once and kept (`store/compressed.rs`). With a binary cache
 //! (`transfer.cache`), each missing blob other than a secret is uploaded
 //! to it once per run and the nodes fetch it from there themselves, so
 //! the deployer's uplink carries one copy however many nodes need it; what
 //! a node cannot fetch is sent over SSH as before.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use tokio::sync::OnceCell;
@@ -21,14 +24,19 @@ use super::events::{Event, Sink};
 use super::plan::NodeWork;
 use super::step::Fail;
 use crate::closure::Source;
-use crate::node::{Node, WantedBlob};
+use crate::node::{Body, Node, PutBlob, WantedBlob};
 use crate::store::cache::{BinaryCache, Upload};
-use crate::store::{Digest, Readable, Resolver};
+use crate::store::{compressed, Digest, Readable, Resolver, Store};
 
 /// Blobs up to this size are checked by sha256 on the node when reused
 /// (a node reads them in milliseconds); larger ones (binaries of tens of
 /// MB, which every changed node would re-read on every run) by size.
 pub const HASH_CHECKED_UP_TO: u64 = 4 << 20;
+
+/// Blobs from this size up are sent zstd-compressed to nodes that have
+/// zstd (when it shrinks them by a tenth): binaries, archives of images;
+/// below it the saving is not worth a compressor's start.
+const COMPRESS_FROM: u64 = 1 << 20;
 
 /// A blob ready to send: where its bytes are, their size, whether it is a
 /// secret (which travels outside the blob store and is checked by length:
@@ -39,24 +47,34 @@ pub struct BlobSource {
     readable: Readable,
     size: u64,
     secret: bool,
-    sha256: OnceLock<String>,
+    sha256: OnceCell<Result<String, String>>,
     uploaded: OnceCell<Result<Upload, String>>,
+    /// Its zstd form for the transfer, if that pays (made once per run at
+    /// most, and kept in the deployer's store for later runs).
+    compressed: OnceCell<Option<PathBuf>>,
 }
 
 impl BlobSource {
-    fn sha256(&self) -> Result<&str, String> {
-        if let Some(s) = self.sha256.get() {
-            return Ok(s);
-        }
-        let s = self.readable.sha256().map_err(|e| e.0)?;
-        Ok(self.sha256.get_or_init(|| s))
+    /// Its sha256, computed once however many nodes ask at the same time
+    /// (the binaries are hundreds of MB: hashed off the async workers).
+    async fn sha256(self: &Arc<Self>) -> Result<&str, String> {
+        let b = self.clone();
+        let r = self
+            .sha256
+            .get_or_init(|| async move {
+                tokio::task::spawn_blocking(move || b.readable.sha256().map_err(|e| e.0))
+                    .await
+                    .unwrap_or_else(|e| Err(e.to_string()))
+            })
+            .await;
+        r.as_deref().map_err(Clone::clone)
     }
 
     /// What `have` checks the node's copy against.
-    fn wanted(&self, hash: Digest) -> Result<WantedBlob, String> {
+    async fn wanted(self: &Arc<Self>, hash: Digest) -> Result<WantedBlob, String> {
         let sha256 = match self.secret || self.size > HASH_CHECKED_UP_TO {
             true => None,
-            false => Some(self.sha256()?.to_string()),
+            false => Some(self.sha256().await?.to_string()),
         };
         Ok(WantedBlob { hash, size: self.size, sha256 })
     }
@@ -99,23 +117,103 @@ fn blob_source(
         Readable::Bytes(b) => b.len() as u64,
         Readable::Path(p) => std::fs::metadata(p).map_err(|e| format!("{}: {e}", p.display()))?.len(),
     };
-    let b = Arc::new(BlobSource { readable, size, secret, sha256: OnceLock::new(), uploaded: OnceCell::new() });
+    let b = Arc::new(BlobSource {
+        readable,
+        size,
+        secret,
+        sha256: OnceCell::new(),
+        uploaded: OnceCell::new(),
+        compressed: OnceCell::new(),
+    });
     cache.lock().unwrap_or_else(|p| p.into_inner()).insert(*d, b.clone());
     Ok(b)
 }
 
-/// Streams one blob to a node; the number of bytes sent.
-async fn send_blob(node: &Node<'_>, d: &Digest, blob: &BlobSource) -> Result<u64, String> {
-    match (&blob.readable, blob.secret) {
-        (Readable::Bytes(b), true) => node.put_secret(d, b).await.map_err(|e| e.to_string())?,
-        (Readable::Path(_), true) => return Err(format!("secret {d} must be sent from memory")),
-        (Readable::Bytes(b), false) => node.put_bytes(d, blob.sha256()?, b).await.map_err(|e| e.to_string())?,
-        (Readable::Path(p), false) => {
-            let mut f = std::fs::File::open(p).map_err(|e| format!("{}: {e}", p.display()))?;
-            node.put(d, blob.sha256()?, &mut f).await.map_err(|e| e.to_string())?
+/// The zstd form of `blob` for a node that can decompress it: made the
+/// first time a node needs it (every other node waits for that one), for
+/// blobs from files of at least [`COMPRESS_FROM`] bytes; `None` when it
+/// does not pay or cannot be made (the blob then goes as it is).
+async fn compressed(store: &Store, d: Digest, blob: &Arc<BlobSource>) -> Option<PathBuf> {
+    let Readable::Path(p) = &blob.readable else { return None };
+    if blob.secret || blob.size < COMPRESS_FROM {
+        return None;
+    }
+    let (store, p) = (store.clone(), p.clone());
+    blob.compressed
+        .get_or_init(|| async move {
+            tokio::task::spawn_blocking(move || compressed::zstd_of(&store, &d, &p).ok().flatten()).await.ok().flatten()
+        })
+        .await
+        .clone()
+}
+
+/// Send `direct` to the node over SSH, in one stream: secrets each alone
+/// (into the node's private secrets, checked by length), the rest through
+/// `put`, compressed where the node can take it and it pays. A stream with
+/// compressed blobs that the node refuses is sent once more as it is (a
+/// damaged compressed file in the deployer's store costs a warning, and is
+/// dropped to be made again). Returns the blob bytes delivered and the
+/// bytes that crossed the wire.
+async fn send_blobs(
+    node: &Node<'_>,
+    w: &NodeWork,
+    direct: &[Digest],
+    sources: &HashMap<Digest, Arc<BlobSource>>,
+    store: &Store,
+    zstd: bool,
+    sink: &dyn Sink,
+) -> Result<(u64, u64), String> {
+    let (mut bytes, mut sent) = (0, 0);
+    let mut zst = HashMap::new();
+    for d in direct {
+        let b = &sources[d];
+        bytes += b.size;
+        if b.secret {
+            let Readable::Bytes(s) = &b.readable else { return Err(format!("secret {d} must be sent from memory")) };
+            node.put_secret(d, s).await.map_err(|e| e.to_string())?;
+            sent += b.size;
+        } else if zstd {
+            if let Some(z) = compressed(store, *d, b).await {
+                zst.insert(*d, z);
+            }
         }
     }
-    Ok(blob.size)
+    let blobs: Vec<Digest> = direct.iter().filter(|d| !sources[*d].secret).copied().collect();
+    match put(node, &blobs, sources, &zst).await {
+        Ok(n) => sent += n,
+        Err(e) if !zst.is_empty() => {
+            sink.emit(Event::Warning {
+                node: w.name.clone(),
+                message: format!("{e}; sending the blobs again uncompressed"),
+            });
+            for d in zst.keys() {
+                compressed::forget(store, d);
+            }
+            sent += put(node, &blobs, sources, &HashMap::new()).await?;
+        }
+        Err(e) => return Err(e),
+    }
+    Ok((bytes, sent))
+}
+
+/// One `put` of `blobs`, those in `zst` by their compressed form.
+async fn put(
+    node: &Node<'_>,
+    blobs: &[Digest],
+    sources: &HashMap<Digest, Arc<BlobSource>>,
+    zst: &HashMap<Digest, PathBuf>,
+) -> Result<u64, String> {
+    let mut put = Vec::new();
+    for d in blobs {
+        let b = &sources[d];
+        let body = match (&b.readable, zst.get(d)) {
+            (_, Some(z)) => Body::Zstd(z),
+            (Readable::Path(p), None) => Body::File(p),
+            (Readable::Bytes(v), None) => Body::Bytes(v),
+        };
+        put.push(PutBlob { hash: *d, sha256: b.sha256().await?, body });
+    }
+    node.put(&put).await.map_err(|e| e.to_string())
 }
 
 /// Put `blob` into the binary cache unless this run already did (every
@@ -167,7 +265,7 @@ async fn fetch_from_cache(
     for d in cacheable {
         let b = &sources[&d];
         match upload_once(cache, d, b, sink).await {
-            Ok(_) => lines.push((d, b.sha256().map_err(|e| Fail::msg(None, e))?.to_string())),
+            Ok(_) => lines.push((d, b.sha256().await.map_err(|e| Fail::msg(None, e))?.to_string())),
             Err(e) => {
                 sink.emit(Event::Warning { node: w.name.clone(), message: format!("{e}; sending it over SSH") });
                 direct.push(d);
@@ -197,14 +295,21 @@ async fn fetch_from_cache(
 }
 
 /// Send the blobs a node lacks (or holds damaged), through the binary
-/// cache where there is one, then stage its new phases.
-pub async fn push_and_stage(node: &Node<'_>, w: &NodeWork, blobs: &Blobs<'_>, sink: &dyn Sink) -> Result<(), Fail> {
+/// cache where there is one, then stage its new phases. `zstd`: the node
+/// can decompress what it is sent.
+pub async fn push_and_stage(
+    node: &Node<'_>,
+    zstd: bool,
+    w: &NodeWork,
+    blobs: &Blobs<'_>,
+    sink: &dyn Sink,
+) -> Result<(), Fail> {
     let t0 = Instant::now();
     let mut sources = HashMap::new();
     let mut wanted = Vec::new();
     for (d, s) in &w.push {
         let b = blobs.source(d, s).map_err(|e| Fail::msg(None, e))?;
-        wanted.push(b.wanted(*d).map_err(|e| Fail::msg(None, e))?);
+        wanted.push(b.wanted(*d).await.map_err(|e| Fail::msg(None, e))?);
         sources.insert(*d, b);
     }
     let missing = node.missing(&wanted).await.map_err(|e| Fail::msg(None, e.to_string()))?;
@@ -215,10 +320,9 @@ pub async fn push_and_stage(node: &Node<'_>, w: &NodeWork, blobs: &Blobs<'_>, si
         Some(cache) => fetch_from_cache(node, w, cache, missing, &sources, sink).await?,
         None => (missing, 0, 0),
     };
-    let mut bytes = 0u64;
-    for d in &direct {
-        bytes += send_blob(node, d, &sources[d]).await.map_err(|e| Fail::msg(None, e))?;
-    }
+    let (bytes, sent) = send_blobs(node, w, &direct, &sources, blobs.resolver.store(), zstd, sink)
+        .await
+        .map_err(|e| Fail::msg(None, e))?;
     for (phase, m) in &w.stage {
         node.stage(w.stage_generation, phase, m).await.map_err(|e| Fail::msg(Some(phase), e.to_string()))?;
     }
@@ -226,6 +330,7 @@ pub async fn push_and_stage(node: &Node<'_>, w: &NodeWork, blobs: &Blobs<'_>, si
         node: w.name.clone(),
         count: direct.len(),
         bytes,
+        sent,
         fetched,
         fetched_bytes,
         took: t0.elapsed(),

@@ -87,6 +87,8 @@ pub struct RecapData {
 pub struct Transfer {
     pub ssh_blobs: usize,
     pub ssh_bytes: u64,
+    /// What `ssh_bytes` took on the wire (less when compressed).
+    pub ssh_sent_bytes: u64,
     pub cache_uploaded_blobs: usize,
     pub cache_uploaded_bytes: u64,
     pub cache_fetched_blobs: usize,
@@ -99,7 +101,8 @@ impl Transfer {
         let mb = |b: u64| format!("{:.1} MB", b as f64 / 1e6);
         let mut parts = Vec::new();
         if self.ssh_blobs > 0 {
-            parts.push(format!("{} in {} blob(s) over SSH", mb(self.ssh_bytes), self.ssh_blobs));
+            let wire = super::render::compressed(self.ssh_bytes, self.ssh_sent_bytes);
+            parts.push(format!("{}{wire} in {} blob(s) over SSH", mb(self.ssh_bytes), self.ssh_blobs));
         }
         if self.cache_uploaded_blobs > 0 {
             parts.push(format!(
@@ -195,9 +198,10 @@ impl Sink for Recap {
                 d.generation = Some(generation);
             }
             Event::PhaseFinished { phase, took } => d.phases.push((phase, took.as_secs_f64())),
-            Event::BlobsPushed { count, bytes, fetched, fetched_bytes, .. } => {
+            Event::BlobsPushed { count, bytes, sent, fetched, fetched_bytes, .. } => {
                 d.transfer.ssh_blobs += count;
                 d.transfer.ssh_bytes += bytes;
+                d.transfer.ssh_sent_bytes += sent;
                 d.transfer.cache_fetched_blobs += fetched;
                 d.transfer.cache_fetched_bytes += fetched_bytes;
             }

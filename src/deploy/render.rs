@@ -24,6 +24,18 @@ fn secs(d: std::time::Duration) -> String {
     format!("{:.2} s", d.as_secs_f64())
 }
 
+fn mb(bytes: u64) -> String {
+    format!("{:.1} MB", bytes as f64 / 1e6)
+}
+
+/// " (X MB compressed)" when fewer bytes went on the wire than the blobs hold.
+pub(super) fn compressed(bytes: u64, sent: u64) -> String {
+    match sent < bytes {
+        true => format!(" ({} compressed)", mb(sent)),
+        false => String::new(),
+    }
+}
+
 pub fn line(e: &Event, verbose: bool) -> Option<String> {
     Some(match e {
         Event::Evaluated { nodes, took } => format!("evaluated: {nodes} node(s) in {}", secs(*took)),
@@ -43,17 +55,18 @@ pub fn line(e: &Event, verbose: bool) -> Option<String> {
             }
             s
         }
-        Event::BlobsPushed { node, count, bytes, fetched: 0, took, .. } => {
-            format!("[{node}] pushed {count} blob(s), {:.1} MB in {}", *bytes as f64 / 1e6, secs(*took))
+        Event::BlobsPushed { node, count, bytes, sent, fetched: 0, took, .. } => {
+            format!("[{node}] pushed {count} blob(s), {}{} in {}", mb(*bytes), compressed(*bytes, *sent), secs(*took))
         }
-        Event::BlobsPushed { node, count, bytes, fetched, fetched_bytes, took } => format!(
-            "[{node}] fetched {fetched} blob(s), {:.1} MB from the cache; pushed {count}, {:.1} MB; in {}",
-            *fetched_bytes as f64 / 1e6,
-            *bytes as f64 / 1e6,
+        Event::BlobsPushed { node, count, bytes, sent, fetched, fetched_bytes, took } => format!(
+            "[{node}] fetched {fetched} blob(s), {} from the cache; pushed {count}, {}{}; in {}",
+            mb(*fetched_bytes),
+            mb(*bytes),
+            compressed(*bytes, *sent),
             secs(*took)
         ),
         Event::CacheUploaded { blob, bytes, took } if verbose => {
-            format!("cache: uploaded {}, {:.1} MB in {}", &blob[..12], *bytes as f64 / 1e6, secs(*took))
+            format!("cache: uploaded {}, {} in {}", &blob[..12], mb(*bytes), secs(*took))
         }
         Event::Upgrading { from, to } => {
             format!("upgrade: Kubernetes {from} -> {to}: the control plane before the kubelets")

@@ -11,6 +11,7 @@ use super::gc::{parse_info, GcReport, NodeGeneration};
 use super::lock::NodeLock;
 use super::manifest::{Manifest, ManifestError};
 use super::plan::{plan_units, UnitPlan};
+use super::put_stream::{Body, PutBlob, PutStream};
 use super::script;
 use crate::store::Digest;
 use crate::transport::{shell_quote, Error as TransportError, Host, Output, Process};
@@ -45,6 +46,8 @@ pub struct NodeStatus {
     /// What differs from the linked generations (only from
     /// [`Node::status_verified`]).
     pub drift: Vec<Drift>,
+    /// The node has `zstd`: `put` may send it blobs compressed.
+    pub zstd: bool,
 }
 
 /// One difference between a node and its linked generations: a managed
@@ -269,6 +272,8 @@ impl<'h> Node<'h> {
                     st.phases.insert(p.to_string(), n.parse().map_err(|_| bad())?);
                 }
                 ["pending"] => st.pending = true,
+                ["has", "zstd"] => st.zstd = true,
+                ["has", _] => {}
                 ["lock", ..] => {}
                 _ => return Err(bad()),
             }
@@ -285,17 +290,21 @@ impl<'h> Node<'h> {
         self.hashes("have", &out)
     }
 
-    /// Stream one blob into the store; the node checks `sha256` (hex) of what
-    /// it received before the blob becomes visible under `hash`.
-    pub async fn put(
-        &self,
-        hash: &Digest,
-        sha256: &str,
-        source: &mut (dyn std::io::Read + Send),
-    ) -> Result<(), NodeError> {
-        let out = self.host.upload(&self.command(&["put", &hash.hex(), sha256]), source).await?;
-        self.check(&format!("put {hash}"), out)?;
-        Ok(())
+    /// Stream `blobs` into the store, all in one command; the node checks
+    /// the sha256 of each (decompressed, if sent compressed) before any
+    /// becomes visible under its hash. Returns the body bytes sent.
+    pub async fn put(&self, blobs: &[PutBlob<'_>]) -> Result<u64, NodeError> {
+        if blobs.is_empty() {
+            return Ok(0);
+        }
+        let mut stream = PutStream::new(blobs);
+        let out = self.host.upload(&self.command(&["put"]), &mut stream).await?;
+        let what = match blobs {
+            [one] => format!("put {}", one.hash),
+            _ => format!("put ({} blobs)", blobs.len()),
+        };
+        self.check(&what, out)?;
+        Ok(stream.sent)
     }
 
     /// Have the node fetch `blobs` (hash, sha256 hex) it lacks from the
@@ -324,8 +333,7 @@ impl<'h> Node<'h> {
 
     /// [`Node::put`] from memory.
     pub async fn put_bytes(&self, hash: &Digest, sha256: &str, bytes: &[u8]) -> Result<(), NodeError> {
-        let mut src = bytes;
-        self.put(hash, sha256, &mut src).await
+        self.put(&[PutBlob { hash: *hash, sha256, body: Body::Bytes(bytes) }]).await.map(|_| ())
     }
 
     /// Send a secret: it goes to the node's private `secrets/` (0700, file

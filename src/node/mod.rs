@@ -12,6 +12,7 @@ pub mod gc;
 mod lock;
 pub mod manifest;
 pub mod plan;
+mod put_stream;
 pub mod script;
 
 pub use agent::{Drift, Node, NodeError, NodeStatus, StoredBlob, WantedBlob};
@@ -19,3 +20,4 @@ pub use exit::NodeExit;
 pub use lock::NodeLock;
 pub use manifest::{changed_files, DirEntry, FileEntry, Manifest};
 pub use plan::{plan_units, unit_action, Action, OnChange, UnitPlan, UnitSpec};
+pub use put_stream::{Body, PutBlob};

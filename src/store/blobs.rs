@@ -112,8 +112,9 @@ impl Store {
         self.write_atomic(&self.dir.join("sha256").join(sha256), d.hex().as_bytes())
     }
 
-    /// Remove every blob not in `keep`, and the download records
-    /// (`sha256/`) naming a blob that is gone; `dry_run`: remove nothing.
+    /// Remove every blob not in `keep`, the download records (`sha256/`)
+    /// naming a blob that is gone, and the compressed forms of the blobs
+    /// that went (`zstd/`); `dry_run`: remove nothing.
     /// Files being written (`.tmp-*`) are left alone: another kdeploy may
     /// be writing them. Returns how many blobs went and their bytes.
     pub fn gc(&self, keep: &BTreeSet<Digest>, dry_run: bool) -> Result<(usize, u64)> {
@@ -142,6 +143,7 @@ impl Store {
                 fs::remove_file(&p).map_err(|err| io_err("cannot remove", &p, err))?;
             }
         }
+        super::compressed::gc(self, keep, dry_run)?;
         Ok((count, bytes))
     }
 

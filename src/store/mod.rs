@@ -4,13 +4,15 @@
 //! project root. `content` names contents without storing them (what hashing
 //! needs), `project` confines project files to the project root, `artifact`
 //! turns a declared download into a verified blob, `cache` puts blobs into
-//! an HTTP binary cache the nodes fetch from. Secrets never enter the
+//! an HTTP binary cache the nodes fetch from, `compressed` keeps the zstd
+//! form of large blobs for the transfer. Secrets never enter the
 //! blob store: `secrets` keeps them apart (0700/0600) and hashes them with a
 //! key, `pki` makes the certificates among them.
 
 mod artifact;
 mod blobs;
 pub mod cache;
+pub mod compressed;
 mod content;
 pub mod http;
 pub mod pki;

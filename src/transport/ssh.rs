@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use async_ssh2_tokio::{AuthMethod, Client, ServerCheckMethod};
 use russh::ChannelMsg;
-use tokio::sync::{mpsc, oneshot, Semaphore};
+use tokio::sync::{mpsc, oneshot, Notify, Semaphore};
 
 use super::escalate::Escalation;
 use super::known_hosts::{self, HostKeyPolicy};
@@ -298,12 +298,18 @@ impl Host for SshHost {
             let (out_tx, out_rx) = mpsc::unbounded_channel();
             let (err_tx, err_rx) = mpsc::unbounded_channel();
             let (st_tx, st_rx) = oneshot::channel();
+            // The command has exited: nothing will read its stdin again, and a
+            // write waiting for window space would wait for ever.
+            let exited = Arc::new(Notify::new());
+            let exited_w = exited.clone();
             // stdin: forward until the sender is dropped, then EOF. A write
-            // error means the command is gone; its status will say why.
+            // error or the command's exit means it is gone; its status will
+            // say why (dropping `in_rx` tells the uploader to stop).
             tokio::spawn(async move {
                 while let Some(buf) = in_rx.recv().await {
-                    if write.data(&buf[..]).await.is_err() {
-                        return;
+                    tokio::select! {
+                        r = write.data(&buf[..]) => if r.is_err() { return },
+                        _ = exited_w.notified() => return,
                     }
                 }
                 let _ = write.eof().await;
@@ -311,6 +317,9 @@ impl Host for SshHost {
             tokio::spawn(async move {
                 let mut status = None;
                 while let Some(msg) = read.wait().await {
+                    if matches!(msg, ChannelMsg::ExitStatus { .. } | ChannelMsg::ExitSignal { .. }) {
+                        exited.notify_one();
+                    }
                     match msg {
                         ChannelMsg::Data { data } => {
                             let _ = out_tx.send(data.to_vec());
@@ -325,6 +334,7 @@ impl Host for SshHost {
                         _ => {}
                     }
                 }
+                exited.notify_one();
                 drop(out_tx);
                 drop(err_tx);
                 drop(permit);

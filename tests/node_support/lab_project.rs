@@ -66,6 +66,17 @@ pub fn assert_runs_debian_binaries(i: u32) {
     assert_eq!(ssh(i, "systemctl is-active etcd containerd").trim(), "active\nactive", "node {i}");
 }
 
+/// Bytes the host has sent into the lab bridge (to the nodes, and to a
+/// cache on it): what left the deployer, counted by the kernel.
+pub fn bridge_tx() -> u64 {
+    std::fs::read_to_string("/sys/class/net/kdbr0/statistics/tx_bytes").unwrap().trim().parse().unwrap()
+}
+
+/// `transfer.KEY` of a JSON recap.
+pub fn transfer(j: &serde_json::Value, key: &str) -> u64 {
+    j["transfer"][key].as_u64().unwrap_or_else(|| panic!("recap transfer.{key}: {j}"))
+}
+
 pub fn active_since(i: u32, unit: &str) -> String {
     ssh(i, &format!("systemctl show -p ActiveEnterTimestampMonotonic {unit}"))
 }
