@@ -114,20 +114,20 @@ openssh_true() {
   done | median
 }
 
-# openssh_copy LOG: every node gets, with `ssh NODE 'cat > FILE'`, as many bytes as
+# openssh_copy LOG REMOTE: every node gets, with `ssh NODE 'cat > FILE'`, as many bytes as
 # kdeploy's first converge pushed to it (its "pushed N blob(s), X MB" line), all at once;
 # prints "seconds bytes".
 openssh_copy() {
-  local log=$1 src=$WORK/bytes s e total=0
+  local log=$1 remote=$2 src=$WORK/bytes s e total=0
   cat /usr/bin/etcd /usr/bin/etcdctl /usr/bin/containerd /usr/bin/containerd-shim-runc-v2 \
     /usr/bin/ctr /usr/sbin/runc /usr/bin/etcd /usr/bin/containerd >"$src"
   declare -A want=()
   while read -r node bytes; do want[$node]=$bytes; total=$((total + bytes)); done < <(
-    sed -n 's/^\[\(kdnode[0-9]*\)\] pushed [0-9]* blob(s), \([0-9.]*\) MB in .*/\1 \2/p' "$log.err" |
+    sed -n 's/^\[\(kdnode[0-9]*\)\] pushed [0-9]* blob(s), \([0-9.]*\) MB.* in .*/\1 \2/p' "$log.err" |
       awk '{ printf "%s %.0f\n", $1, $2 * 1e6 }')
   s=$(date +%s.%N)
   for node in "${!want[@]}"; do
-    head -c "${want[$node]}" "$src" | ssh -F "$LAB/ssh_config" "$node" 'cat > /var/tmp/openssh-copy' &
+    head -c "${want[$node]}" "$src" | ssh -F "$LAB/ssh_config" "$node" "$remote" &
   done
   wait
   e=$(date +%s.%N)
@@ -177,8 +177,9 @@ for n in "${sizes[@]}"; do
 
     rows+=("| $n | $mode | $(wall "$log-first") s | $(peak "$log-first") MB | $(mb "$sent") MB | $noop s (${#walls[@]} runs) | $noop_peak MB | $(wall "$log-change") s ($touched) | $(peak "$log-change") MB |")
     if [[ $mode == ssh ]]; then
-      read -r copy_s copy_bytes < <(openssh_copy "$log-first")
-      ssh_rows+=("| $n | $(openssh_true "$n") s | $noop s | $(mb "$copy_bytes") MB | $copy_s s | $(kd_push "$log-first") s |")
+      read -r copy_s copy_bytes < <(openssh_copy "$log-first" 'cat > /var/tmp/openssh-copy')
+      read -r check_s _ < <(openssh_copy "$log-first" 'cat > /var/tmp/openssh-copy && sha256sum /var/tmp/openssh-copy >/dev/null')
+      ssh_rows+=("| $n | $(openssh_true "$n") s | $noop s | $(mb "$copy_bytes") MB | $copy_s s | $check_s s | $(kd_push "$log-first") s |")
     else
       stop_cache
     fi
@@ -195,7 +196,7 @@ lab/lab.sh down >/dev/null 2>&1
   echo "|---:|---|---:|---:|---:|---:|---:|---:|---:|"
   printf '%s\n' "${rows[@]}"
   echo
-  echo "| nodes | OpenSSH: \`ssh NODE true\` on all | kdeploy no-op | bytes per run | OpenSSH: \`ssh NODE 'cat > f'\` on all | kdeploy push (slowest node) |"
-  echo "|---:|---:|---:|---:|---:|---:|"
+  echo "| nodes | OpenSSH: \`ssh NODE true\` on all | kdeploy no-op | blob bytes | OpenSSH: \`ssh NODE 'cat > f'\` on all | the same, then \`sha256sum f\` | kdeploy push, compressed, sha256 checked (slowest node) |"
+  echo "|---:|---:|---:|---:|---:|---:|---:|"
   printf '%s\n' "${ssh_rows[@]}"
 } | tee "$RESULTS/scale-lab.md"
