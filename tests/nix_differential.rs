@@ -22,7 +22,9 @@ fn repo() -> PathBuf {
 
 fn nix_json(file: &Path) -> Result<String, Failed> {
     let out = Command::new("nix-instantiate")
-        .args(["--eval", "--strict", "--json", "-I"])
+        // Evaluation needs no store database; opening it read-write makes
+        // parallel trials fail with "database is busy".
+        .args(["--eval", "--strict", "--json", "--readonly-mode", "-I"])
         .arg(format!("kdeploy={}", repo().join("stdlib").display()))
         .arg(file)
         .env_clear()

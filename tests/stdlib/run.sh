@@ -66,7 +66,7 @@ ev() {
   ev_which=$1 ev_file=$2
   shift 2
   case $ev_which in
-    nix) env -i PATH="$PATH" HOME="$tmp/home" nix-instantiate --eval --strict --json \
+    nix) env -i PATH="$PATH" HOME="$tmp/home" nix-instantiate --eval --strict --json --readonly-mode \
            -I kdeploy="$stdlib" "$@" "$ev_file" ;;
     kdeploy) (cd "$root" && env -i PATH="$PATH" HOME="$tmp/home" "$kdeploy" eval "$ev_file" \
            --json --stdlib "$stdlib" "$@") ;;
