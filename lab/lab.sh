@@ -452,6 +452,18 @@ lab_ssh() { # lab_ssh I [ssh args...]
 # ---------------------------------------------------------------------------------------------
 # Processes
 
+# Each node's systemd (PID 1 and its user managers) holds a few inotify instances, all
+# counted against the host's root user: Debian's default of 128 stops the boot of the
+# ~24th node ("Failed to create control group inotify object: Too many open files").
+# Raise the limit (never lower it) to leave room for N nodes beside the host's own.
+inotify_room() {
+	local want=$((256 + 16 * $1)) have
+	have=$(cat /proc/sys/fs/inotify/max_user_instances)
+	((have >= want)) && return 0
+	log "raising fs.inotify.max_user_instances from $have to $want for $1 nodes"
+	echo "$want" >/proc/sys/fs/inotify/max_user_instances
+}
+
 # Is PID a live (not zombie) systemd-nspawn process for node NAME?
 is_node_nspawn() {
 	local pid=$1 name=$2 state
@@ -607,12 +619,22 @@ run_dir_is_our_tmpfs() {
 	[[ $(findmnt -n -o SOURCE,FSTYPE --mountpoint "$RUN_DIR" 2>/dev/null) == "kdeploy-lab tmpfs" ]]
 }
 
+# roots_up N IMAGE: the directory the N node roots are copied into: a tmpfs (the
+# kernel's default size, half the memory) when the roots fit in it -- the image plus
+# room for what kdeploy pushes; past that (50 nodes need ~20 GB) the roots stay on
+# RUN_DIR's own file system, slower to create but not a full disk mid-benchmark.
 roots_up() {
+	local n=$1 image=$2 need room
 	mkdir -p "$RUN_DIR"
 	chmod 0700 "$RUN_DIR"
-	if [[ $USE_TMPFS == 1 ]] && ! run_dir_is_our_tmpfs; then
-		mount -t tmpfs -o mode=0700 kdeploy-lab "$RUN_DIR"
+	[[ $USE_TMPFS == 1 ]] && ! run_dir_is_our_tmpfs || return 0
+	need=$((n * ($(du -sm "$image" | cut -f1) + 300)))
+	room=$(awk '/MemTotal/ { printf "%d", $2 / 2048 }' /proc/meminfo)
+	if ((need > room)); then
+		log "node roots on disk under $RUN_DIR: $n nodes need ~${need} MB, a tmpfs holds ${room} MB"
+		return 0
 	fi
+	mount -t tmpfs -o mode=0700 kdeploy-lab "$RUN_DIR"
 }
 
 roots_down() {
@@ -891,7 +913,8 @@ cmd_up() {
 	UP_DONE=0
 	trap 'exit 130' INT TERM
 	trap up_exit EXIT
-	roots_up
+	roots_up "$n" "$image"
+	inotify_room "$n"
 	prepare_nodes "$n" "$image"
 	net_up "$n"
 	for ((i = 1; i <= n; i++)); do start_node "$i"; done

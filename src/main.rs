@@ -19,7 +19,9 @@ const EVAL_STACK: usize = 4 << 30;
 fn main() -> ExitCode {
     let deploying =
         matches!(std::env::args_os().nth(1).as_deref().and_then(|a| a.to_str()), Some("switch" | "rollback"));
-    if !deploying {
+    if deploying {
+        allocator::small_pages();
+    } else {
         allocator::keep_freed_memory();
     }
     match std::thread::Builder::new().name("kdeploy".into()).stack_size(EVAL_STACK).spawn(kdeploy::cli::run) {

@@ -43,6 +43,7 @@ pub fn run(args: DiffArgs) -> ExitCode {
         on: args.on,
         dry_run: true,
         prune: false,
+        uploads: 0,
         run: args.run,
         inputs: args.inputs,
     })

@@ -118,6 +118,11 @@ pub struct SwitchArgs {
     /// Also reset the nodes deployed before but no longer in the cluster (without it they are named and left alone).
     #[arg(long)]
     pub(super) prune: bool,
+    /// At most this many nodes receiving blobs over SSH at once (0: as many as the CPUs, at
+    /// least 2). The others wait their turn after their own checks; a node fetching from
+    /// the binary cache takes no slot.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub(super) uploads: usize,
     #[command(flatten)]
     pub(super) run: RunArgs,
     #[command(flatten)]
@@ -186,6 +191,7 @@ pub fn run(args: SwitchArgs) -> ExitCode {
         on: args.on.clone(),
         dry_run: args.dry_run,
         parallel: args.run.parallel,
+        uploads: args.uploads,
         ssh: args.run.ssh.settings(),
         state_dir: resolver.project_root().join(".kdeploy"),
         deadlines: args.run.deadlines.deadlines(),

@@ -21,8 +21,30 @@ pub fn width(parallel: usize) -> usize {
 }
 
 /// Runs the futures at most `parallel` at a time; results in input order.
+/// A slot frees as soon as its work is done, whatever the work before it
+/// in the list is doing: one slow node holds one slot, not the queue.
 pub async fn all<T, F: Future<Output = T>>(parallel: usize, work: impl IntoIterator<Item = F>) -> Vec<T> {
-    stream::iter(work).buffered(width(parallel)).collect().await
+    let mut done: Vec<(usize, T)> = stream::iter(work.into_iter().enumerate())
+        .map(|(i, f)| async move { (i, f.await) })
+        .buffer_unordered(width(parallel))
+        .collect()
+        .await;
+    done.sort_by_key(|(i, _)| *i);
+    done.into_iter().map(|(_, t)| t).collect()
+}
+
+/// How many nodes receive blob bytes over SSH at once (`--uploads`; 0:
+/// as many as the deployer has CPUs, at least 2). The deployer encrypts
+/// every stream itself, and one SSH stream alone fills a gigabit uplink,
+/// so a few streams fill its CPUs or its link; each stream in flight
+/// holds its chunks and up to an SSH window (2 MiB) of packets, so more
+/// of them would only add memory and contention. At least two: a node
+/// slow to take its bytes does not hold back all the others.
+pub fn uploads_width(uploads: usize) -> usize {
+    if uploads > 0 {
+        return uploads;
+    }
+    std::thread::available_parallelism().map_or(2, |n| n.get().max(2))
 }
 
 #[cfg(test)]
@@ -49,5 +71,26 @@ mod tests {
         let out = all(3, work).await;
         assert_eq!(out, (0..20).collect::<Vec<_>>());
         assert_eq!(most.load(Ordering::SeqCst), 3);
+    }
+
+    #[tokio::test]
+    async fn a_slow_first_node_does_not_hold_back_the_rest() {
+        let started = AtomicUsize::new(0);
+        let work = (0..10).map(|i| {
+            let started = &started;
+            async move {
+                started.fetch_add(1, Ordering::SeqCst);
+                if i == 0 {
+                    // by the time the first finishes, every other has run
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                    return started.load(Ordering::SeqCst);
+                }
+                tokio::time::sleep(Duration::from_millis(5)).await;
+                i
+            }
+        });
+        let out = all(2, work).await;
+        assert_eq!(out[0], 10, "the other nine ran in the second slot while the first was slow");
+        assert_eq!(out[1..], (1..10).collect::<Vec<_>>());
     }
 }

@@ -132,6 +132,8 @@ pub struct Context<'a> {
     pub deadlines: Deadlines,
     /// At most this many nodes push at once (0: the default).
     pub parallel: usize,
+    /// Of those, at most this many stream blobs over SSH (0: the default).
+    pub uploads: usize,
 }
 
 /// Tell the sink what each node will do.
@@ -162,7 +164,7 @@ pub async fn execute(session: &Session<'_>, plan: &Plan, cx: &Context<'_>, sink:
     // push missing blobs and stage; nothing live changes
     if plan.nodes.iter().any(|n| !n.stage.is_empty()) {
         let resolver = cx.resolver.ok_or("the plan stages phases but no blob source was given")?;
-        let blobs = Blobs::new(resolver, cx.cache.clone());
+        let blobs = Blobs::new(resolver, cx.cache.clone(), cx.uploads);
         let work = plan.nodes.iter().zip(nodes).filter(|(w, _)| !w.stage.is_empty()).map(|(w, o)| {
             let blobs = &blobs;
             async move { (w, push_and_stage(&o.node, o.status.zstd, w, blobs, sink).await) }

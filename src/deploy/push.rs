@@ -18,15 +18,16 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use tokio::sync::OnceCell;
+use tokio::sync::{OnceCell, Semaphore};
 
+use super::bounded;
 use super::events::{Event, Sink};
 use super::plan::NodeWork;
 use super::step::Fail;
 use crate::closure::Source;
 use crate::node::{Body, Node, PutBlob, WantedBlob};
 use crate::store::cache::{BinaryCache, Upload};
-use crate::store::{compressed, Digest, Readable, Resolver, Store};
+use crate::store::{compressed, Digest, Readable, Resolver};
 
 /// Blobs up to this size are checked by sha256 on the node when reused
 /// (a node reads them in milliseconds); larger ones (binaries of tens of
@@ -86,11 +87,17 @@ pub struct Blobs<'a> {
     pub resolver: &'a Resolver,
     pub cache: Option<Arc<BinaryCache>>,
     resolved: Mutex<HashMap<Digest, Arc<BlobSource>>>,
+    /// One permit per node streaming blobs over SSH (`--uploads`).
+    uploads: Semaphore,
+    /// One permit per blob being compressed: as many as there are CPUs.
+    compressing: Semaphore,
 }
 
 impl<'a> Blobs<'a> {
-    pub fn new(resolver: &'a Resolver, cache: Option<Arc<BinaryCache>>) -> Blobs<'a> {
-        Blobs { resolver, cache, resolved: Mutex::new(HashMap::new()) }
+    pub fn new(resolver: &'a Resolver, cache: Option<Arc<BinaryCache>>, uploads: usize) -> Blobs<'a> {
+        let uploads = Semaphore::new(bounded::uploads_width(uploads));
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        Blobs { resolver, cache, resolved: Mutex::new(HashMap::new()), uploads, compressing: Semaphore::new(cpus) }
     }
 
     fn source(&self, d: &Digest, s: &Source) -> Result<Arc<BlobSource>, String> {
@@ -133,14 +140,15 @@ fn blob_source(
 /// first time a node needs it (every other node waits for that one), for
 /// blobs from files of at least [`COMPRESS_FROM`] bytes; `None` when it
 /// does not pay or cannot be made (the blob then goes as it is).
-async fn compressed(store: &Store, d: Digest, blob: &Arc<BlobSource>) -> Option<PathBuf> {
+async fn compressed(blobs: &Blobs<'_>, d: Digest, blob: &Arc<BlobSource>) -> Option<PathBuf> {
     let Readable::Path(p) = &blob.readable else { return None };
     if blob.secret || blob.size < COMPRESS_FROM {
         return None;
     }
-    let (store, p) = (store.clone(), p.clone());
+    let (store, p) = (blobs.resolver.store().clone(), p.clone());
     blob.compressed
         .get_or_init(|| async move {
+            let _cpu = blobs.compressing.acquire().await.ok()?;
             tokio::task::spawn_blocking(move || compressed::zstd_of(&store, &d, &p).ok().flatten()).await.ok().flatten()
         })
         .await
@@ -159,10 +167,11 @@ async fn send_blobs(
     w: &NodeWork,
     direct: &[Digest],
     sources: &HashMap<Digest, Arc<BlobSource>>,
-    store: &Store,
+    blobs: &Blobs<'_>,
     zstd: bool,
     sink: &dyn Sink,
 ) -> Result<(u64, u64), String> {
+    let store = blobs.resolver.store();
     let (mut bytes, mut sent) = (0, 0);
     let mut zst = HashMap::new();
     for d in direct {
@@ -173,13 +182,17 @@ async fn send_blobs(
             node.put_secret(d, s).await.map_err(|e| e.to_string())?;
             sent += b.size;
         } else if zstd {
-            if let Some(z) = compressed(store, *d, b).await {
+            if let Some(z) = compressed(blobs, *d, b).await {
                 zst.insert(*d, z);
             }
         }
     }
-    let blobs: Vec<Digest> = direct.iter().filter(|d| !sources[*d].secret).copied().collect();
-    match put(node, &blobs, sources, &zst).await {
+    let streamed: Vec<Digest> = direct.iter().filter(|d| !sources[*d].secret).copied().collect();
+    if streamed.is_empty() {
+        return Ok((bytes, sent));
+    }
+    let _slot = blobs.uploads.acquire().await.map_err(|e| e.to_string())?;
+    match put(node, &streamed, sources, &zst).await {
         Ok(n) => sent += n,
         Err(e) if !zst.is_empty() => {
             sink.emit(Event::Warning {
@@ -189,7 +202,7 @@ async fn send_blobs(
             for d in zst.keys() {
                 compressed::forget(store, d);
             }
-            sent += put(node, &blobs, sources, &HashMap::new()).await?;
+            sent += put(node, &streamed, sources, &HashMap::new()).await?;
         }
         Err(e) => return Err(e),
     }
@@ -320,9 +333,8 @@ pub async fn push_and_stage(
         Some(cache) => fetch_from_cache(node, w, cache, missing, &sources, sink).await?,
         None => (missing, 0, 0),
     };
-    let (bytes, sent) = send_blobs(node, w, &direct, &sources, blobs.resolver.store(), zstd, sink)
-        .await
-        .map_err(|e| Fail::msg(None, e))?;
+    let (bytes, sent) =
+        send_blobs(node, w, &direct, &sources, blobs, zstd, sink).await.map_err(|e| Fail::msg(None, e))?;
     for (phase, m) in &w.stage {
         node.stage(w.stage_generation, phase, m).await.map_err(|e| Fail::msg(Some(phase), e.to_string()))?;
     }

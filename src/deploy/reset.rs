@@ -121,6 +121,7 @@ pub async fn reset_reached(
             cancel,
             deadlines: opts.deadlines,
             parallel: opts.parallel,
+            uploads: 0,
         };
         Ok((execute::execute(&session, &plan, &cx, sink).await?, String::new()))
     }

@@ -123,6 +123,7 @@ async fn plan_and_run(
         cancel,
         deadlines: opts.deadlines,
         parallel: opts.parallel,
+        uploads: 0,
     };
     let outcome = execute::execute(session, &plan, &cx, sink).await?;
     let number = plan.record.as_ref().map(|g| g.number).filter(|_| outcome == Outcome::Ok);

@@ -47,6 +47,8 @@ pub struct SwitchOptions {
     pub on: Vec<String>,
     pub dry_run: bool,
     pub parallel: usize,
+    /// At most this many nodes receiving blobs over SSH at once (0: the default).
+    pub uploads: usize,
     pub ssh: SshSettings,
     /// `.kdeploy` of the project (generation records).
     pub state_dir: PathBuf,
@@ -212,6 +214,7 @@ async fn plan_and_run(
         cancel,
         deadlines: opts.deadlines,
         parallel: opts.parallel,
+        uploads: opts.uploads,
     };
     Ok((execute::execute(session, &plan, &cx, sink).await?, String::new()))
 }

@@ -32,7 +32,7 @@ impl NodeLock {
             tokio::spawn(async move {
                 loop {
                     tokio::time::sleep(HEARTBEAT).await;
-                    if tx.send(b".".to_vec()).await.is_err() {
+                    if tx.send(bytes::Bytes::from_static(b".")).await.is_err() {
                         break;
                     }
                 }

@@ -14,8 +14,14 @@ use std::path::{Path, PathBuf};
 use super::{Digest, Error, Result, Store};
 
 /// zstd level: 3, zstd's default, compresses the lab's binaries 3.3× at
-/// about 200 MB/s with two threads; done once per blob, kept.
+/// over 100 MB/s on one core; done once per blob, kept. One thread per
+/// blob: the deployer compresses several blobs at once (as many as it has
+/// CPUs, `deploy/push.rs`), and zstd's own threads would each add jobs of
+/// 8 MiB in and out -- 30 MB of the deployer's peak on a first converge.
 const LEVEL: i32 = 3;
+
+/// log2 of the compression window (see `compress`).
+const WINDOW_LOG: u32 = 20;
 
 /// Where the compressed form of `d` is, making it from `src` (the blob's
 /// bytes) the first time; `None` when compression does not pay for it.
@@ -56,9 +62,9 @@ fn compress(src: &Path, dest: &Path) -> Result<(u64, u64)> {
     let original = input.metadata().map_err(|e| err("cannot read", src, e))?.len();
     let out = fs::File::create(dest).map_err(|e| err("cannot create", dest, e))?;
     let mut enc = zstd::Encoder::new(out, LEVEL).map_err(|e| err("cannot compress into", dest, e))?;
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
-    // multithreading is a build feature; without it, one thread is fine
-    let _ = enc.multithread(threads);
+    // a 1 MiB window instead of level 3's 2 MiB: a compressor's memory is
+    // mostly its window, and binaries lose well under 1% of the saving
+    enc.window_log(WINDOW_LOG).map_err(|e| err("cannot compress into", dest, e))?;
     std::io::copy(&mut BufReader::new(input), &mut enc).map_err(|e| err("cannot compress", src, e))?;
     let mut out = enc.finish().map_err(|e| err("cannot compress into", dest, e))?;
     out.flush().and_then(|_| out.sync_all()).map_err(|e| err("cannot write", dest, e))?;

@@ -7,8 +7,10 @@
 use std::future::Future;
 use std::pin::Pin;
 
+use bytes::Bytes;
 use tokio::sync::{mpsc, oneshot};
 
+use super::chunk_pool::ChunkPool;
 use super::Error;
 
 /// A boxed, `Send` future: keeps [`Host`] object-safe (`dyn Host`).
@@ -56,7 +58,7 @@ impl Output {
 /// sends EOF; dropping the whole `Process` therefore ends a command that
 /// reads its stdin to the end (this is how the node lock is released).
 pub struct Process {
-    pub stdin: Option<mpsc::Sender<Vec<u8>>>,
+    pub stdin: Option<mpsc::Sender<Bytes>>,
     pub stdout: mpsc::UnboundedReceiver<Vec<u8>>,
     pub stderr: mpsc::UnboundedReceiver<Vec<u8>>,
     pub status: oneshot::Receiver<u32>,
@@ -67,7 +69,7 @@ pub struct Process {
 impl Process {
     /// Used by transports: wrap the channel ends of a started command.
     pub fn new(
-        stdin: mpsc::Sender<Vec<u8>>,
+        stdin: mpsc::Sender<Bytes>,
         stdout: mpsc::UnboundedReceiver<Vec<u8>>,
         stderr: mpsc::UnboundedReceiver<Vec<u8>>,
         status: oneshot::Receiver<u32>,
@@ -77,7 +79,7 @@ impl Process {
 
     /// Send bytes to the command's stdin (waits while the transport's buffer
     /// is full: this is the upload's backpressure). Empty writes are ignored.
-    pub async fn write(&mut self, data: Vec<u8>) -> Result<(), Error> {
+    pub async fn write(&mut self, data: Bytes) -> Result<(), Error> {
         if data.is_empty() {
             return Ok(());
         }
@@ -151,7 +153,7 @@ pub trait Host: Send + Sync {
                 for chunk in data.chunks(UPLOAD_CHUNK) {
                     // A command may legitimately exit without reading all of
                     // its stdin: stop feeding, its status tells the story.
-                    if p.write(chunk.to_vec()).await.is_err() {
+                    if p.write(Bytes::copy_from_slice(chunk)).await.is_err() {
                         break;
                     }
                 }
@@ -172,15 +174,16 @@ pub trait Host: Send + Sync {
     ) -> BoxFut<'a, Result<Output, Error>> {
         Box::pin(async move {
             let mut p = self.spawn(command).await?;
+            let mut pool = ChunkPool::default();
             loop {
-                let mut buf = vec![0u8; UPLOAD_CHUNK];
+                let mut buf = pool.take();
                 let n = read_full(source, &mut buf)
                     .map_err(|e| Error::channel(self.name(), format!("reading upload source: {e}")))?;
                 if n == 0 {
                     break;
                 }
                 buf.truncate(n);
-                if p.write(buf).await.is_err() {
+                if p.write(pool.give(buf)).await.is_err() {
                     break;
                 }
             }

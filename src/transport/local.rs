@@ -45,7 +45,7 @@ impl Host for LocalHost {
                 .kill_on_drop(false)
                 .spawn()
                 .map_err(|e| Error::channel(&self.name, format!("cannot start sh: {e}")))?;
-            let (in_tx, mut in_rx) = mpsc::channel::<Vec<u8>>(8);
+            let (in_tx, mut in_rx) = mpsc::channel::<bytes::Bytes>(8);
             let (out_tx, out_rx) = mpsc::unbounded_channel();
             let (err_tx, err_rx) = mpsc::unbounded_channel();
             let (st_tx, st_rx) = oneshot::channel();

@@ -6,6 +6,7 @@
 //! tests). Orchestration only ever sees `dyn Host`; [`connect_all`] opens many
 //! SSH connections in parallel, bounded, with one result per node.
 
+mod chunk_pool;
 mod connect;
 mod error;
 mod escalate;

@@ -294,7 +294,7 @@ impl Host for SshHost {
             let (mut read, write) = channel.split();
             // two chunks in flight per upload: enough to keep the channel busy,
             // little enough that many nodes pushing at once stay small
-            let (in_tx, mut in_rx) = mpsc::channel::<Vec<u8>>(2);
+            let (in_tx, mut in_rx) = mpsc::channel::<bytes::Bytes>(2);
             let (out_tx, out_rx) = mpsc::unbounded_channel();
             let (err_tx, err_rx) = mpsc::unbounded_channel();
             let (st_tx, st_rx) = oneshot::channel();
@@ -308,7 +308,9 @@ impl Host for SshHost {
             tokio::spawn(async move {
                 while let Some(buf) = in_rx.recv().await {
                     tokio::select! {
-                        r = write.data(&buf[..]) => if r.is_err() { return },
+                        // whole packets straight from the chunk (`data` would copy
+                        // it through an 8 KiB buffer into 8 KiB packets)
+                        r = write.data_bytes(buf) => if r.is_err() { return },
                         _ = exited_w.notified() => return,
                     }
                 }
