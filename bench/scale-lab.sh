@@ -68,6 +68,7 @@ changed_nodes() { jq -r '[.nodes | to_entries[] | select(.value.status != "uncha
 
 start_cache() {
   local d=$WORK/nginx
+  rm -rf "$d" # an empty cache for each size: its first converge uploads every blob
   mkdir -p "$d/www/cache" "$d/tmp"
   cat >"$d/nginx.conf" <<EOF
 daemon off; master_process off; user root; worker_processes 1;
