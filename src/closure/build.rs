@@ -1,9 +1,11 @@
 //! Building hashed closures from a validated cluster: resolve the content
 //! of every file source (each distinct project or deployer file is read
 //! once, in parallel), then encode and hash every node's phases in
-//! parallel. Reads files; writes nothing and downloads nothing.
+//! parallel, a phase many nodes share once. Reads files; writes nothing
+//! and downloads nothing.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Mutex;
 
 use rayon::prelude::*;
 
@@ -38,6 +40,10 @@ pub struct PhaseClosure {
 pub fn build(cluster: Cluster, resolver: &Resolver) -> Result<Closures, Error> {
     let external = resolve_external(&cluster, resolver)?;
     let texts = hash_texts(&cluster);
+    // A phase's hash depends on the phase and on the content of the files
+    // its units' restart triggers name, which may be another phase's: one
+    // encoding and hash per shared phase (by allocation) and trigger content.
+    let hashed: Mutex<HashMap<(usize, Vec<Option<ContentId>>), Digest>> = Mutex::new(HashMap::new());
     let nodes = cluster
         .nodes
         .par_iter()
@@ -60,7 +66,18 @@ pub fn build(cluster: Cluster, resolver: &Resolver) -> Result<Closures, Error> {
             let mut phases = Vec::with_capacity(node.phases.len());
             for (phase, files) in node.phases.iter().zip(&contents) {
                 let units: Vec<Digest> = phase.units.iter().map(|u| texts[&u.text.addr()]).collect();
-                let hash = phase_hash(&encode_phase(phase, files, &units, &node_files));
+                let triggers = phase
+                    .units
+                    .iter()
+                    .flat_map(|u| u.restart_triggers.iter().map(|t| node_files.get(t.as_str()).map(|c| (*c).clone())))
+                    .collect();
+                let key = (phase.addr(), triggers);
+                let known = hashed.lock().expect("no panics while held").get(&key).copied();
+                let hash = known.unwrap_or_else(|| {
+                    let hash = phase_hash(&encode_phase(phase, files, &units, &node_files));
+                    hashed.lock().expect("no panics while held").insert(key, hash);
+                    hash
+                });
                 phases.push(PhaseClosure { hash, files: files.clone(), units });
             }
             let hash = node_hash(node.phases.iter().map(|p| p.name.as_str()).zip(phases.iter().map(|p| p.hash)));
