@@ -16,6 +16,16 @@ use crate::eval::{CoerceMode, Evaluator};
 use crate::thunk::Thunk;
 use crate::value::{Attrs, NixString, Value};
 
+/// The name of a newtype struct whose value the decoder identifies: a
+/// type deserialising itself as `deserialize_newtype_struct(SHARED, …)` is
+/// visited with a sequence of two elements, the value's identity (a
+/// `usize`, 0 for none) and the value, which it need not read. Within one
+/// evaluator, equal identities are one set — the same allocation, which
+/// cannot change — so a front end can decode once what many parts of a
+/// result share (a phase every node of a group holds) and share the
+/// decoded form too. Other deserialisers see a plain newtype struct.
+pub const SHARED: &str = "$kdeploy_lang::decode::SHARED";
+
 /// Typed data nests this deep at most; deeper is a value inside itself or
 /// not data (serde recurses on the real stack, one level per container).
 pub const MAX_DECODE_DEPTH: usize = 200;
@@ -196,11 +206,25 @@ impl<'de, 'a> de::Deserializer<'de> for ValueDe<'a> {
     }
 
     fn deserialize_newtype_struct<V: Visitor<'de>>(
-        self,
-        _name: &'static str,
+        mut self,
+        name: &'static str,
         visitor: V,
     ) -> Result<V::Value, DecodeError> {
-        visitor.visit_newtype_struct(self)
+        if name != SHARED {
+            return visitor.visit_newtype_struct(self);
+        }
+        let id = match self.force()? {
+            Value::Attrs(a) => {
+                // Only the decoder holds weak references to sets: none yet
+                // means this allocation is not kept yet.
+                if Rc::weak_count(&a) == 0 {
+                    self.ev.identities.push(Rc::downgrade(&a));
+                }
+                Rc::as_ptr(&a) as usize
+            }
+            _ => 0,
+        };
+        visitor.visit_seq(Identified { id: Some(id), value: Some(self) })
     }
 
     serde::forward_to_deserialize_any! {
@@ -230,6 +254,28 @@ impl<'de, 'a> de::SeqAccess<'de> for Items<'a> {
 
     fn size_hint(&self) -> Option<usize> {
         Some(self.items.len() - self.next)
+    }
+}
+
+/// What a [`SHARED`] newtype is visited with: its identity, then the value.
+struct Identified<'a> {
+    id: Option<usize>,
+    value: Option<ValueDe<'a>>,
+}
+
+impl<'de, 'a> de::SeqAccess<'de> for Identified<'a> {
+    type Error = DecodeError;
+
+    fn next_element_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<Option<T::Value>, DecodeError> {
+        if let Some(id) = self.id.take() {
+            return seed.deserialize(id.into_deserializer()).map(Some);
+        }
+        // no step of its own in an error's path: the value is the newtype's
+        self.value.take().map(|v| seed.deserialize(v)).transpose()
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        Some(self.id.is_some() as usize + self.value.is_some() as usize)
     }
 }
 

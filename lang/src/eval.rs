@@ -40,6 +40,10 @@ pub struct Evaluator {
     calls: Vec<(Rc<Lambda>, Option<Span>)>,
     /// Compiled regular expressions by pattern, for `match` and `split`.
     pub(crate) regex_cache: HashMap<NixString, Rc<crate::builtins::pure::regex::NixRegex>>,
+    /// Sets whose address the decoder gave out as an identity
+    /// (`decode::SHARED`): a weak reference keeps the allocation, so no
+    /// other set takes that address while this evaluator lives.
+    pub(crate) identities: Vec<std::rc::Weak<Attrs>>,
     /// Where `builtins.trace` writes.
     pub trace: Box<dyn FnMut(&str)>,
     /// Steps left until the memory budget is checked again.
@@ -61,6 +65,7 @@ impl Evaluator {
             depth: 0,
             calls: Vec::new(),
             regex_cache: HashMap::new(),
+            identities: Vec::new(),
             trace: Box::new(|msg| eprintln!("trace: {msg}")),
             ticks: TICKS,
             budget: Budget::from_env(),

@@ -98,3 +98,68 @@ fn json_data_decodes_as_builtins_to_json_prints_it() {
     let printed: serde_json::Value = serde_json::from_str(&s.to_json(&v).unwrap()).unwrap();
     assert_eq!(decoded, printed);
 }
+
+/// A type that asks for its value's identity (`decode::SHARED`), as the
+/// engine's shared phases do: the identity, and the value only when wanted.
+#[derive(Debug, PartialEq)]
+struct Identified {
+    id: usize,
+    tags: Option<Tags>,
+}
+
+#[derive(Deserialize, Debug, PartialEq)]
+struct Tags {
+    tags: Vec<String>,
+}
+
+impl<'de> Deserialize<'de> for Identified {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Identified;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an identified value")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Identified, A::Error> {
+                let id: usize = seq.next_element()?.expect("an identity");
+                // read the value the first time an identity is seen only
+                let tags = if id % 2 == 0 || id == 0 { seq.next_element::<Tags>()? } else { None };
+                Ok(Identified { id, tags })
+            }
+        }
+        d.deserialize_newtype_struct(kdeploy_lang::decode::SHARED, V)
+    }
+}
+
+#[test]
+fn shared_values_are_identified_by_their_set() {
+    #[derive(Deserialize)]
+    struct Items {
+        items: Vec<Identified>,
+    }
+    let mut s = session();
+    let v = eval(
+        &mut s,
+        r#"let shared = { tags = [ "a" ]; }; own = n: { tags = [ n ]; }; in
+           { items = [ shared (own "b") shared (own "b") ]; }"#,
+    );
+    let items = s.decode::<Items>(&v).unwrap().items;
+    assert_ne!(items[0].id, 0);
+    assert_eq!(items[0].id, items[2].id, "one set, one identity");
+    assert_ne!(items[1].id, items[3].id, "equal sets made twice are two");
+    assert_ne!(items[0].id, items[1].id);
+    assert_eq!(items[0].tags.as_ref().map(|t| &t.tags[..]), (items[0].id % 2 == 0).then_some(&["a".to_string()][..]));
+}
+
+#[test]
+fn errors_in_a_shared_value_keep_their_path() {
+    #[derive(Deserialize, Debug)]
+    struct Items {
+        #[allow(dead_code)]
+        items: Vec<Identified>,
+    }
+    let mut s = session();
+    let v = eval(&mut s, r#"{ items = [ { tags = [ "a" 1 ]; } ]; }"#);
+    let err = s.decode::<Items>(&v).unwrap_err().to_string();
+    assert!(err.starts_with("items[0].tags[1]: invalid type: integer"), "{err}");
+}

@@ -3,11 +3,12 @@
 //! with full hashes (contents by hash, never inline, so secrets and large
 //! texts stay out); and finding one generated file for `--file`.
 
+use std::collections::HashMap;
 use std::fmt::Write as _;
 
 use serde_json::{json, Value as Json};
 
-use crate::closure::{Closures, Node, NodeClosure, Source};
+use crate::closure::{Closures, Node, NodeClosure, Phase, PhaseClosure, Source};
 use crate::store::ContentId;
 
 fn size_of(c: &ContentId, s: &Source) -> String {
@@ -37,6 +38,8 @@ pub fn text(c: &Closures, node: Option<&str>) -> String {
     for w in &cl.warnings {
         let _ = writeln!(o, "warning: {w}");
     }
+    // What a phase holds reads the same on every node that shares it.
+    let mut bodies: HashMap<usize, String> = HashMap::new();
     for (name, n, nc) in selected(c, node) {
         let _ = writeln!(o, "\nnode {name} {} [{}] {}", n.address, n.roles.join(", "), nc.hash.short());
         for (p, pc) in n.phases.iter().zip(&nc.phases) {
@@ -53,24 +56,32 @@ pub fn text(c: &Closures, node: Option<&str>) -> String {
                 ""
             };
             let _ = writeln!(o, "  {} {}{note}", pc.hash.short(), p.name);
-            for (f, cid) in p.files.iter().zip(&pc.files) {
-                let _ = writeln!(o, "      file  {} {} {}", f.path, f.mode, size_of(cid, &f.source));
-            }
-            for d in &p.directories {
-                let _ = writeln!(o, "      dir   {} {}", d.path, d.mode);
-            }
-            for u in &p.units {
-                let en = if u.enable { ", enabled" } else { "" };
-                let _ = writeln!(o, "      unit  {} (on change: {}{en})", u.name, u.on_change.as_str());
-            }
-            for h in &p.hooks {
-                let guard = if h.unless.is_some() { ", guarded" } else { "" };
-                let _ = writeln!(o, "      hook  {} ({}{guard})", h.name, h.when.as_str());
-            }
-            for k in &p.checks {
-                let _ = writeln!(o, "      check {} ({} × {}s)", k.name, k.retries, k.delay);
-            }
+            o.push_str(bodies.entry(p.addr()).or_insert_with(|| phase_body(p, pc)));
         }
+    }
+    o
+}
+
+/// The lines of one phase below its hash: files, directories, units,
+/// hooks, checks.
+fn phase_body(p: &Phase, pc: &PhaseClosure) -> String {
+    let mut o = String::new();
+    for (f, cid) in p.files.iter().zip(&pc.files) {
+        let _ = writeln!(o, "      file  {} {} {}", f.path, f.mode, size_of(cid, &f.source));
+    }
+    for d in &p.directories {
+        let _ = writeln!(o, "      dir   {} {}", d.path, d.mode);
+    }
+    for u in &p.units {
+        let en = if u.enable { ", enabled" } else { "" };
+        let _ = writeln!(o, "      unit  {} (on change: {}{en})", u.name, u.on_change.as_str());
+    }
+    for h in &p.hooks {
+        let guard = if h.unless.is_some() { ", guarded" } else { "" };
+        let _ = writeln!(o, "      hook  {} ({}{guard})", h.name, h.when.as_str());
+    }
+    for k in &p.checks {
+        let _ = writeln!(o, "      check {} ({} × {}s)", k.name, k.retries, k.delay);
     }
     o
 }

@@ -1,15 +1,17 @@
 //! Building hashed closures from a validated cluster: resolve the content
 //! of every file source (each distinct project or deployer file is read
 //! once, in parallel), then encode and hash every node's phases in
-//! parallel. Reads files; writes nothing and downloads nothing.
+//! parallel, a phase many nodes share once. Reads files; writes nothing
+//! and downloads nothing.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
 
 use rayon::prelude::*;
 
 use super::hash::{encode_phase, node_hash, phase_hash};
 use super::Error;
-use crate::schema::{Cluster, Node, Source, Text};
+use crate::schema::{Cluster, Node, Phase, Source, Text};
 use crate::store::{ContentId, Digest, Resolver};
 
 /// A cluster with the hashes of every node and phase.
@@ -38,30 +40,53 @@ pub struct PhaseClosure {
 pub fn build(cluster: Cluster, resolver: &Resolver) -> Result<Closures, Error> {
     let external = resolve_external(&cluster, resolver)?;
     let texts = hash_texts(&cluster);
+    // What a phase alone decides — the content of its files and unit
+    // texts — once per shared phase (by allocation).
+    let own: Mutex<HashMap<usize, Arc<PhaseContents>>> = Mutex::new(HashMap::new());
+    let contents_of = |phase: &Phase| {
+        if let Some(c) = own.lock().expect("no panics while held").get(&phase.addr()) {
+            return c.clone();
+        }
+        let files = phase
+            .files
+            .iter()
+            .map(|f| match &f.source {
+                Source::Text(t) => ContentId::Blob { digest: texts[&t.addr()], size: t.len() as u64 },
+                Source::Artifact(_) => resolver.content_id(&f.source).expect("artifacts need no I/O"),
+                other => external[other].clone(),
+            })
+            .collect();
+        let units = phase.units.iter().map(|u| texts[&u.text.addr()]).collect();
+        let c = Arc::new(PhaseContents { files, units });
+        own.lock().expect("no panics while held").insert(phase.addr(), c.clone());
+        c
+    };
+    // A phase's hash depends on the phase and on the content of the files
+    // its units' restart triggers name, which may be another phase's: one
+    // encoding and hash per shared phase and trigger content.
+    let hashed: Mutex<HashMap<(usize, Vec<Option<ContentId>>), Digest>> = Mutex::new(HashMap::new());
     let nodes = cluster
         .nodes
         .par_iter()
         .map(|(name, node)| {
-            let mut contents: Vec<Vec<ContentId>> = Vec::with_capacity(node.phases.len());
-            for phase in &node.phases {
-                contents.push(
-                    phase
-                        .files
-                        .iter()
-                        .map(|f| match &f.source {
-                            Source::Text(t) => ContentId::Blob { digest: texts[&t.addr()], size: t.len() as u64 },
-                            Source::Artifact(_) => resolver.content_id(&f.source).expect("artifacts need no I/O"),
-                            other => external[other].clone(),
-                        })
-                        .collect(),
-                );
-            }
-            let node_files = node_files(node, &contents);
+            let contents: Vec<Arc<PhaseContents>> = node.phases.iter().map(contents_of).collect();
+            let files: Vec<&[ContentId]> = contents.iter().map(|c| &c.files[..]).collect();
+            let node_files = node_files(node, &files);
             let mut phases = Vec::with_capacity(node.phases.len());
-            for (phase, files) in node.phases.iter().zip(&contents) {
-                let units: Vec<Digest> = phase.units.iter().map(|u| texts[&u.text.addr()]).collect();
-                let hash = phase_hash(&encode_phase(phase, files, &units, &node_files));
-                phases.push(PhaseClosure { hash, files: files.clone(), units });
+            for (phase, c) in node.phases.iter().zip(&contents) {
+                let triggers = phase
+                    .units
+                    .iter()
+                    .flat_map(|u| u.restart_triggers.iter().map(|t| node_files.get(t.as_str()).map(|c| (*c).clone())))
+                    .collect();
+                let key = (phase.addr(), triggers);
+                let known = hashed.lock().expect("no panics while held").get(&key).copied();
+                let hash = known.unwrap_or_else(|| {
+                    let hash = phase_hash(&encode_phase(phase, &c.files, &c.units, &node_files));
+                    hashed.lock().expect("no panics while held").insert(key, hash);
+                    hash
+                });
+                phases.push(PhaseClosure { hash, files: c.files.clone(), units: c.units.clone() });
             }
             let hash = node_hash(node.phases.iter().map(|p| p.name.as_str()).zip(phases.iter().map(|p| p.hash)));
             (name.clone(), NodeClosure { hash, phases })
@@ -70,6 +95,12 @@ pub fn build(cluster: Cluster, resolver: &Resolver) -> Result<Closures, Error> {
         .into_iter()
         .collect();
     Ok(Closures { cluster, nodes })
+}
+
+/// The content of a phase's files and the digests of its unit texts.
+struct PhaseContents {
+    files: Vec<ContentId>,
+    units: Vec<Digest>,
 }
 
 /// The digest of every distinct inline text (file contents and unit
@@ -93,8 +124,8 @@ fn hash_texts(cluster: &Cluster) -> HashMap<usize, Digest> {
 }
 
 /// Every file of the node by path (restart triggers name files of other phases).
-fn node_files<'a>(node: &'a Node, contents: &'a [Vec<ContentId>]) -> HashMap<&'a str, &'a ContentId> {
-    node.phases.iter().zip(contents).flat_map(|(p, cs)| p.files.iter().map(|f| f.path.as_str()).zip(cs)).collect()
+fn node_files<'a>(node: &'a Node, contents: &[&'a [ContentId]]) -> HashMap<&'a str, &'a ContentId> {
+    node.phases.iter().zip(contents).flat_map(|(p, cs)| p.files.iter().map(|f| f.path.as_str()).zip(*cs)).collect()
 }
 
 impl Closures {
@@ -102,7 +133,7 @@ impl Closures {
     /// (recomputed: a thousand nodes' encodings are not worth keeping).
     pub fn encoding(&self, node: &str, index: usize) -> Option<String> {
         let (n, c) = (self.cluster.nodes.get(node)?, self.nodes.get(node)?);
-        let contents: Vec<Vec<ContentId>> = c.phases.iter().map(|p| p.files.clone()).collect();
+        let contents: Vec<&[ContentId]> = c.phases.iter().map(|p| &p.files[..]).collect();
         let (phase, closure) = (n.phases.get(index)?, c.phases.get(index)?);
         Some(encode_phase(phase, &closure.files, &closure.units, &node_files(n, &contents)))
     }

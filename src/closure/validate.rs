@@ -114,8 +114,10 @@ pub fn validate(c: &Cluster) -> Result<(), Error> {
     if c.nodes.is_empty() {
         errs.push("cluster: no nodes".to_string());
     }
+    // phases found without problems, by allocation
+    let mut clean = HashSet::new();
     for (name, node) in &c.nodes {
-        validate_node(c, name, node, &mut errs);
+        validate_node(c, name, node, &mut clean, &mut errs);
     }
     if errs.is_empty() {
         return Ok(());
@@ -248,7 +250,7 @@ fn unit_kind(n: &str) -> Result<UnitKind, String> {
     }
 }
 
-fn validate_node(c: &Cluster, name: &str, node: &Node, errs: &mut Vec<String>) {
+fn validate_node(c: &Cluster, name: &str, node: &Node, clean: &mut HashSet<usize>, errs: &mut Vec<String>) {
     if name.is_empty() || name.contains(|c: char| c.is_control() || c.is_whitespace()) {
         errs.push(format!("node {}: a node name is one word of printable characters", shown(name)));
     }
@@ -261,8 +263,8 @@ fn validate_node(c: &Cluster, name: &str, node: &Node, errs: &mut Vec<String>) {
     if let Err(e) = crate::transport::Escalation::for_login("", &node.ssh.escalation) {
         errs.push(format!("node {name}: {e}"));
     }
-    let names: Vec<&str> = node.phases.iter().map(|p| p.name.as_str()).collect();
-    if names != c.phase_order.iter().map(String::as_str).collect::<Vec<_>>() {
+    if !node.phases.iter().map(|p| p.name.as_str()).eq(c.phase_order.iter().map(String::as_str)) {
+        let names: Vec<&str> = node.phases.iter().map(|p| p.name.as_str()).collect();
         errs.push(format!(
             "node {name}: phases [{}] do not match phaseOrder [{}]",
             names.join(", "),
@@ -274,26 +276,28 @@ fn validate_node(c: &Cluster, name: &str, node: &Node, errs: &mut Vec<String>) {
     let mut dirs: BTreeMap<&str, (usize, (&str, &str, &str))> = BTreeMap::new();
     let mut units: HashMap<&str, &str> = HashMap::new();
     for (i, phase) in node.phases.iter().enumerate() {
-        let at = |what: &str| format!("node {name}, phase {}, {what}", phase.name);
-        for f in &phase.files {
-            let at = at(&format!("file {}", shown(&f.path)));
-            check_entry(&at, &f.path, &f.mode, &f.owner, &f.group, errs);
-            if SYSTEM_DIRS.iter().any(|(d, _)| *d == f.path) {
-                errs.push(format!("{at}: a system directory, never a file"));
+        // What a phase is on its own is checked once per shared phase
+        // (the nodes of a group hold one); a phase with problems is
+        // checked again for each node, whose errors name it.
+        if !clean.contains(&phase.addr()) {
+            let before = errs.len();
+            check_phase(c, name, phase, errs);
+            if errs.len() == before {
+                clean.insert(phase.addr());
             }
-            check_source(&at, &f.source, errs);
+        }
+        let at = |what: &str, path: &str| format!("node {name}, phase {}, {what} {}", phase.name, shown(path));
+        for f in &phase.files {
             if let Some(j) = files.insert(&f.path, i) {
-                errs.push(format!("{at}: already a file of phase {}", node.phases[j].name));
+                errs.push(format!("{}: already a file of phase {}", at("file", &f.path), node.phases[j].name));
             }
         }
         for d in &phase.directories {
-            let at = at(&format!("directory {}", shown(&d.path)));
-            check_entry(&at, &d.path, &d.mode, &d.owner, &d.group, errs);
-            check_system_dir(&at, d, errs);
             let attrs = (d.mode.as_str(), d.owner.as_str(), d.group.as_str());
             match dirs.get(d.path.as_str()) {
                 Some((j, prev)) if *prev != attrs => errs.push(format!(
-                    "{at}: declared again with a different mode/owner/group than in phase {}",
+                    "{}: declared again with a different mode/owner/group than in phase {}",
+                    at("directory", &d.path),
                     node.phases[*j].name
                 )),
                 Some(_) => {}
@@ -303,29 +307,18 @@ fn validate_node(c: &Cluster, name: &str, node: &Node, errs: &mut Vec<String>) {
             }
         }
         for u in &phase.units {
-            let at = at(&format!("unit {}", shown(&u.name)));
-            check_unit(&at, u, errs);
             if let Some(prev) = units.insert(&u.name, &phase.name) {
-                errs.push(format!("{at}: already a unit of phase {prev}"));
+                errs.push(format!("{}: already a unit of phase {prev}", at("unit", &u.name)));
             }
             for t in &u.restart_triggers {
-                match files.get(t.as_str()) {
-                    Some(_) => {}
-                    None => errs.push(format!(
-                        "{at}: restart trigger {} is not a file of this node in this or an earlier phase",
+                if !files.contains_key(t.as_str()) {
+                    errs.push(format!(
+                        "{}: restart trigger {} is not a file of this node in this or an earlier phase",
+                        at("unit", &u.name),
                         shown(t)
-                    )),
+                    ));
                 }
             }
-        }
-        check_steps(&format!("node {name}, phase {}", phase.name), phase, errs);
-        for h in phase.hooks.iter().filter(|h| h.delegate.as_ref().is_some_and(|d| !c.nodes.contains_key(d))) {
-            errs.push(format!(
-                "node {name}, phase {}: hook {} runs on {}, which is not a node of the cluster",
-                phase.name,
-                shown(&h.name),
-                shown(h.delegate.as_deref().unwrap_or_default())
-            ));
         }
     }
     for (f, i) in &files {
@@ -335,6 +328,51 @@ fn validate_node(c: &Cluster, name: &str, node: &Node, errs: &mut Vec<String>) {
         if let Some(unit) = f.strip_prefix("/etc/systemd/system/").filter(|u| units.contains_key(u)) {
             errs.push(format!("node {name}, phase {}: file {f} collides with unit {unit}", node.phases[*i].name));
         }
+    }
+}
+
+/// What one phase of node `name` must be on its own, whatever the node's
+/// other phases hold: its entries, sources, units and steps. Checked first
+/// without naming the places (nothing formatted for a clean phase).
+fn check_phase(c: &Cluster, name: &str, phase: &Phase, errs: &mut Vec<String>) {
+    let mut found = Vec::new();
+    check_phase_at(c, phase, &|_| String::new(), &mut found);
+    if !found.is_empty() {
+        let at = |what: Option<(&str, &str)>| match what {
+            Some((kind, path)) => format!("node {name}, phase {}, {kind} {}", phase.name, shown(path)),
+            None => format!("node {name}, phase {}", phase.name),
+        };
+        check_phase_at(c, phase, &at, errs);
+    }
+}
+
+/// [`check_phase`], with `at(Some((kind, path)))` naming an entry of the
+/// phase and `at(None)` the phase.
+fn check_phase_at(c: &Cluster, phase: &Phase, at: &dyn Fn(Option<(&str, &str)>) -> String, errs: &mut Vec<String>) {
+    for f in &phase.files {
+        let at = at(Some(("file", &f.path)));
+        check_entry(&at, &f.path, &f.mode, &f.owner, &f.group, errs);
+        if SYSTEM_DIRS.iter().any(|(d, _)| *d == f.path) {
+            errs.push(format!("{at}: a system directory, never a file"));
+        }
+        check_source(&at, &f.source, errs);
+    }
+    for d in &phase.directories {
+        let at = at(Some(("directory", &d.path)));
+        check_entry(&at, &d.path, &d.mode, &d.owner, &d.group, errs);
+        check_system_dir(&at, d, errs);
+    }
+    for u in &phase.units {
+        check_unit(&at(Some(("unit", &u.name))), u, errs);
+    }
+    check_steps(&at(None), phase, errs);
+    for h in phase.hooks.iter().filter(|h| h.delegate.as_ref().is_some_and(|d| !c.nodes.contains_key(d))) {
+        errs.push(format!(
+            "{}: hook {} runs on {}, which is not a node of the cluster",
+            at(None),
+            shown(&h.name),
+            shown(h.delegate.as_deref().unwrap_or_default())
+        ));
     }
 }
 

@@ -12,7 +12,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+mod shared;
 mod text;
+pub use shared::Phase;
 pub use text::{Interning, Text};
 
 /// The whole evaluated cluster.
@@ -103,9 +105,10 @@ pub struct Ssh {
     pub user: Option<String>,
 }
 
+/// What a [`Phase`] holds (shared between the nodes that have the same phase).
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
-pub struct Phase {
+pub struct PhaseContent {
     pub activate: bool,
     pub checks: Vec<Check>,
     pub directories: Vec<Directory>,

@@ -83,13 +83,15 @@ thread_local! {
     static TABLE: RefCell<Option<HashMap<u64, Vec<Arc<str>>>>> = const { RefCell::new(None) };
 }
 
-/// While alive, equal texts decoded on this thread share one allocation.
-/// The table goes with the scope (the texts stay, held by what was decoded).
+/// While alive, equal texts decoded on this thread share one allocation,
+/// and so do phases decoded from one value (`shared.rs`). The tables go
+/// with the scope (the texts and phases stay, held by what was decoded).
 pub struct Interning(());
 
 impl Interning {
     pub fn begin() -> Interning {
         TABLE.with(|t| *t.borrow_mut() = Some(HashMap::new()));
+        super::shared::begin();
         Interning(())
     }
 }
@@ -97,6 +99,7 @@ impl Interning {
 impl Drop for Interning {
     fn drop(&mut self) {
         TABLE.with(|t| *t.borrow_mut() = None);
+        super::shared::end();
     }
 }
 
