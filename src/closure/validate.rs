@@ -23,6 +23,8 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
+use rayon::prelude::*;
+
 use super::Error;
 use crate::schema::{Cluster, Directory, Make, Node, OnChange, Phase, Secret, Source, Unit};
 
@@ -114,11 +116,18 @@ pub fn validate(c: &Cluster) -> Result<(), Error> {
     if c.nodes.is_empty() {
         errs.push("cluster: no nodes".to_string());
     }
-    // phases found without problems, by allocation
-    let mut clean = HashSet::new();
-    for (name, node) in &c.nodes {
-        validate_node(c, name, node, &mut clean, &mut errs);
-    }
+    // Nodes in parallel, their problems in node order; each worker keeps
+    // the phases it found without problems, by allocation.
+    let per_node: Vec<Vec<String>> = c
+        .nodes
+        .par_iter()
+        .map_init(HashSet::new, |clean, (name, node)| {
+            let mut errs = Vec::new();
+            validate_node(c, name, node, clean, &mut errs);
+            errs
+        })
+        .collect();
+    errs.extend(per_node.into_iter().flatten());
     if errs.is_empty() {
         return Ok(());
     }
