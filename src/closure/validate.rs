@@ -355,9 +355,12 @@ fn check_phase(c: &Cluster, name: &str, phase: &Phase, errs: &mut Vec<String>) {
     }
 }
 
-/// [`check_phase`], with `at(Some((kind, path)))` naming an entry of the
-/// phase and `at(None)` the phase.
-fn check_phase_at(c: &Cluster, phase: &Phase, at: &dyn Fn(Option<(&str, &str)>) -> String, errs: &mut Vec<String>) {
+/// Names a place in a phase for an error: `Some((kind, path))` an entry
+/// of the phase, `None` the phase.
+type At<'a> = dyn Fn(Option<(&str, &str)>) -> String + 'a;
+
+/// [`check_phase`], with `at` naming the places.
+fn check_phase_at(c: &Cluster, phase: &Phase, at: &At, errs: &mut Vec<String>) {
     for f in &phase.files {
         let at = at(Some(("file", &f.path)));
         check_entry(&at, &f.path, &f.mode, &f.owner, &f.group, errs);
