@@ -23,6 +23,7 @@ use std::rc::Rc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use kdeploy_lang::decode::DecodeError;
+use kdeploy_lang::parse::Parses;
 use kdeploy_lang::{Session, Value};
 
 use super::inputs::{eval_file, Failure, Inputs};
@@ -112,10 +113,11 @@ fn decode_cluster(session: &mut Session, v: &Value, origin: Option<Origin>) -> R
         let helpers: Vec<_> = (1..evaluators)
             .filter_map(|_| {
                 let (origin, batches, next) = (origin.expect("helpers only with an origin"), &batches, &next);
+                let parses = session.ev.parses.clone();
                 std::thread::Builder::new()
                     .name("kdeploy-eval".into())
                     .stack_size(HELPER_STACK)
-                    .spawn_scoped(scope, move || help(origin, batches, next))
+                    .spawn_scoped(scope, move || help(origin, parses, batches, next))
                     .ok()
             })
             .collect();
@@ -190,11 +192,13 @@ struct Helped {
     traces: Vec<String>,
 }
 
-/// A helper: evaluate the file again, then read batches until none is
-/// left or one fails. A helper that cannot evaluate the file reads none.
-fn help(origin: Origin, batches: &[&[String]], next: &AtomicUsize) -> Helped {
+/// A helper: evaluate the file again (with the syntax trees the run's own
+/// evaluator made), then read batches until none is left or one fails. A helper that cannot evaluate the file reads none.
+fn help(origin: Origin, parses: Parses, batches: &[&[String]], next: &AtomicUsize) -> Helped {
     let traces = Rc::new(RefCell::new(Vec::new()));
     let mut session = origin.inputs.session(Some(origin.file));
+    // the files the run's own evaluator parsed are not parsed again
+    session.ev.parses = parses;
     let log = traces.clone();
     session.ev.trace = Box::new(move |msg| log.borrow_mut().push(msg.to_string()));
     let _shared = Interning::begin();
