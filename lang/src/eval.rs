@@ -44,6 +44,10 @@ pub struct Evaluator {
     /// (`decode::SHARED`): a weak reference keeps the allocation, so no
     /// other set takes that address while this evaluator lives.
     pub(crate) identities: Vec<std::rc::Weak<Attrs>>,
+    /// The syntax trees of the files parsed, shared with evaluators given
+    /// a clone (`parse::Parses`): another thread evaluating the same files
+    /// does not parse them again.
+    pub parses: crate::parse::Parses,
     /// Where `builtins.trace` writes.
     pub trace: Box<dyn FnMut(&str)>,
     /// Steps left until the memory budget is checked again.
@@ -66,6 +70,7 @@ impl Evaluator {
             calls: Vec::new(),
             regex_cache: HashMap::new(),
             identities: Vec::new(),
+            parses: Default::default(),
             trace: Box::new(|msg| eprintln!("trace: {msg}")),
             ticks: TICKS,
             budget: Budget::from_env(),

@@ -20,11 +20,17 @@ impl Evaluator {
     /// anchors relative paths, `name` is what users see in messages.
     pub fn compile(&mut self, text: &str, file_path: &str, name: String) -> EvalResult<ExprRef> {
         let file = self.sources.add(name.clone(), text.into());
-        let parse = crate::parse::parse(text).map_err(|r| refused(file, r))?;
-        if let Some(e) = parse.errors.first() {
-            return Err(parse_error(e, file, text));
-        }
-        let root = parse.root;
+        let root = match self.parses.get(text) {
+            Some(root) => root,
+            None => {
+                let parse = crate::parse::parse(text).map_err(|r| refused(file, r))?;
+                if let Some(e) = parse.errors.first() {
+                    return Err(parse_error(e, file, text));
+                }
+                self.parses.insert(text, &parse.root);
+                parse.root
+            }
+        };
         let globals = self.globals.clone();
         let mut lowerer = Lowerer::new(file, file_path, name, &globals);
         lowerer.lower_root(&root)

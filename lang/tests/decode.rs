@@ -163,3 +163,20 @@ fn errors_in_a_shared_value_keep_their_path() {
     let err = s.decode::<Items>(&v).unwrap_err().to_string();
     assert!(err.starts_with("items[0].tags[1]: invalid type: integer"), "{err}");
 }
+
+#[test]
+fn an_evaluator_given_anothers_syntax_trees_evaluates_alike() {
+    let text = r#"let f = x: { items = [ { tags = [ x ]; } ]; }; in f "a""#;
+    let mut first = session();
+    let v = eval(&mut first, text);
+    let want = first.to_json(&v).unwrap();
+    let mut second = session();
+    second.ev.parses = first.ev.parses.clone();
+    let v = eval(&mut second, text);
+    assert_eq!(second.to_json(&v).unwrap(), want);
+    // a text that did not parse is not kept: it fails again, with its error
+    for s in [&mut first, &mut second] {
+        let Err(err) = s.eval_expr("{ a = ; }", Path::new("."), &[]) else { panic!("a syntax error evaluated") };
+        assert!(!err.message.is_empty());
+    }
+}

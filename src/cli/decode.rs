@@ -5,20 +5,25 @@
 //! Values hold `Rc`s, so one evaluator cannot be shared between threads.
 //! But evaluation is pure: another evaluator given the same file, inputs
 //! and stdlib computes the same value. So for a cluster of many nodes each
-//! helper thread evaluates the file again and reads its own share of the
-//! nodes; what the nodes share is computed by every evaluator, what is each
-//! node's own by one. `builtins.trace` messages of a helper are printed
-//! after the run's own, less the ones the run printed as well (the shared
-//! part traces in every evaluator). A helper that fails leaves its nodes to
-//! the run's own evaluator, so an error is always reported by the session
-//! that holds its sources.
+//! helper thread evaluates the file again, and every evaluator reads
+//! batches of nodes, each taking the next batch no one has taken, so that
+//! they finish together; what the nodes share is computed by every
+//! evaluator, what is each node's own by one. `builtins.trace` messages of
+//! a helper are printed after the run's own, less the ones the run printed
+//! as well (the shared part traces in every evaluator); which evaluator
+//! traces a node's messages may differ between runs. A batch a helper
+//! fails on is read again by the run's own evaluator, so an error is always
+//! reported by the session that holds its sources, and it is the first
+//! failing node's in name order.
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::rc::Rc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use kdeploy_lang::decode::DecodeError;
+use kdeploy_lang::parse::Parses;
 use kdeploy_lang::{Session, Value};
 
 use super::inputs::{eval_file, Failure, Inputs};
@@ -101,37 +106,69 @@ fn decode_cluster(session: &mut Session, v: &Value, origin: Option<Origin>) -> R
         Some(_) if names.len() >= PARALLEL_FROM => evaluators(),
         _ => 1,
     };
-    let share = names.len().div_ceil(evaluators).max(1);
-    let mut parts = names.chunks(share);
-    let own = parts.next().unwrap_or(&[]);
+    let batches: Vec<&[String]> = names.chunks(BATCH).collect();
+    let next = AtomicUsize::new(0);
     let mut nodes = BTreeMap::new();
-    let helped = std::thread::scope(|scope| {
-        let helpers: Vec<_> = parts
-            .map(|part| {
-                let origin = origin.expect("helpers only with an origin");
-                let spawned = std::thread::Builder::new()
+    let (mine, helped) = std::thread::scope(|scope| {
+        let helpers: Vec<_> = (1..evaluators)
+            .filter_map(|_| {
+                let (origin, batches, next) = (origin.expect("helpers only with an origin"), &batches, &next);
+                let parses = session.ev.parses.clone();
+                std::thread::Builder::new()
                     .name("kdeploy-eval".into())
                     .stack_size(HELPER_STACK)
-                    .spawn_scoped(scope, move || help(origin, part));
-                (part, spawned.ok())
+                    .spawn_scoped(scope, move || help(origin, parses, batches, next))
+                    .ok()
             })
             .collect();
-        let mine = read_nodes(session, &all, own, &mut nodes);
-        let results: Vec<_> =
-            helpers.into_iter().map(|(part, h)| (part, h.and_then(|h| h.join().ok()).flatten())).collect();
-        mine.map(|_| results)
-    })?;
-    for (part, result) in helped {
-        match result {
-            Some(Helped { nodes: theirs, traces }) => {
-                nodes.extend(theirs);
-                print_new_traces(traces);
+        let mut mine = Taken::default();
+        while let Some(i) = take(&next, batches.len()) {
+            match read_nodes(session, &all, batches[i], &mut nodes) {
+                Ok(()) => mine.done.push(i),
+                Err(e) => {
+                    mine.failed = Some((i, e));
+                    break;
+                }
             }
-            // its nodes, again here: an error must come from this session
-            None => read_nodes(session, &all, part, &mut nodes)?,
         }
+        let helped: Vec<Helped> = helpers.into_iter().filter_map(|h| h.join().ok()).collect();
+        (mine, helped)
+    });
+    let mut done: Vec<bool> = vec![false; batches.len()];
+    mine.done.iter().for_each(|&i| done[i] = true);
+    for Helped { nodes: theirs, done: theirs_done, traces } in helped {
+        theirs_done.iter().for_each(|&i| done[i] = true);
+        nodes.extend(theirs);
+        print_new_traces(traces);
+    }
+    // What no evaluator read — a helper's failed batch, or the rest after
+    // a failure — is read here, in order: the error reported is the first
+    // failing node's, whichever evaluator met it first.
+    let mut failed = mine.failed;
+    for (i, batch) in batches.iter().enumerate().filter(|(i, _)| !done[*i]) {
+        match failed.take() {
+            Some((j, e)) if j == i => return Err(e),
+            f => failed = f,
+        }
+        read_nodes(session, &all, batch, &mut nodes)?;
     }
     Ok(top.with_nodes(nodes))
+}
+
+/// Nodes are read in batches of this many, each by whichever evaluator
+/// is free next, so that evaluators finish together.
+const BATCH: usize = 16;
+
+/// The next batch no evaluator has taken yet.
+fn take(next: &AtomicUsize, batches: usize) -> Option<usize> {
+    Some(next.fetch_add(1, Ordering::Relaxed)).filter(|&i| i < batches)
+}
+
+/// The batches the run's own evaluator read, and the one it failed on.
+#[derive(Default)]
+struct Taken {
+    done: Vec<usize>,
+    failed: Option<(usize, DecodeError)>,
 }
 
 fn read_nodes(
@@ -149,24 +186,38 @@ fn read_nodes(
 
 struct Helped {
     nodes: BTreeMap<String, Node>,
+    /// The batches read (a failed batch is not: the run's own evaluator
+    /// reads it again, and reports the error).
+    done: Vec<usize>,
     traces: Vec<String>,
 }
 
-/// A helper's share: evaluate the file again, read `names`. `None` on any
-/// failure (the run's own evaluator then reads them and reports it).
-fn help(origin: Origin, names: &[String]) -> Option<Helped> {
+/// A helper: evaluate the file again (with the syntax trees the run's own
+/// evaluator made), then read batches until none is left or one fails. A helper that cannot evaluate the file reads none.
+fn help(origin: Origin, parses: Parses, batches: &[&[String]], next: &AtomicUsize) -> Helped {
     let traces = Rc::new(RefCell::new(Vec::new()));
     let mut session = origin.inputs.session(Some(origin.file));
+    // the files the run's own evaluator parsed are not parsed again
+    session.ev.parses = parses;
     let log = traces.clone();
     session.ev.trace = Box::new(move |msg| log.borrow_mut().push(msg.to_string()));
     let _shared = Interning::begin();
-    let v = eval_file(&mut session, origin.file, origin.attr, &origin.inputs.args()).ok()?;
-    let all = session.select(v, "nodes", &[]).ok()?;
-    let mut nodes = BTreeMap::new();
-    read_nodes(&mut session, &all, names, &mut nodes).ok()?;
+    let mut helped = Helped { nodes: BTreeMap::new(), done: Vec::new(), traces: Vec::new() };
+    let all = eval_file(&mut session, origin.file, origin.attr, &origin.inputs.args())
+        .and_then(|v| Ok(session.select(v, "nodes", &[])?));
+    if let Ok(all) = all {
+        while let Some(i) = take(next, batches.len()) {
+            let mut nodes = BTreeMap::new();
+            if read_nodes(&mut session, &all, batches[i], &mut nodes).is_err() {
+                break;
+            }
+            helped.nodes.extend(nodes);
+            helped.done.push(i);
+        }
+    }
     drop(session);
-    let traces = Rc::try_unwrap(traces).ok()?.into_inner();
-    Some(Helped { nodes, traces })
+    helped.traces = Rc::try_unwrap(traces).map(RefCell::into_inner).unwrap_or_default();
+    helped
 }
 
 /// A helper's trace messages, less as many of each as this thread printed

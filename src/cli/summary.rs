@@ -6,6 +6,7 @@
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
+use rayon::prelude::*;
 use serde_json::{json, Value as Json};
 
 use crate::closure::{Closures, Node, NodeClosure, Phase, PhaseClosure, Source};
@@ -38,27 +39,36 @@ pub fn text(c: &Closures, node: Option<&str>) -> String {
     for w in &cl.warnings {
         let _ = writeln!(o, "warning: {w}");
     }
-    // What a phase holds reads the same on every node that shares it.
-    let mut bodies: HashMap<usize, String> = HashMap::new();
-    for (name, n, nc) in selected(c, node) {
-        let _ = writeln!(o, "\nnode {name} {} [{}] {}", n.address, n.roles.join(", "), nc.hash.short());
-        for (p, pc) in n.phases.iter().zip(&nc.phases) {
-            let empty = p.files.is_empty()
-                && p.directories.is_empty()
-                && p.units.is_empty()
-                && p.hooks.is_empty()
-                && p.checks.is_empty();
-            let note = if empty {
-                " (empty)"
-            } else if !p.activate {
-                " (generated, not activated)"
-            } else {
-                ""
-            };
-            let _ = writeln!(o, "  {} {}{note}", pc.hash.short(), p.name);
-            o.push_str(bodies.entry(p.addr()).or_insert_with(|| phase_body(p, pc)));
-        }
-    }
+    // Nodes rendered in parallel and joined in order; what a phase holds
+    // reads the same on every node that shares it (each worker keeps the
+    // lines of the phases it rendered).
+    let nodes: Vec<(&String, &Node, &NodeClosure)> = selected(c, node).collect();
+    let texts: Vec<String> = nodes
+        .par_iter()
+        .map_init(HashMap::new, |bodies: &mut HashMap<usize, String>, (name, n, nc)| {
+            let mut o = String::new();
+            let _ = writeln!(o, "\nnode {name} {} [{}] {}", n.address, n.roles.join(", "), nc.hash.short());
+            for (p, pc) in n.phases.iter().zip(&nc.phases) {
+                let empty = p.files.is_empty()
+                    && p.directories.is_empty()
+                    && p.units.is_empty()
+                    && p.hooks.is_empty()
+                    && p.checks.is_empty();
+                let note = if empty {
+                    " (empty)"
+                } else if !p.activate {
+                    " (generated, not activated)"
+                } else {
+                    ""
+                };
+                let _ = writeln!(o, "  {} {}{note}", pc.hash.short(), p.name);
+                o.push_str(bodies.entry(p.addr()).or_insert_with(|| phase_body(p, pc)));
+            }
+            o
+        })
+        .collect();
+    o.reserve(texts.iter().map(String::len).sum());
+    texts.iter().for_each(|t| o.push_str(t));
     o
 }
 

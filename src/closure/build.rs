@@ -64,7 +64,7 @@ pub fn build(cluster: Cluster, resolver: &Resolver) -> Result<Closures, Error> {
     // A phase's hash depends on the phase and on the content of the files
     // its units' restart triggers name, which may be another phase's: one
     // encoding and hash per shared phase and trigger content.
-    let hashed: Mutex<HashMap<(usize, Vec<Option<ContentId>>), Digest>> = Mutex::new(HashMap::new());
+    let hashed: Mutex<HashMap<HashKey, Digest>> = Mutex::new(HashMap::new());
     let nodes = cluster
         .nodes
         .par_iter()
@@ -96,6 +96,10 @@ pub fn build(cluster: Cluster, resolver: &Resolver) -> Result<Closures, Error> {
         .collect();
     Ok(Closures { cluster, nodes })
 }
+
+/// What a phase's hash depends on: the phase (its allocation) and the
+/// content of the files its restart triggers name.
+type HashKey = (usize, Vec<Option<ContentId>>);
 
 /// The content of a phase's files and the digests of its unit texts.
 struct PhaseContents {

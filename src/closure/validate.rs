@@ -23,6 +23,8 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
+use rayon::prelude::*;
+
 use super::Error;
 use crate::schema::{Cluster, Directory, Make, Node, OnChange, Phase, Secret, Source, Unit};
 
@@ -114,11 +116,18 @@ pub fn validate(c: &Cluster) -> Result<(), Error> {
     if c.nodes.is_empty() {
         errs.push("cluster: no nodes".to_string());
     }
-    // phases found without problems, by allocation
-    let mut clean = HashSet::new();
-    for (name, node) in &c.nodes {
-        validate_node(c, name, node, &mut clean, &mut errs);
-    }
+    // Nodes in parallel, their problems in node order; each worker keeps
+    // the phases it found without problems, by allocation.
+    let per_node: Vec<Vec<String>> = c
+        .nodes
+        .par_iter()
+        .map_init(HashSet::new, |clean, (name, node)| {
+            let mut errs = Vec::new();
+            validate_node(c, name, node, clean, &mut errs);
+            errs
+        })
+        .collect();
+    errs.extend(per_node.into_iter().flatten());
     if errs.is_empty() {
         return Ok(());
     }
@@ -346,9 +355,12 @@ fn check_phase(c: &Cluster, name: &str, phase: &Phase, errs: &mut Vec<String>) {
     }
 }
 
-/// [`check_phase`], with `at(Some((kind, path)))` naming an entry of the
-/// phase and `at(None)` the phase.
-fn check_phase_at(c: &Cluster, phase: &Phase, at: &dyn Fn(Option<(&str, &str)>) -> String, errs: &mut Vec<String>) {
+/// Names a place in a phase for an error: `Some((kind, path))` an entry
+/// of the phase, `None` the phase.
+type At<'a> = dyn Fn(Option<(&str, &str)>) -> String + 'a;
+
+/// [`check_phase`], with `at` naming the places.
+fn check_phase_at(c: &Cluster, phase: &Phase, at: &At, errs: &mut Vec<String>) {
     for f in &phase.files {
         let at = at(Some(("file", &f.path)));
         check_entry(&at, &f.path, &f.mode, &f.owner, &f.group, errs);

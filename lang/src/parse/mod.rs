@@ -11,8 +11,10 @@
 //! memory, never a crash.
 
 mod scan;
+mod shared;
 
 pub use scan::{Refusal, MAX_NESTING};
+pub use shared::Parses;
 
 use rnix::ParseError;
 
