@@ -29,7 +29,7 @@ MEM_RUNS=${MEM_RUNS:-3}
 source "$ROOT/bench/results-dir.sh"
 mkdir -p /tmp/nixhome
 source "$ROOT/bench/eval-common.sh"
-NIX=(env -i "PATH=$PATH" HOME=/tmp/nixhome nix-instantiate --eval --strict --json -I "kdeploy=$ROOT/stdlib")
+NIX=(env -i "PATH=$PATH" HOME=/tmp/nixhome nix-instantiate --readonly-mode --eval --strict --json -I "kdeploy=$ROOT/stdlib")
 stat_of() { jq -r --argjson i "$2" ".results[\$i].$3" "$1"; }
 ms() { awk -v t="$1" 'BEGIN { printf "%.0f", t * 1000 }'; }
 
