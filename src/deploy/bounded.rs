@@ -44,7 +44,13 @@ pub fn uploads_width(uploads: usize) -> usize {
     if uploads > 0 {
         return uploads;
     }
-    std::thread::available_parallelism().map_or(2, |n| n.get().max(2))
+    cpus().max(2)
+}
+
+/// The CPUs this deployer may use: the bound on work that only burns CPU
+/// (compressing blobs, encrypting streams).
+pub fn cpus() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
 #[cfg(test)]

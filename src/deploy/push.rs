@@ -96,8 +96,8 @@ pub struct Blobs<'a> {
 impl<'a> Blobs<'a> {
     pub fn new(resolver: &'a Resolver, cache: Option<Arc<BinaryCache>>, uploads: usize) -> Blobs<'a> {
         let uploads = Semaphore::new(bounded::uploads_width(uploads));
-        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-        Blobs { resolver, cache, resolved: Mutex::new(HashMap::new()), uploads, compressing: Semaphore::new(cpus) }
+        let compressing = Semaphore::new(bounded::cpus());
+        Blobs { resolver, cache, resolved: Mutex::new(HashMap::new()), uploads, compressing }
     }
 
     fn source(&self, d: &Digest, s: &Source) -> Result<Arc<BlobSource>, String> {
