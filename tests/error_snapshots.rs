@@ -387,7 +387,7 @@ fn stdlib_errors_point_at_the_users_file() {
         );
         assert!(text.contains("this definition"), "{text}");
         assert!(
-            text.contains(&format!("help: ")) && text.contains(&format!("in tests/stdlib/{name}.nix (line ")),
+            text.contains(&"help: ".to_string()) && text.contains(&format!("in tests/stdlib/{name}.nix (line ")),
             "{text}"
         );
         assert!(text.contains("raised by <kdeploy>/"), "{text}");

@@ -111,3 +111,56 @@ async fn corrupted_blob_is_rejected() {
     assert!(node.stage(1, "p", &m).await.is_err());
     assert!(node.switch(Some(1), "p").await.is_err());
 }
+
+/// A run stages all of a node's phases in one command: each file gets its
+/// own mode and owner, a phase with a missing blob fails naming itself,
+/// and the phases before it stay staged.
+#[tokio::test(flavor = "multi_thread")]
+async fn several_phases_staged_in_one_command() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = dir.path().to_str().unwrap().to_string();
+    let host = LocalHost::new("local");
+    let node = Node::install_with_prefix(&host, &prefix).await.unwrap();
+    let (x, y, z) = (blob("x\n"), blob("#!/bin/sh\n"), blob("secret\n"));
+    push(&node, &[&x, &y, &z]).await;
+    let root = nix_uid() == 0;
+    let mut secret = file("/etc/b/deep/key", "0640", &z);
+    if root {
+        (secret.owner, secret.group) = ("nobody".into(), "nogroup".into());
+    }
+    let a = manifest(vec![file("/etc/a/x.conf", "0644", &x), file("/usr/local/bin/a", "0755", &y)]);
+    let b = manifest(vec![secret, file("/etc/b/x.conf", "0600", &x)]);
+    node.stage_phases(1, &[("a", &a), ("b", &b)]).await.unwrap();
+
+    let staged =
+        |g: u64, p: &str, path: &str| dir.path().join(format!("var/lib/kdeploy/generations/{g}/{p}/files{path}"));
+    let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o7777;
+    assert_eq!(read(&staged(1, "a", "/etc/a/x.conf")), "x\n");
+    assert_eq!(mode(&staged(1, "a", "/etc/a/x.conf")), 0o644);
+    assert_eq!(mode(&staged(1, "a", "/usr/local/bin/a")), 0o755);
+    assert_eq!(mode(&staged(1, "b", "/etc/b/x.conf")), 0o600);
+    let key = staged(1, "b", "/etc/b/deep/key");
+    assert_eq!((read(&key), mode(&key)), ("secret\n".into(), 0o640));
+    if root {
+        assert_eq!(fs::metadata(&key).unwrap().uid(), 65534, "owned by nobody");
+    }
+    assert_eq!(node.manifest(1, "a").await.unwrap(), a);
+    assert_eq!(node.manifest(1, "b").await.unwrap(), b);
+    // staged once, staged again: nothing to do
+    node.stage_phases(1, &[("a", &a), ("b", &b)]).await.unwrap();
+
+    let lost = blob("never sent");
+    let c = manifest(vec![file("/etc/c", "0644", &lost)]);
+    let err = node.stage_phases(2, &[("a", &a), ("c", &c)]).await.unwrap_err().to_string();
+    assert!(err.contains("stage c:") && err.contains("not in the store"), "{err}");
+    assert!(staged(2, "a", "").join("../.complete").exists(), "the phase before the failure is staged");
+    assert!(!staged(2, "c", "").join("..").exists(), "the failed phase left nothing");
+    node.switch(Some(2), "a").await.unwrap();
+    assert!(node.switch(Some(2), "c").await.is_err());
+}
+
+fn nix_uid() -> u32 {
+    use std::os::unix::fs::MetadataExt;
+    fs::metadata("/proc/self").unwrap().uid()
+}

@@ -45,6 +45,20 @@ pub enum Event {
         fetched_bytes: u64,
         took: Duration,
     },
+    /// Every changed node holds the blobs its new phases need (pushed or
+    /// fetched, checked): the transfer, from its start to the last node.
+    Transferred {
+        nodes: usize,
+        took: Duration,
+    },
+    /// The node's new phases are staged (`files` copied into the
+    /// generation); nothing live changed yet.
+    Staged {
+        node: String,
+        phases: usize,
+        files: usize,
+        took: Duration,
+    },
     /// The deployer put one blob into the binary cache.
     CacheUploaded {
         blob: String,

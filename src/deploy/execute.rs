@@ -22,8 +22,8 @@ use super::events::{Event, Sink};
 use super::failpoint;
 use super::member_step::{self, Parties};
 use super::membership::{Change, MembershipPlan};
-use super::plan::{Batch, Plan, Wave};
-use super::push::{push_and_stage, Blobs};
+use super::plan::{Batch, NodeWork, Plan, Wave};
+use super::push::{self, Blobs};
 use super::record;
 use super::state;
 use super::step::{self, Deadlines, Fail, Peers};
@@ -161,23 +161,24 @@ pub async fn execute(session: &Session<'_>, plan: &Plan, cx: &Context<'_>, sink:
         return write_record(plan, cx).map(|_| Outcome::Ok);
     }
 
-    // push missing blobs and stage; nothing live changes
+    // push missing blobs to every node, then stage; nothing live changes
     if plan.nodes.iter().any(|n| !n.stage.is_empty()) {
         let resolver = cx.resolver.ok_or("the plan stages phases but no blob source was given")?;
         let blobs = Blobs::new(resolver, cx.cache.clone(), cx.uploads);
-        let work = plan.nodes.iter().zip(nodes).filter(|(w, _)| !w.stage.is_empty()).map(|(w, o)| {
+        let changed = || plan.nodes.iter().zip(nodes).filter(|(w, _)| !w.stage.is_empty());
+        let t0 = Instant::now();
+        let pushes = changed().map(|(w, o)| {
             let blobs = &blobs;
-            async move { (w, push_and_stage(&o.node, o.status.zstd, w, blobs, sink).await) }
+            async move { (w, push::push(&o.node, o.status.zstd, w, blobs, sink).await) }
         });
-        let pushed = bounded::all(cx.parallel, work).await;
-        let mut failed = false;
-        for (w, r) in pushed {
-            if let Err(f) = r {
-                failed = true;
-                sink.emit(f.event(&w.name));
-            }
+        if failures(bounded::all(cx.parallel, pushes).await, sink) {
+            return Ok(Outcome::Failed);
         }
-        if failed {
+        sink.emit(Event::Transferred { nodes: changed().count(), took: t0.elapsed() });
+        // Staged only once every node holds its bytes: on a deployer whose
+        // nodes share its CPUs (a lab) the copies would slow the transfer.
+        let stages = changed().map(|(w, o)| async move { (w, push::stage(&o.node, w, sink).await) });
+        if failures(bounded::all(cx.parallel, stages).await, sink) {
             return Ok(Outcome::Failed);
         }
         failpoint::hit("after-push");
@@ -352,6 +353,18 @@ async fn run_batch(
         .zip(results)
         .filter_map(|(&(i, _), r)| r.err().map(|f| (plan.nodes[i].name.clone(), f)))
         .collect()
+}
+
+/// Reports each node's failure; whether there was one.
+fn failures(done: Vec<(&NodeWork, Result<(), Fail>)>, sink: &dyn Sink) -> bool {
+    let mut failed = false;
+    for (w, r) in done {
+        if let Err(f) = r {
+            failed = true;
+            sink.emit(f.event(&w.name));
+        }
+    }
+    failed
 }
 
 fn finished(plan: &Plan, batch: &Batch, since: Instant, sink: &dyn Sink) {

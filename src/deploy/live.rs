@@ -73,7 +73,8 @@ impl Sink for Live {
             Event::NodeUnreachable { node, .. } => self.done(&node, "unreachable"),
             Event::NodeUnchanged { node } => self.done(&node, "unchanged"),
             Event::NodeChanged { node, .. } => self.status(&node, "pushing what it lacks".into()),
-            Event::BlobsPushed { node, .. } => self.status(&node, "staged, waiting for its phases".into()),
+            Event::BlobsPushed { node, .. } => self.status(&node, "pushed, waiting for the others".into()),
+            Event::Staged { node, .. } => self.status(&node, "staged, waiting for its phases".into()),
             Event::PhaseStarted { phase, nodes } => {
                 self.overall.set_message(format!("phase {phase}"));
                 for n in nodes {

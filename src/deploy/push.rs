@@ -1,5 +1,5 @@
-//! Pushing blobs and staging phases on one node, before anything goes
-//! live. The node is asked which blobs it lacks with what the deployer
+//! Pushing blobs to one node, then staging its phases, before anything
+//! goes live. The node is asked which blobs it lacks with what the deployer
 //! knows of each — its size, and its sha256 when that is cheap to check
 //! (blobs up to [`HASH_CHECKED_UP_TO`]) — so a blob truncated or altered
 //! on the node counts as missing and is sent again rather than staged.
@@ -25,7 +25,7 @@ use super::events::{Event, Sink};
 use super::plan::NodeWork;
 use super::step::Fail;
 use crate::closure::Source;
-use crate::node::{Body, Node, PutBlob, WantedBlob};
+use crate::node::{Body, Manifest, Node, PutBlob, WantedBlob};
 use crate::store::cache::{BinaryCache, Upload};
 use crate::store::{compressed, Digest, Readable, Resolver};
 
@@ -308,15 +308,9 @@ async fn fetch_from_cache(
 }
 
 /// Send the blobs a node lacks (or holds damaged), through the binary
-/// cache where there is one, then stage its new phases. `zstd`: the node
-/// can decompress what it is sent.
-pub async fn push_and_stage(
-    node: &Node<'_>,
-    zstd: bool,
-    w: &NodeWork,
-    blobs: &Blobs<'_>,
-    sink: &dyn Sink,
-) -> Result<(), Fail> {
+/// cache where there is one. `zstd`: the node can decompress what it is
+/// sent. Staging is [`stage`], once every node has its bytes.
+pub async fn push(node: &Node<'_>, zstd: bool, w: &NodeWork, blobs: &Blobs<'_>, sink: &dyn Sink) -> Result<(), Fail> {
     let t0 = Instant::now();
     let mut sources = HashMap::new();
     let mut wanted = Vec::new();
@@ -335,9 +329,6 @@ pub async fn push_and_stage(
     };
     let (bytes, sent) =
         send_blobs(node, w, &direct, &sources, blobs, zstd, sink).await.map_err(|e| Fail::msg(None, e))?;
-    for (phase, m) in &w.stage {
-        node.stage(w.stage_generation, phase, m).await.map_err(|e| Fail::msg(Some(phase), e.to_string()))?;
-    }
     sink.emit(Event::BlobsPushed {
         node: w.name.clone(),
         count: direct.len(),
@@ -345,6 +336,21 @@ pub async fn push_and_stage(
         sent,
         fetched,
         fetched_bytes,
+        took: t0.elapsed(),
+    });
+    Ok(())
+}
+
+/// Stage the node's new phases from blobs it now holds: each file copied
+/// into the generation, nothing live changed.
+pub async fn stage(node: &Node<'_>, w: &NodeWork, sink: &dyn Sink) -> Result<(), Fail> {
+    let t0 = Instant::now();
+    let phases: Vec<(&str, &Manifest)> = w.stage.iter().map(|(p, m)| (p.as_str(), m)).collect();
+    node.stage_phases(w.stage_generation, &phases).await.map_err(|e| Fail::msg(None, e.to_string()))?;
+    sink.emit(Event::Staged {
+        node: w.name.clone(),
+        phases: w.stage.len(),
+        files: w.stage.iter().map(|(_, m)| m.files.len()).sum(),
         took: t0.elapsed(),
     });
     Ok(())

@@ -93,6 +93,9 @@ pub struct Transfer {
     pub cache_uploaded_bytes: u64,
     pub cache_fetched_blobs: usize,
     pub cache_fetched_bytes: u64,
+    /// From the transfer's start until the last node held its blobs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub took_secs: Option<f64>,
 }
 
 impl Transfer {
@@ -118,7 +121,8 @@ impl Transfer {
                 self.cache_fetched_blobs
             ));
         }
-        (!parts.is_empty()).then(|| format!("transfer: {}", parts.join("; ")))
+        let took = self.took_secs.map(|t| format!(" ({t:.2} s)")).unwrap_or_default();
+        (!parts.is_empty()).then(|| format!("transfer: {}{took}", parts.join("; ")))
     }
 }
 
@@ -205,6 +209,7 @@ impl Sink for Recap {
                 d.transfer.cache_fetched_blobs += fetched;
                 d.transfer.cache_fetched_bytes += fetched_bytes;
             }
+            Event::Transferred { took, .. } => d.transfer.took_secs = Some(took.as_secs_f64()),
             Event::CacheUploaded { bytes, .. } => {
                 d.transfer.cache_uploaded_blobs += 1;
                 d.transfer.cache_uploaded_bytes += bytes;

@@ -65,6 +65,12 @@ pub fn line(e: &Event, verbose: bool) -> Option<String> {
             compressed(*bytes, *sent),
             secs(*took)
         ),
+        Event::Transferred { nodes, took } => {
+            format!("transfer: {nodes} node(s) hold their blobs after {}", secs(*took))
+        }
+        Event::Staged { node, phases, files, took } if verbose => {
+            format!("[{node}] staged {phases} phase(s), {files} file(s) in {}", secs(*took))
+        }
         Event::CacheUploaded { blob, bytes, took } if verbose => {
             format!("cache: uploaded {}, {} in {}", &blob[..12], mb(*bytes), secs(*took))
         }

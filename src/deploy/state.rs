@@ -61,7 +61,7 @@ pub fn render_record(phases: &BTreeMap<String, RecordedPhase>) -> String {
 /// out: the phase is then planned as if new (all its units started).
 pub async fn read_deployed(node: &Node<'_>, status: &NodeStatus) -> Result<Deployed, crate::node::NodeError> {
     let mut dep = Deployed {
-        committed: status.current.clone(),
+        committed: status.current,
         next: status.next,
         links: status.phases.clone(),
         drift: status.drift.clone(),

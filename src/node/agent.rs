@@ -349,8 +349,20 @@ impl<'h> Node<'h> {
 
     /// Materialise generation `gen` of `phase` from store blobs (idempotent).
     pub async fn stage(&self, gen: u64, phase: &str, manifest: &Manifest) -> Result<(), NodeError> {
-        let text = manifest.render().map_err(|e| NodeError::Manifest(e, self.host.name().to_string()))?;
-        self.run(&["stage", &gen.to_string(), phase], Some(text.as_bytes())).await?;
+        self.stage_phases(gen, &[(phase, manifest)]).await
+    }
+
+    /// [`Node::stage`] for several phases in one command, in their order;
+    /// a failure leaves the phases before it staged and names its phase.
+    pub async fn stage_phases(&self, gen: u64, phases: &[(&str, &Manifest)]) -> Result<(), NodeError> {
+        let mut text = String::new();
+        for (_, m) in phases {
+            text += &m.render().map_err(|e| NodeError::Manifest(e, self.host.name().to_string()))?;
+        }
+        let gen = gen.to_string();
+        let mut args = vec!["stage", gen.as_str()];
+        args.extend(phases.iter().map(|(p, _)| *p));
+        self.run(&args, Some(text.as_bytes())).await?;
         Ok(())
     }
 

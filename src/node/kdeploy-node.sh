@@ -301,14 +301,40 @@ cmd_put_secret() {
     trap - EXIT
 }
 
+# staged_paths LIST FIELD DIR COND: DIR + the path of each line of LIST
+# (stage's mode, owner:group, blob, path lines) for which awk's COND holds,
+# k being the line's FIELD and p its path (COND may change p).
+staged_paths() {
+    printf '%s\n' "$1" | awk -F"$TAB" -v f="$2" -v d="$3" "NF { k = \$f; p = \$4 } NF && ($4) { print d p }"
+}
+
+# stage GEN PHASE...: stdin holds one manifest per PHASE, in that order, each
+# from its `kdeploy-manifest 1` line. One command stages all the phases a
+# node gets in a run: a shell and an SSH session per phase cost more than
+# the copies of a small phase.
 cmd_stage() {
-    [ $# -eq 2 ] && is_gen "$1" && is_name "$2" || die "usage: stage GEN PHASE <MANIFEST"
+    [ $# -ge 2 ] && is_gen "$1" || die "usage: stage GEN PHASE... <MANIFESTS"
+    gen=$1
+    shift
+    for p in "$@"; do is_name "$p" || die "usage: stage GEN PHASE... <MANIFESTS"; done
+    mkdir -p "$R/generations/$gen"
+    t=$(mktemp -d "$R/generations/$gen/.manifests.XXXXXX")
+    trap 'rm -rf "$t"' EXIT
+    awk -v t="$t" '$0 == "kdeploy-manifest 1" { n++ } { print > (t "/" n) }'
+    [ ! -e "$t/0" ] || die "stage: not a kdeploy manifest"
+    [ -e "$t/$#" ] && [ ! -e "$t/$(($# + 1))" ] || die "stage: $# phase(s) named, another count of manifests given"
+    i=0
+    for p in "$@"; do
+        i=$((i + 1))
+        stage_one "$gen" "$p" "$t/$i"
+    done
+}
+
+# stage_one GEN PHASE MANIFEST: generations/GEN/PHASE from MANIFEST (a file
+# of cmd_stage's, moved into place), or nothing when it is staged already.
+stage_one() {
     g=$R/generations/$1/$2
-    mkdir -p "$R/generations/$1"
-    m=$(mktemp "$R/generations/$1/.manifest.XXXXXX")
-    trap 'rm -f "$m"' EXIT
-    cat >"$m"
-    [ "$(head -n 1 "$m")" = "kdeploy-manifest 1" ] || die "stage: not a kdeploy manifest"
+    m=$3
     if [ -f "$g/.complete" ]; then
         cmp -s "$m" "$g/manifest" || die "generation $1 phase $2 is already staged with another manifest"
         return 0
@@ -317,37 +343,48 @@ cmd_stage() {
     mkdir -p "$g/files"
     mv "$m" "$g/manifest"
     # A stage that fails (a full disk) takes its half-copied files with it.
-    trap 'rm -rf "$g"' EXIT
-    entries "$g/manifest" f | while IFS=$TAB read -r _ mode owner group h path; do
+    trap 'rm -rf "$g" "$t"' EXIT
+    # Every line checked and its blob found before anything is copied; then
+    # a handful of processes for the whole phase, not five per file (a first
+    # converge stages thousands of files across the nodes).
+    list=$(entries "$g/manifest" f | while IFS=$TAB read -r _ mode owner group h path; do
         is_hash "$h" && is_path "$path" && is_mode "$mode" && is_owner "$owner" && is_owner "$group" ||
-            die "stage: bad file line for '$path'"
+            die "stage $2: bad file line for '$path'"
         blob=$R/store/$h
         [ -f "$blob" ] || blob=$R/secrets/$h
-        [ -f "$blob" ] || die "stage: blob $h of $path is not in the store"
-        dst=$g/files$path
-        mkdir -p "${dst%/*}"
-        # Every generation has its own copy (a reflink where the file system
-        # can): a hand edit through a managed path changes the live
-        # generation only -- never the store or another generation -- and
-        # `verify` sees it. Created 0600 (umask 077), then owner, then mode:
-        # a file of a secret is never readable by anyone but root before it
-        # has its owner.
-        umask 077
-        cp --reflink=auto "$blob" "$dst.tmp"
-        if is_root; then chown "$owner:$group" "$dst.tmp"; fi
-        chmod "$mode" "$dst.tmp"
-        mv -f "$dst.tmp" "$dst"
-        umask 022
+        [ -f "$blob" ] || die "stage $2: blob $h of $path is not in the store"
+        printf '%s\t%s\t%s\t%s\n' "$mode" "$owner:$group" "$blob" "$path"
+    done)
+    staged_paths "$list" 4 "$g/files" 'sub(/\/[^\/]*$/, "", p)' | sort -u | xargs -d '\n' -r mkdir -p --
+    # Every generation has its own copy (a reflink where the file system
+    # can): a hand edit through a managed path changes the live generation
+    # only -- never the store or another generation -- and `verify` sees it.
+    # Created 0600 (umask 077), then owner, then mode: a file of a secret is
+    # never readable by anyone but root before it has its owner.
+    umask 077
+    printf '%s\n' "$list" | while IFS=$TAB read -r _ _ blob path; do
+        [ -z "$path" ] || cp --reflink=auto "$blob" "$g/files$path"
     done
+    if is_root; then
+        for o in $(printf '%s\n' "$list" | cut -f2 | sort -u); do
+            # root's copy is root's already
+            case $o in root:root | 0:0) continue ;; esac
+            staged_paths "$list" 2 "$g/files" "k == \"$o\"" | xargs -d '\n' -r chown "$o" --
+        done
+    fi
+    for mo in $(printf '%s\n' "$list" | cut -f1 | sort -u); do
+        staged_paths "$list" 1 "$g/files" "k == \"$mo\"" | xargs -d '\n' -r chmod "$mo" --
+    done
+    umask 022
     entries "$g/manifest" d | while IFS=$TAB read -r _ mode owner group path; do
         is_path "$path" && is_mode "$mode" && is_owner "$owner" && is_owner "$group" ||
-            die "stage: bad directory line for '$path'"
+            die "stage $2: bad directory line for '$path'"
     done
     file_stats "$g/files" "$g/manifest" >"$g/stat"
     # On disk before anything can point at it.
     sync -f "$g/stat"
     : >"$g/.complete"
-    trap - EXIT
+    trap 'rm -rf "$t"' EXIT
 }
 
 # heal DIR: put back, from the store, every file of staged phase DIR that
