@@ -137,11 +137,11 @@ openssh_copy() {
   e=$(date +%s.%N)
   for node in "${!want[@]}"; do ssh -F "$LAB/ssh_config" "$node" 'rm -f /var/tmp/openssh-copy' & done
   wait
-  awk -v s="$s" -v e="$e" -v t="$total" 'BEGIN { printf "%.2f %d\n", e - s, t }'
+  awk -v s="$s" -v e="$e" -v t="$total" 'BEGIN { printf "%.2f %.0f\n", e - s, t }'
 }
 
 # kdeploy's transfer (all nodes), and the slowest node's staging after it, seconds.
-kd_transfer() { jq -r '.transfer.took_secs // "?" | if type == "number" then (. * 100 | round / 100) else . end' "$1.json"; }
+kd_transfer() { jq -r '.transfer.tookSecs // "?" | if type == "number" then (. * 100 | round / 100) else . end' "$1.json"; }
 kd_stage() { sed -n 's/^\[kdnode[0-9]*\] staged .* in \([0-9.]*\) s$/\1/p' "$1.err" | sort -n | tail -n1; }
 
 rows=()
