@@ -100,6 +100,12 @@ pub enum StoredBlob {
 /// there yet.
 const NOT_INSTALLED: &str = "kdeploy-node-not-installed";
 
+/// A put stream from this size up runs as a bulk upload
+/// ([`Host::upload_bulk`]: over SSH, a connection of its own); a run's
+/// small puts (a changed config file, a secret) keep to the node's
+/// connection and cost no handshake.
+const BULK_FROM: u64 = 1 << 20;
+
 pub struct Node<'h> {
     host: &'h dyn Host,
     /// `KDEPLOY_PREFIX` for tests against a directory; "" on real nodes.
@@ -293,12 +299,17 @@ impl<'h> Node<'h> {
     /// Stream `blobs` into the store, all in one command; the node checks
     /// the sha256 of each (decompressed, if sent compressed) before any
     /// becomes visible under its hash. Returns the body bytes sent.
+    /// [`BULK_FROM`] bytes or more go as a bulk upload.
     pub async fn put(&self, blobs: &[PutBlob<'_>]) -> Result<u64, NodeError> {
         if blobs.is_empty() {
             return Ok(0);
         }
         let mut stream = PutStream::new(blobs);
-        let out = self.host.upload(&self.command(&["put"]), &mut stream).await?;
+        let command = self.command(&["put"]);
+        let out = match blobs.iter().map(PutBlob::body_len).sum::<u64>() >= BULK_FROM {
+            true => self.host.upload_bulk(&command, &mut stream).await?,
+            false => self.host.upload(&command, &mut stream).await?,
+        };
         let what = match blobs {
             [one] => format!("put {}", one.hash),
             _ => format!("put ({} blobs)", blobs.len()),

@@ -28,6 +28,15 @@ pub enum Body<'a> {
 }
 
 impl PutBlob<'_> {
+    /// How many bytes its body is (0 for a file that cannot be read: the
+    /// stream will say why).
+    pub fn body_len(&self) -> u64 {
+        match &self.body {
+            Body::Bytes(b) => b.len() as u64,
+            Body::File(p) | Body::Zstd(p) => std::fs::metadata(p).map_or(0, |m| m.len()),
+        }
+    }
+
     /// The header and the body, ready to read; how many body bytes.
     fn open(&self) -> std::io::Result<(Box<dyn Read + Send + '_>, u64)> {
         let (body, len, encoding): (Box<dyn Read + Send + '_>, u64, &str) = match &self.body {

@@ -190,6 +190,19 @@ pub trait Host: Send + Sync {
             Ok(p.wait().await)
         })
     }
+
+    /// [`Host::upload`] of many bytes (a node's binaries). A transport may
+    /// give it a connection of its own, closed when it is done, so that
+    /// what the stream grew on the way (an SSH session keeps its packet
+    /// buffer at its largest) is given back rather than held for the rest
+    /// of the run by every node pushed to.
+    fn upload_bulk<'a>(
+        &'a self,
+        command: &'a str,
+        source: &'a mut (dyn std::io::Read + Send),
+    ) -> BoxFut<'a, Result<Output, Error>> {
+        self.upload(command, source)
+    }
 }
 
 /// Fill `buf` as far as the source allows; 0 only at end of input.

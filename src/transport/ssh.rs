@@ -18,7 +18,7 @@ use tokio::sync::{mpsc, oneshot, Notify, Semaphore};
 
 use super::escalate::Escalation;
 use super::known_hosts::{self, HostKeyPolicy};
-use super::{BoxFut, Error, Host, Process};
+use super::{BoxFut, Error, Host, Output, Process};
 
 /// How to log in.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -102,6 +102,16 @@ pub struct SshHost {
     /// start any number of commands at once, the extra ones wait here.
     sessions: Arc<Semaphore>,
     escalate: Option<Escalation>,
+    /// How this connection was made, to open another like it for a bulk
+    /// upload ([`Host::upload_bulk`]).
+    route: Route,
+}
+
+#[derive(Clone)]
+struct Route {
+    address: String,
+    opts: SshOptions,
+    via: Option<Client>,
 }
 
 /// Below OpenSSH's default `MaxSessions` of 10, with room to spare for a
@@ -142,6 +152,14 @@ impl SshHost {
     pub async fn connect_via(name: &str, address: &str, opts: &SshOptions, via: &SshHost) -> Result<SshHost, Error> {
         let r = Self::with_timeout(name, opts, Self::connect_inner(name, address, opts, Some(&via.client))).await;
         r.map(|h| SshHost { _bastion: Some(via.client.clone()), ..h })
+    }
+
+    /// Another connection to the same node, the same way.
+    async fn reconnect(&self) -> Result<SshHost, Error> {
+        let Route { address, opts, via } = &self.route;
+        let h =
+            Self::with_timeout(&self.name, opts, Self::connect_inner(&self.name, address, opts, via.as_ref())).await?;
+        Ok(SshHost { _bastion: via.clone(), ..h })
     }
 
     async fn with_timeout(
@@ -208,6 +226,7 @@ impl SshHost {
             _bastion: None,
             sessions: Arc::new(Semaphore::new(MAX_SESSIONS)),
             escalate: opts.escalate,
+            route: Route { address: address.to_string(), opts: opts.clone(), via: via.cloned() },
         };
         host.check_escalation(&opts.user).await?;
         Ok(host)
@@ -348,5 +367,20 @@ impl Host for SshHost {
 
     fn close(&self) -> BoxFut<'_, Result<(), Error>> {
         Box::pin(async move { self.client.disconnect().await.map_err(|e| Error::channel(&self.name, e)) })
+    }
+
+    /// On a connection of its own, closed after; on this one if another
+    /// cannot be opened (the upload matters, not where it runs).
+    fn upload_bulk<'a>(
+        &'a self,
+        command: &'a str,
+        source: &'a mut (dyn std::io::Read + Send),
+    ) -> BoxFut<'a, Result<Output, Error>> {
+        Box::pin(async move {
+            let Ok(bulk) = self.reconnect().await else { return self.upload(command, source).await };
+            let out = bulk.upload(command, source).await;
+            let _ = bulk.close().await;
+            out
+        })
     }
 }
