@@ -204,6 +204,48 @@ async fn jump_host_carries_the_connection() {
     }
 }
 
+/// A bulk upload (a node's binaries) runs on a connection of its own that
+/// is closed after, directly and through a bastion: the bytes arrive
+/// whole, and the node's connection is still the one it was.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_bulk_upload_runs_on_a_connection_of_its_own() {
+    if !lab_up() {
+        return;
+    }
+    let mut via = lab_options();
+    via.jump = Some(format!("root@{}:22", addr(1)).parse().unwrap());
+    let direct = connect(1).await;
+    let behind = SshHost::connect_via("kdnode2", &addr(2), &via, &direct).await.unwrap();
+    for h in [&direct, &behind] {
+        let own = h.exec("echo $SSH_CONNECTION", None).await.unwrap().stdout_str();
+        let data = random(3 << 20);
+        let mut src = &data[..];
+        let cmd = "cat > /tmp/bulk-test && echo $SSH_CONNECTION && sha256sum < /tmp/bulk-test && rm /tmp/bulk-test";
+        let out = h.upload_bulk(cmd, &mut src).await.unwrap();
+        let text = out.stdout_str();
+        let (bulk, sum) = text.split_once('\n').unwrap();
+        assert_eq!(out.status, 0, "{}: {text}", h.name());
+        assert!(sum.starts_with(&node_support::blob(data.clone()).sha), "{}: bytes altered", h.name());
+        assert_ne!(bulk, own.trim(), "{}: the bulk upload ran on the node's own connection", h.name());
+        assert_eq!(bulk.split(' ').next(), own.split(' ').next(), "{}: not the same way in", h.name());
+        // the extra connection is closed once the upload is done
+        let port = bulk.split(' ').nth(1).unwrap();
+        let open = format!("ss -Htn state established '( sport = :22 and dport = :{port} )'");
+        let mut left = String::new();
+        for _ in 0..40 {
+            left = h.exec(&open, None).await.unwrap().stdout_str();
+            if left.is_empty() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert_eq!(left, "", "{}: the bulk connection was left open", h.name());
+        assert_eq!(h.exec("echo $SSH_CONNECTION", None).await.unwrap().stdout_str(), own);
+    }
+    behind.close().await.unwrap();
+    direct.close().await.unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn measurements() {
     if !lab_up() {

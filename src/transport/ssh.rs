@@ -1,6 +1,9 @@
 //! [`SshHost`]: one SSH connection per node (async-ssh2-tokio over russh),
 //! opened once and reused for every command of the run; each command is its
-//! own session channel, so commands run concurrently on one connection.
+//! own session channel, so commands run concurrently on one connection. A
+//! bulk upload (a node's binaries) opens a second connection the same way
+//! and closes it after: russh keeps a session's packet buffer at the
+//! largest size it ever reached, and that would stay with every node.
 //! TCP_NODELAY is on (without it every round trip costs ~50 ms of Nagle +
 //! delayed ACK instead of ~8 ms). Host keys: see `known_hosts.rs`. A node
 //! behind a bastion is reached through a `direct-tcpip` channel of the
