@@ -5,7 +5,7 @@
 # Kubespray's reset.yml), on the same real lab nodes, in one run.
 #
 #   1. builds kdeploy, installs ansible-core into bench/ansible/.venv if missing;
-#   2. kdeploy half: a fresh 4-node lab; converges the 3-node clusters/lab.nix (not
+#   2. kdeploy half: a fresh 4-node lab; converges the 3-node tests/clusters/lab-etcd.nix (not
 #      timed), then times
 #        add    the same file with k8s-worker03 (10.77.0.14, worker) added: switch
 #        reset  kdeploy reset --yes of all four nodes
@@ -37,9 +37,9 @@ setup_work() {
 	cp target/release/kdeploy "$WORK/kdeploy"
 	KD=$WORK/kdeploy
 	mkdir -p "$WORK/project"
-	cp clusters/lab.nix "$WORK/lab3.nix"
+	cp tests/clusters/lab-etcd.nix "$WORK/lab3.nix"
 	sed "s|    k8s-worker02 = { address = \"10.77.0.13\"; roles = \[ \"worker\" \"etcd\" \]; };|&\n    $NEW = { address = \"$NEW_ADDR\"; roles = [ \"worker\" ]; };|" \
-		clusters/lab.nix >"$WORK/lab4.nix"
+		tests/clusters/lab-etcd.nix >"$WORK/lab4.nix"
 	grep -q "$NEW" "$WORK/lab4.nix" || die "could not add $NEW to the cluster file"
 }
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Peer benchmark: `kdeploy switch clusters/lab.nix` against the equivalent Ansible
+# Peer benchmark: `kdeploy switch tests/clusters/lab-etcd.nix` against the equivalent Ansible
 # playbook (bench/ansible/), on the same three real lab nodes, in one run.
 #
 #   1. builds kdeploy (release, offline), installs ansible-core into bench/ansible/.venv
@@ -8,7 +8,7 @@
 #   2. kdeploy half: boots a FRESH lab (lab/lab.sh up 3 --python), times
 #        first converge | no-op re-run ($RUNS times) | one containerd setting changed
 #      (containerd.maxContainerLogLineSize 16384 -> 32768, in a temporary copy of
-#      clusters/lab.nix), peak RSS of each (GNU time %M), verifies the end state after
+#      tests/clusters/lab-etcd.nix), peak RSS of each (GNU time %M), verifies the end state after
 #      each converge (bench/ansible/verify.py), then takes the lab down;
 #   3. Ansible half: boots a fresh lab again and does the same with ansible-playbook
 #      (the change: the same setting in a temporary copy of the inventory's group_vars);
@@ -42,7 +42,7 @@ source "$ROOT/bench/results-dir.sh"
 source "$ROOT/bench/common.sh"
 ANS=$ROOT/bench/ansible
 VENV=$ANS/.venv
-LAB_NIX=$ROOT/clusters/lab.nix
+LAB_NIX=$ROOT/tests/clusters/lab-etcd.nix
 SSHCFG=$ROOT/.lab/ssh_config
 
 # The binary and the reference closures of this run (what verify.py checks against).

@@ -1,14 +1,22 @@
-# The local lab: three systemd-nspawn nodes on 10.77.0.0/24 (see the project's testbed
-# notes). All three are etcd members; k8s-master is the control plane.
+# The local lab as a real Kubernetes cluster: three systemd-nspawn nodes on 10.77.0.0/24
+# booted by `lab/lab.sh up --k8s`, one control plane and two workers, all three etcd
+# members (mutual TLS, kdeploy's PKI), flannel (host-gw: the nodes share one bridge) and
+# CoreDNS. Everything runs: kubeadm init and join, the kubelet, the control plane as static
+# pods, kube-proxy, flannel, CoreDNS.
 #
-# What really runs here: preinstall, container-runtime (Debian's containerd 1.6 + runc),
-# download (etcd/etcdctl as local files) and etcd (a 3-member etcd 3.4 with mutual TLS from
-# the PKI kdeploy makes on the first switch, kept in .kdeploy/secrets/lab/).
-# Kubernetes itself cannot run offline (no kubelet/kubeadm), so the Kubernetes phases are
-# generated, hashed and pushed but not activated (kdeploy.generateOnly): their files can
-# be inspected on the nodes, nothing of them is started, and the binaries and images only
-# they need are not downloaded.
-let kd = import <kdeploy>; in
+# Air-gapped, as a real offline site: the binaries are files of the deployer that
+# lab/build-k8s.sh built from their Go modules (download.local; the switch needs
+# KDEPLOY_ALLOW_LOCAL=/var/cache/kdeploy-lab/bin), the images come from the lab's own
+# registry at 10.77.0.1:5000 that lab/images.sh filled (kubernetes.imageRepo,
+# download.dockerImageRepo, and a plain-HTTP registry entry for containerd).
+# What the lab's nodes need besides (cgroup v1 with the cgroupfs driver, no /lib/modules,
+# no default route, the host's conntrack table) is set below and says why.
+let
+  kd = import <kdeploy>;
+  registry = "10.77.0.1:5000";
+  bin = "/var/cache/kdeploy-lab/bin";
+  k8s = "${bin}/kubernetes-1.34.4";
+in
 kd.cluster {
   name = "lab";
   nodes = {
@@ -18,21 +26,51 @@ kd.cluster {
   };
   settings = {
     network.nodeCIDR = "10.77.0.0/24";
+    kubernetes.version = "1.34.4";
 
-    # Binaries from the deployer's Debian 12 packages (dpkg -L etcd-server etcd-client
-    # containerd runc); the versions tell the stdlib which config dialect to render.
     download.local = {
-      etcd = "/usr/bin/etcd";
-      etcdctl = "/usr/bin/etcdctl";
+      kubelet = "${k8s}/kubelet";
+      kubeadm = "${k8s}/kubeadm";
+      kubectl = "${k8s}/kubectl";
+      crictl = "${bin}/crictl-1.34.0/crictl";
+      cni-plugins = "${bin}/cni-1.9.0";
+      # Debian 12's containerd and runc (dpkg -L containerd runc)
+      etcd = "${bin}/etcd-3.5.33/etcd";
+      etcdctl = "${bin}/etcd-3.5.33/etcdctl";
       containerd = "/usr/bin/containerd";
       containerd-shim-runc-v2 = "/usr/bin/containerd-shim-runc-v2";
       ctr = "/usr/bin/ctr";
       runc = "/usr/sbin/runc";
     };
-    download.skip = [ "crictl" ]; # not packaged in Debian 12; only the kubelet needs it
+    cni.version = "1.9.0";
     containerd.version = "1.6.20"; # -> config.toml schema version 2
-    etcd.version = "3.4.23"; # -> etcd 3.4 flags (ETCD_LOGGER=zap, v2 proxy off)
+    etcd.version = "3.5.33"; # kubeadm 1.34 wants >= 3.5.24
 
-    kdeploy.generateOnly = [ "kubelet" "control-plane" "cni" "addons" "resolvconf" ];
+    # The lab registry (lab/images.sh): what it holds, under the names Kubespray uses.
+    kubernetes.imageRepo = registry;
+    download.dockerImageRepo = registry;
+    dns.coredns.version = "1.14.7";
+    flannel.version = "v0.28.10";
+    flannel.cniVersion = "v0.9.1";
+    loadBalancer.nginxVersion = "1.22.1";
+    containerd.registryMirrors = {
+      "${registry}" = [ { host = "http://${registry}"; capabilities = [ "pull" "resolve" ]; skipVerify = true; } ];
+    };
+
+    # The nodes' cgroups are v1 (the host's), with each node's own controllers.
+    kubelet.cgroupDriver = "cgroupfs";
+    containerd.systemdCgroup = false;
+    # The host (hence every node) lacks CAP_SYS_RESOURCE: no negative oom_score_adj.
+    containerd.restrictOomScoreAdj = true;
+
+    network.plugin = "flannel";
+    flannel.backend = "host-gw"; # one bridge: no tunnel needed
+    flannel.interface = "eth0"; # the nodes have no default route to guess it from
+    kubeProxy.mode = "iptables"; # ipvs loads kernel modules; a node has no /lib/modules
+    kubeProxy.conntrackMaxPerCore = 0; # the conntrack table is the host's: leave it alone
+    dns.nodelocaldns.enable = false; # not built for the lab
+    dns.autoscaler.enable = false; # not built for the lab
+    dns.coredns.replicas = 2;
+    kubeadm.ignorePreflightErrors = [ "SystemVerification" ]; # no /lib/modules, no kernel config
   };
 }

@@ -10,7 +10,10 @@
 # `time-sync` right after preinstall; `kdeploy diff` shows what a change of servers
 # would do; tests/custom_lab.rs converges it on the lab, changes the servers, edits the
 # file by hand and rolls back.
-{ servers }:
+#
+# `servers` defaults to the lab's host (10.77.0.1, see lab/lab.sh), so the file evaluates
+# and converges on the lab as it is (`kdeploy eval clusters/time-sync.nix`); give yours.
+{ servers ? [ "10.77.0.1" ] }:
 let
   conf = "/etc/systemd/timesyncd.conf.d/kdeploy-ntp.conf";
   list = builtins.concatStringsSep " " servers;

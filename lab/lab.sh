@@ -29,6 +29,10 @@ CACHE_VETH=kdvcache
 CACHE_ADDR=$NET_PREFIX.250
 MAX_NODES=50
 GUARD_METRIC=4242
+WANT_K8S=${KDEPLOY_LAB_K8S:-0}
+# Kubernetes-capable nodes and the registry (up --k8s).
+# shellcheck source=lab/kubernetes.sh
+. "$SCRIPT_DIR/kubernetes.sh"
 
 # Bump when the image recipe below changes: cached images with another recipe are rebuilt.
 IMAGE_RECIPE=5
@@ -37,6 +41,9 @@ IMAGE_RECIPE=5
 BASE_PACKAGES=systemd,systemd-sysv,openssh-server,iproute2,dbus,procps,sudo,curl,zstd
 # The packages `lab.sh deps` installs on the host.
 HOST_PACKAGES=(systemd-container debootstrap debian-archive-keyring openssh-client iproute2 util-linux)
+# ... and for up --k8s: the registry, the image tools (lab/images.sh) and what the images
+# are made of (iptables and conntrack for kube-proxy and flannel, busybox, nginx's stream module).
+K8S_HOST_PACKAGES=(docker-registry umoci skopeo curl iptables conntrack busybox-static nginx-light libnginx-mod-stream)
 
 usage() {
 	cat <<EOF
@@ -47,7 +54,8 @@ Debian (systemd as PID 1, real sshd) in its own network namespace, attached to a
 Must run as root. Never routes traffic beyond 10.77.0.0/24.
 
 Commands:
-  up [N] [--python]   Boot nodes kdnode1..kdnodeN (default N=3) at 10.77.0.11, .12, ...
+  up [N] [--python] [--k8s]
+                      Boot nodes kdnode1..kdnodeN (default N=3) at 10.77.0.11, .12, ...
                       on bridge $BRIDGE ($HOST_ADDR/24 on the host), netns kdn<i>, veth kdv<i>.
                       Builds the base image first if it is not cached. Waits (at most
                       ${BOOT_TIMEOUT}s) until every node answers SSH, then prints a summary.
@@ -55,12 +63,20 @@ Commands:
                       different lab is torn down and re-created.
                       --python (or KDEPLOY_LAB_PYTHON=1) boots from an image that also
                       has python3 (for Ansible comparisons).
+                      --k8s (or KDEPLOY_LAB_K8S=1): nodes that can run the kubelet and
+                      the control plane (each node's own cgroup v1 controllers, /dev/kmsg),
+                      the host kernel settings the kubelet checks (vm.overcommit_memory=1,
+                      kernel.panic=10, kernel.panic_on_oops=1; the host's values are
+                      recorded and put back by 'down'), and the image registry at
+                      $HOST_ADDR:5000 (lab/images.sh push fills it). See lab/kubernetes.sh.
   down [--purge]      Stop all nodes, wait for them to exit, then delete veths, namespaces,
                       the bridge and the nodes' root trees. Succeeds when the lab is partly
                       up or already down. 'up' also adds an "unreachable" route for
                       10.77.0.0/24 (metric $GUARD_METRIC) so that nothing sent to a lab
                       address while the lab is down leaves the host; 'down' keeps it,
                       'down --purge' removes it too.
+  reboot I...         Power nodes off and boot them again from a fresh root tree (as
+                      'up' does), with the lab's current settings; waits for SSH.
   status              Show each node: process running? SSH answering? Exit 0 only if all
                       nodes of the lab are running and answering.
   ssh I [CMD...]      ssh into node I (root) with the lab key and known_hosts.
@@ -77,7 +93,8 @@ Commands:
                       kills what runs there; 'lab.sh down' removes it too.
   env                 Print shell variables describing the lab (eval "\$(lab/lab.sh env)").
   image [--python]    Only build (or verify) the cached base image.
-  deps                apt-get install the host packages the lab needs.
+  deps [--k8s]        apt-get install the host packages the lab needs (--k8s: also those
+                      of up --k8s and lab/images.sh).
   help, --help        This text.
 
 Files (state dir: \$KDEPLOY_LAB_DIR, default <repo>/.lab):
@@ -99,6 +116,7 @@ Environment:
   KDEPLOY_LAB_RUN_DIR       node root trees (default /run/kdeploy-lab)
   KDEPLOY_LAB_TMPFS=0       keep node root trees on disk instead of a tmpfs (slower copies)
   KDEPLOY_LAB_PYTHON=1      same as up --python
+  KDEPLOY_LAB_K8S=1         same as up --k8s
   KDEPLOY_LAB_MIRROR        Debian mirror for debootstrap (default: the one apt uses here)
   KDEPLOY_LAB_SUITE         Debian suite (default: the host's codename, else bookworm)
   KDEPLOY_LAB_BOOT_TIMEOUT  seconds to wait for SSH on all nodes (default 60)
@@ -168,12 +186,14 @@ lock_state() {
 read_lab_env() {
 	LAB_N=
 	LAB_IMAGE=
+	LAB_K8S=0
 	local f=$STATE_DIR/lab.env k v
 	[[ -f $f ]] || return 0
 	while IFS='=' read -r k v; do
 		case $k in
 		N) LAB_N=$v ;;
 		IMAGE) LAB_IMAGE=$v ;;
+		K8S) LAB_K8S=$v ;;
 		esac
 	done <"$f"
 }
@@ -591,21 +611,32 @@ cmd_cache() {
 }
 
 net_up() {
-	local n=$1 i ns veth
+	local n=$1 i
 	guard_route_up
 	ip link add "$BRIDGE" type bridge
 	ip addr add "$HOST_ADDR/24" dev "$BRIDGE"
 	ip link set "$BRIDGE" up
-	for ((i = 1; i <= n; i++)); do
-		ns=$(node_netns "$i")
-		veth=$(node_veth "$i")
-		ip netns add "$ns"
-		ip link add "$veth" type veth peer name eth0 netns "$ns"
-		ip link set "$veth" master "$BRIDGE" up
-		ip -n "$ns" addr add "$(node_addr "$i")/24" dev eth0
-		ip -n "$ns" link set eth0 up
-		ip -n "$ns" link set lo up
-	done
+	for ((i = 1; i <= n; i++)); do node_net_up "$i"; done
+}
+
+# Node I's namespace and its link to the bridge.
+node_net_up() {
+	local i=$1 ns veth
+	ns=$(node_netns "$i")
+	veth=$(node_veth "$i")
+	ip netns add "$ns"
+	ip link add "$veth" type veth peer name eth0 netns "$ns"
+	ip link set "$veth" master "$BRIDGE" up
+	ip -n "$ns" addr add "$(node_addr "$i")/24" dev eth0
+	ip -n "$ns" link set eth0 up
+	ip -n "$ns" link set lo up
+	[[ $WANT_K8S != 1 ]] || k8s_node_route "$ns"
+}
+
+# Node I's namespace gone (its processes must be gone first), with what was made in it.
+node_net_down() {
+	ip link del "$(node_veth "$1")" 2>/dev/null || true
+	ip netns del "$(node_netns "$1")" 2>/dev/null || true
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -628,7 +659,12 @@ roots_up() {
 	mkdir -p "$RUN_DIR"
 	chmod 0700 "$RUN_DIR"
 	[[ $USE_TMPFS == 1 ]] && ! run_dir_is_our_tmpfs || return 0
-	need=$((n * ($(du -sm "$image" | cut -f1) + 300)))
+	# Room per node besides the image: what kdeploy pushes and keeps (~300 MB for the
+	# etcd-only lab); a Kubernetes node also holds its binaries twice (store and
+	# generation), its images and its pods' layers (~3 GB seen).
+	local per=300
+	[[ $WANT_K8S != 1 ]] || per=3000
+	need=$((n * ($(du -sm "$image" | cut -f1) + per)))
 	room=$(awk '/MemTotal/ { printf "%d", $2 / 2048 }' /proc/meminfo)
 	if ((need > room)); then
 		log "node roots on disk under $RUN_DIR: $n nodes need ~${need} MB, a tmpfs holds ${room} MB"
@@ -670,6 +706,7 @@ prepare_node() {
 	tr -d '-' </proc/sys/kernel/random/uuid >"$r/etc/machine-id"
 	install_node_key "$i"
 	install -m 0600 "$STATE_DIR/id_ed25519.pub" "$r/root/.ssh/authorized_keys"
+	[[ $WANT_K8S != 1 ]] || k8s_prepare_root "$r"
 }
 
 PREP_PIDS=()
@@ -729,7 +766,7 @@ cgroups_down() {
 		if [[ -d $h/$LAB_CGROUP ]]; then
 			log "could not remove every cgroup below $h/$LAB_CGROUP (a process left in one?)"
 		fi
-	done < <(cgroup_hierarchies)
+	done < <(cgroup_hierarchies; k8s_cgroup_tops)
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -756,11 +793,18 @@ start_node() {
 	# still mounts the v1 controllers, nspawn otherwise mounts them read-only in the node.
 	local -a envs=()
 	[[ $CGROUP_V2 != 1 ]] || envs=(SYSTEMD_NSPAWN_UNIFIED_HIERARCHY=1)
+	# Kubernetes: the legacy hierarchy inside, with the node's own v1 controllers bound in.
+	K8S_NSPAWN_ARGS=()
+	K8S_CGROUPS=()
+	if [[ $WANT_K8S == 1 ]]; then
+		envs=(SYSTEMD_NSPAWN_UNIFIED_HIERARCHY=0 SYSTEMD_NSPAWN_API_VFS_WRITABLE=1)
+		k8s_node_cgroups "$i"
+	fi
 	# The node's own cgroups (see node_cgroups): the subshell moves itself there, then
 	# becomes nspawn (exec: $! stays nspawn's pid).
 	node_cgroups "$i"
 	(
-		for cg in "${NODE_CGROUPS[@]+"${NODE_CGROUPS[@]}"}"; do
+		for cg in "${NODE_CGROUPS[@]+"${NODE_CGROUPS[@]}"}" "${K8S_CGROUPS[@]+"${K8S_CGROUPS[@]}"}"; do
 			echo "$BASHPID" >"$cg/cgroup.procs" || {
 				echo "lab: cannot move into the cgroup $cg" >&2
 				exit 1
@@ -769,7 +813,7 @@ start_node() {
 		exec env "${envs[@]}" setsid systemd-nspawn --quiet --directory="$(node_root "$i")" --boot \
 			--network-namespace-path="/run/netns/$ns" --register=no --keep-unit \
 			--machine="$name" --console=read-only --resolv-conf=off --link-journal=no \
-			"${run_ctr[@]}" "${extra[@]}"
+			"${run_ctr[@]}" "${K8S_NSPAWN_ARGS[@]+"${K8S_NSPAWN_ARGS[@]}"}" "${extra[@]}"
 	) </dev/null >"$logf" 2>&1 9>&- 8>&- &
 	local pid=$! tries=0
 	printf '%s\n' "$pid" >"$STATE_DIR/run/$name.pid"
@@ -794,9 +838,15 @@ fail_node() {
 }
 
 wait_ssh() {
-	local n=$1 deadline i pending=() still=() failed=0
+	local n=$1 i nodes=()
+	for ((i = 1; i <= n; i++)); do nodes+=("$i"); done
+	wait_ssh_of "${nodes[@]}"
+}
+
+# wait_ssh_of I...: until every node named answers SSH (1 if one fails or times out).
+wait_ssh_of() {
+	local deadline i pending=("$@") still=() failed=0
 	deadline=$((SECONDS + BOOT_TIMEOUT))
-	for ((i = 1; i <= n; i++)); do pending+=("$i"); done
 	while ((${#pending[@]})); do
 		still=()
 		for i in "${pending[@]}"; do
@@ -836,7 +886,9 @@ summary() {
 lab_is_up() {
 	local n=$1 image=$2 i
 	read_lab_env
+	# A Kubernetes-capable lab serves every test; a plain one does not serve up --k8s.
 	[[ $LAB_N == "$n" && $LAB_IMAGE == "$image" ]] || return 1
+	[[ $WANT_K8S != 1 || $LAB_K8S == 1 ]] || return 1
 	ip link show "$BRIDGE" >/dev/null 2>&1 || return 1
 	for ((i = 1; i <= n; i++)); do
 		node_pid "$i" >/dev/null || return 1
@@ -873,6 +925,7 @@ cmd_up() {
 	for arg in "$@"; do
 		case $arg in
 		--python) WANT_PYTHON=1 ;;
+		--k8s) WANT_K8S=1 ;;
 		-h | --help)
 			usage
 			return 0
@@ -907,7 +960,7 @@ cmd_up() {
 	for ((i = 1; i <= n; i++)); do ensure_node_keys "$i"; done
 	write_client_files "$n"
 	rm -f -- "$STATE_DIR"/run/*.pid
-	printf 'N=%s\nIMAGE=%s\n' "$n" "$image" >"$STATE_DIR/lab.env"
+	printf 'N=%s\nIMAGE=%s\nK8S=%s\n' "$n" "$image" "$WANT_K8S" >"$STATE_DIR/lab.env"
 
 	# From here on, a failure (or ^C) tears down what was started, unless asked to keep it.
 	UP_DONE=0
@@ -917,12 +970,32 @@ cmd_up() {
 	inotify_room "$n"
 	prepare_nodes "$n" "$image"
 	net_up "$n"
+	if [[ $WANT_K8S == 1 ]]; then
+		k8s_sysctls_up
+		registry_up
+	fi
 	for ((i = 1; i <= n; i++)); do start_node "$i"; done
 	wait_ssh "$n" || die "not all nodes came up"
 	UP_DONE=1
 	trap - EXIT INT TERM
 	log "$n node(s) up, answering SSH, in $(elapsed "$start")"
 	summary "$n"
+}
+
+# stop_or_kill PID...: wait for nspawn processes that were sent SIGTERM; past
+# STOP_TIMEOUT (a kubelet delays a shutdown by its grace period) kill them.
+stop_or_kill() {
+	local pid leader
+	wait_gone "$STOP_TIMEOUT" "$@" && return 0
+	log "nodes did not stop within ${STOP_TIMEOUT}s; killing them"
+	for pid in "$@"; do
+		pid_alive "$pid" || continue
+		if leader=$(node_leader "$pid"); then
+			kill -KILL "$leader" 2>/dev/null || true
+		fi
+		kill -KILL "$pid" 2>/dev/null || true
+	done
+	wait_gone 10 "$@" || die "systemd-nspawn processes still alive: $*"
 }
 
 do_down() {
@@ -938,17 +1011,7 @@ do_down() {
 		# SIGTERM: nspawn asks the node's systemd to power off cleanly, then exits.
 		kill -TERM "$pid" 2>/dev/null || true
 	done
-	if ! wait_gone "$STOP_TIMEOUT" "${pids[@]+"${pids[@]}"}"; then
-		log "nodes did not stop within ${STOP_TIMEOUT}s; killing them"
-		for pid in "${pids[@]}"; do
-			pid_alive "$pid" || continue
-			if leader=$(node_leader "$pid"); then
-				kill -KILL "$leader" 2>/dev/null || true
-			fi
-			kill -KILL "$pid" 2>/dev/null || true
-		done
-		wait_gone 10 "${pids[@]}" || die "systemd-nspawn processes still alive: ${pids[*]}"
-	fi
+	stop_or_kill "${pids[@]+"${pids[@]}"}"
 	# Anything left in our namespaces (a container whose nspawn died): kill and wait.
 	for ns in $(lab_netns_list); do
 		for p in $(ip netns pids "$ns" 2>/dev/null); do
@@ -963,6 +1026,7 @@ do_down() {
 		done
 	done
 	cache_net_down
+	registry_down
 	# Only now the links, the namespaces, the bridge.
 	for veth in $(lab_veth_list); do
 		ip link del "$veth" 2>/dev/null || true
@@ -976,10 +1040,42 @@ do_down() {
 	# The nodes' cgroups, root trees (and their tmpfs).
 	cgroups_down
 	roots_down
+	k8s_sysctls_down
 	rm -f -- "$STATE_DIR"/run/*.pid
 	if ((${#names[@]})); then
 		log "stopped ${names[*]}"
 	fi
+}
+
+# reboot I...: power the nodes off, give each a fresh root tree and network namespace (as
+# 'up' does: every boot is a fresh machine), boot them again with the lab's current settings, wait for SSH.
+cmd_reboot() {
+	(($#)) || die "reboot: which nodes? (lab/lab.sh reboot 6 7 8)"
+	need_root
+	init_state_dir
+	lock_state
+	read_lab_env
+	[[ -n $LAB_N ]] || die "reboot: no lab is up"
+	WANT_K8S=$LAB_K8S
+	local i pid pids=()
+	for i in "$@"; do
+		[[ $i =~ ^[1-9][0-9]*$ ]] && ((i <= LAB_N)) || die "reboot: no node $i in this lab of $LAB_N"
+		if pid=$(node_pid "$i"); then
+			kill -TERM "$pid" 2>/dev/null || true
+			pids+=("$pid")
+		fi
+	done
+	stop_or_kill "${pids[@]+"${pids[@]}"}"
+	for i in "$@"; do
+		# A fresh network namespace too: what the node made there (a CNI bridge with
+		# its address, routes, iptables rules) outlives its processes.
+		node_net_down "$i"
+		node_net_up "$i"
+		prepare_node "$i" "$LAB_IMAGE"
+		start_node "$i"
+	done
+	wait_ssh_of "$@" || die "reboot: not every node came back"
+	log "rebooted node(s) $*"
 }
 
 cmd_down() {
@@ -1162,12 +1258,13 @@ cmd_image() {
 
 cmd_deps() {
 	need_root
-	local p missing=()
-	for p in "${HOST_PACKAGES[@]}"; do
+	local p missing=() want=("${HOST_PACKAGES[@]}")
+	[[ ${1:-} != --k8s && $WANT_K8S != 1 ]] || want+=("${K8S_HOST_PACKAGES[@]}")
+	for p in "${want[@]}"; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 	done
 	if ((${#missing[@]} == 0)); then
-		log "host packages present: ${HOST_PACKAGES[*]}"
+		log "host packages present: ${want[*]}"
 		return 0
 	fi
 	log "installing ${missing[*]}"
@@ -1184,6 +1281,7 @@ main() {
 	case $cmd in
 	up) cmd_up "$@" ;;
 	down) cmd_down "$@" ;;
+	reboot) cmd_reboot "$@" ;;
 	status) cmd_status "$@" ;;
 	ssh) cmd_ssh "$@" ;;
 	exec) cmd_exec "$@" ;;

@@ -9,6 +9,7 @@ pub mod import;
 pub mod nix_text;
 pub mod node;
 pub mod schema;
+pub mod shown;
 pub mod stdlib;
 pub mod store;
 pub mod transport;

@@ -68,8 +68,8 @@ rec {
   versions = {
     inherit kube minor;
     etcd = if s.etcd.version != null then s.etcd.version else companion "etcd";
-    coredns = companion "coredns";
-    pause = companion "pause";
+    coredns = if s.dns.coredns.version != null then s.dns.coredns.version else companion "coredns";
+    pause = if s.kubernetes.podInfraVersion != null then s.kubernetes.podInfraVersion else companion "pause";
     defaultCrictl = companion "crictl";
     calico = calicoVersion;
     cni = s.cni.version;
@@ -130,13 +130,13 @@ rec {
     nodelocaldns = "${kubeRepo}/dns/k8s-dns-node-cache:${tags.nodelocaldns}";
     dnsAutoscaler = "${kubeRepo}/cpa/cluster-proportional-autoscaler:${tags.dnsAutoscaler}";
     metricsServer = "${kubeRepo}/metrics-server/metrics-server:${tags.metricsServer}";
-    nginx = "${docker}/library/nginx:${tags.nginx}";
-    haproxy = "${docker}/library/haproxy:${tags.haproxy}";
+    nginx = "${docker}/library/nginx:${s.loadBalancer.nginxVersion}";
+    haproxy = "${docker}/library/haproxy:${s.loadBalancer.haproxyVersion}";
     calicoNode = "${quay}/calico/node:v${calicoVersion}";
     calicoCni = "${quay}/calico/cni:v${calicoVersion}";
     calicoKubeControllers = "${quay}/calico/kube-controllers:v${calicoVersion}";
-    flannel = "${docker}/flannel/flannel:${tags.flannel}";
-    flannelCniPlugin = "${docker}/flannel/flannel-cni-plugin:${tags.flannelCniPlugin}";
+    flannel = "${docker}/flannel/flannel:${s.flannel.version}";
+    flannelCniPlugin = "${docker}/flannel/flannel-cni-plugin:${s.flannel.cniVersion}";
     controlPlane = map (c: "${kubeRepo}/${c}:v${kube}") [ "kube-apiserver" "kube-controller-manager" "kube-scheduler" ];
     kubeProxy = "${kubeRepo}/kube-proxy:v${kube}";
   };

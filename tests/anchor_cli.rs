@@ -17,7 +17,7 @@ fn project(name: &str, extra_node: &str, settings: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("kdeploy-anchor-cli-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(dir.join(".kdeploy/generations")).unwrap();
-    let lab = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("clusters/lab.nix");
+    let lab = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/clusters/lab-etcd.nix");
     let text = std::fs::read_to_string(lab).unwrap().replace("10.77.0.", "192.0.2.");
     assert!(text.contains(FIRST));
     let text = text

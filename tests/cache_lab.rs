@@ -6,7 +6,8 @@
 //! counter on the host, not kdeploy's own count) is about one copy, while
 //! the cache serves one per node. Then a blob the cache holds damaged (same
 //! size, other bytes): every node refuses it by sha256 and gets it over SSH,
-//! with a warning, and runs the right bytes. Ends on the unmodified lab.
+//! with a warning, and runs the right bytes, and the deployer puts the right
+//! bytes into the cache again. Ends on the unmodified lab.
 
 use std::process::Command;
 
@@ -110,6 +111,9 @@ fn the_lab_converges_through_a_binary_cache() {
     assert_eq!(stderr.matches("could not fetch 1 blob(s) from the cache").count(), 3, "{stderr}");
     assert!(stderr.contains("rejected: sha256"), "{stderr}");
     assert!(transfer(&j, "sshBytes") >= 3 * bytes.len() as u64, "the damaged blob went over SSH: {j}");
+    // and the deployer put the right bytes into the cache again, once (issue 28)
+    assert!(stderr.contains("put it into the cache again"), "{stderr}");
+    assert_eq!(std::fs::read(nginx.cache_dir().join(hash.hex())).unwrap(), bytes, "the damaged copy stays trusted");
     let want = hex::encode(Sha256::digest(&bytes));
     for i in 1..=3 {
         assert!(ssh(i, "sha256sum /usr/local/bin/runc").starts_with(&want), "node {i} runs the right runc");

@@ -20,7 +20,7 @@ fn project(test: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("kdeploy-certs-cli-{test}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    let lab = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("clusters/lab.nix");
+    let lab = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/clusters/lab-etcd.nix");
     std::fs::copy(lab, dir.join("lab.nix")).unwrap();
     dir
 }
@@ -43,8 +43,10 @@ fn lists_not_made_then_made_then_due_and_renews_the_due_one() {
     let dir = project("renew");
     // Before a switch: listed, nothing made.
     let rows = certs_json(&dir, &[]);
-    // Per etcd member: CA, member, admin; the control plane also node-<name>.
-    assert_eq!(rows.len(), 3 * 3 + 1, "{rows:#?}");
+    // Per etcd member: CA, member, admin; the control plane also node-<name>
+    // and the Kubernetes CA kdeploy makes (on the first control plane).
+    assert_eq!(rows.len(), 3 * 3 + 1 + 1, "{rows:#?}");
+    find(&rows, "k8s-master", "/etc/kubernetes/ssl/ca.crt");
     assert!(rows.iter().all(|r| r["status"] == "not made yet"), "{rows:#?}");
     assert!(!dir.join(".kdeploy/secrets").exists(), "certs made secrets without --renew");
 
@@ -72,7 +74,7 @@ fn lists_not_made_then_made_then_due_and_renews_the_due_one() {
     let (_, make) = makes(&cluster).into_iter().find(|(n, _)| n == name).unwrap();
     assert!(matches!(make, Make::Cert(_)));
     let key_before = store.read("lab/etcd/member-k8s-master-key.pem").unwrap();
-    std::fs::remove_file(store.path(name)).unwrap();
+    std::fs::remove_file(store.path(name).unwrap()).unwrap();
     let past = OffsetDateTime::now_utc() - Duration::days(340);
     store.ensure_one(name, &make, past, None, &mut Made::default()).unwrap();
     let rows = certs_json(&dir, &[]);
@@ -149,7 +151,7 @@ fn edit(dir: &Path, from: &str, to: &str) {
 fn try_ensure(dir: &Path) -> Result<Made, kdeploy::store::Error> {
     let (code, json, err) = kdeploy(&["eval", "lab.nix", "--json"], dir);
     assert_eq!(code, 0, "{err}");
-    SecretStore::new(SecretStore::default_dir(dir)).ensure(&parse_cluster(&json).unwrap())
+    SecretStore::of_project(dir).ensure(&parse_cluster(&json).unwrap())
 }
 
 fn ensure(dir: &Path) -> Made {
@@ -262,5 +264,41 @@ fn a_users_own_ca_signs_the_certificates_and_stays_where_it_is() {
     let (code, _, err) = kdeploy(&["eval", "lab.nix"], &dir);
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("two sources of etcd certificates"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn renew_reads_a_users_ca_only_where_local_sources_may_be_read() {
+    use kdeploy::store::{FileFetcher, Resolver, Store};
+    let dir = project("renew-confined");
+    // the user's CA outside the project and the system's directories
+    let outside = tempfile::tempdir().unwrap();
+    let pki = outside.path().join("pki");
+    std::fs::create_dir(&pki).unwrap();
+    openssl(&["genpkey", "-algorithm", "ed25519", "-out", "ca-key.pem"], &pki);
+    openssl(
+        &["req", "-x509", "-new", "-key", "ca-key.pem", "-days", "3650", "-subj", "/CN=site-ca", "-out", "ca.pem"],
+        &pki,
+    );
+    edit(&dir, "settings = {", &format!("settings = {{\n    etcd.caDir = \"{}\";", pki.display()));
+    let (code, json, err) = kdeploy(&["eval", "lab.nix", "--json"], &dir);
+    assert_eq!(code, 0, "{err}");
+    // made as switch makes them, with the CA's directory allowed (--allow-local)
+    let resolver =
+        Resolver::new(&dir, Store::new(dir.join(".kdeploy/store")), Box::new(FileFetcher)).allow_local([pki.clone()]);
+    resolver.ensure_secrets(&parse_cluster(&json).unwrap()).unwrap();
+    let before = snapshot(&SecretStore::default_dir(&dir));
+
+    // without the same allowance, --renew does not read the CA key
+    let (code, _, err) = kdeploy(&["certs", "lab.nix", "--renew", "--within", "4000"], &dir);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains(&format!("{}/ca", pki.display())) && err.contains("outside the directories"), "{err}");
+    assert!(!err.contains("renewed:"), "{err}");
+    assert_eq!(snapshot(&SecretStore::default_dir(&dir)), before, "certificates renewed from an unallowed CA");
+
+    let allow = pki.display().to_string();
+    let (code, _, err) = kdeploy(&["certs", "lab.nix", "--renew", "--within", "4000", "--allow-local", &allow], &dir);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(err.matches("renewed:").count(), 3 * 2 + 1, "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -12,7 +12,7 @@ fn repo() -> std::path::PathBuf {
 #[test]
 fn file_prints_the_generated_etcd_env() {
     let (code, out, err) =
-        kdeploy(&["eval", "clusters/lab.nix", "--node", "k8s-worker01", "--file", "/etc/etcd.env"], &repo());
+        kdeploy(&["eval", "tests/clusters/lab-etcd.nix", "--node", "k8s-worker01", "--file", "/etc/etcd.env"], &repo());
     assert_eq!(code, 0, "{err}");
     assert!(out.starts_with("# Environment file for etcd 3.4.23"), "{out}");
     assert!(
@@ -20,7 +20,7 @@ fn file_prints_the_generated_etcd_env() {
     );
     // A unit is reachable by its installed path.
     let (code, out, _) = kdeploy(
-        &["eval", "clusters/lab.nix", "--node", "k8s-master", "--file", "/etc/systemd/system/etcd.service"],
+        &["eval", "tests/clusters/lab-etcd.nix", "--node", "k8s-master", "--file", "/etc/systemd/system/etcd.service"],
         &repo(),
     );
     assert_eq!(code, 0);
@@ -50,16 +50,16 @@ fn json_stays_the_plain_value() {
 
 #[test]
 fn listing_plan_and_options() {
-    let (code, out, _) = kdeploy(&["eval", "clusters/lab.nix"], &repo());
+    let (code, out, _) = kdeploy(&["eval", "tests/clusters/lab-etcd.nix"], &repo());
     assert_eq!(code, 0);
     assert!(out.contains("node k8s-master 10.77.0.11 [control-plane, etcd]"), "{out}");
     assert!(out.contains("unit  etcd.service (on change: restart, enabled)"));
     assert!(out.contains(" kubelet (generated, not activated)"));
-    let (code, out, _) = kdeploy(&["plan", "clusters/lab.nix"], &repo());
+    let (code, out, _) = kdeploy(&["plan", "tests/clusters/lab-etcd.nix"], &repo());
     assert_eq!(code, 0);
     assert!(out.contains("phase #4 etcd: 3 of 3 nodes, 3 distinct closures"), "{out}");
     assert!(out.contains("check etcd-endpoint-health (20 × 3s)  [all]"), "{out}");
-    let (_, tasks, _) = kdeploy(&["eval", "clusters/lab.nix", "--list-tasks"], &repo());
+    let (_, tasks, _) = kdeploy(&["eval", "tests/clusters/lab-etcd.nix", "--list-tasks"], &repo());
     assert_eq!(tasks, out);
     let (code, out, _) = kdeploy(&["options", "maxpods"], &repo());
     assert_eq!(code, 0);
@@ -83,15 +83,15 @@ fn exit_codes() {
     for (args, says) in [
         (&["eval", "clusters/nope.nix"][..], "error: clusters/nope.nix: no such file or directory"),
         (
-            &["eval", "clusters/lab.nix", "--node", "k8s-nobody"],
+            &["eval", "tests/clusters/lab-etcd.nix", "--node", "k8s-nobody"],
             "error: no node \"k8s-nobody\" in cluster lab (nodes: k8s-master, k8s-worker01, k8s-worker02)",
         ),
         (
-            &["eval", "clusters/lab.nix", "--node", "k8s-master", "--file", "/etc/nothing"],
+            &["eval", "tests/clusters/lab-etcd.nix", "--node", "k8s-master", "--file", "/etc/nothing"],
             "error: node k8s-master has no file /etc/nothing",
         ),
         (
-            &["eval", "clusters/lab.nix", "--file", "/etc/etcd.env"],
+            &["eval", "tests/clusters/lab-etcd.nix", "--file", "/etc/etcd.env"],
             "required arguments were not provided:\n  --node <NAME>",
         ),
         (&["eval", "--expr", "{ a = 1; }", "--closures"], "need a cluster value (with schemaVersion and nodes)"),
@@ -106,14 +106,10 @@ fn exit_codes() {
     assert_eq!(code, 1);
     assert!(err.contains("secrets/kubeadm-token"), "{err}");
     assert_eq!(kdeploy(&["plan", "tests/clusters/own-token.nix"], &r).0, 1);
-    // 0: every example cluster evaluates from a fresh clone (kdeploy makes its secrets).
-    for c in ["clusters/seed.nix", "clusters/ha.nix", "clusters/lab.nix"] {
-        let (code, _, err) = kdeploy(&["eval", c], &r);
-        assert_eq!(code, 0, "{c}: {err}");
-    }
+    // 0: every example evaluates: tests/examples_cli.rs, from a fresh clone.
     assert_eq!(kdeploy(&["eval", "--expr", "throw \"x\""], &r).0, 1);
     // 0: -A still selects and prints the value.
-    let (code, out, _) = kdeploy(&["eval", "clusters/lab.nix", "-A", "nodes.k8s-master.address"], &r);
+    let (code, out, _) = kdeploy(&["eval", "tests/clusters/lab-etcd.nix", "-A", "nodes.k8s-master.address"], &r);
     assert_eq!((code, out.as_str()), (0, "\"10.77.0.11\"\n"));
 }
 

@@ -1,6 +1,8 @@
 //! The deployer store: project files are confined to the project root,
 //! artifacts are verified against their declared sha256 before they are
 //! stored, found again by that checksum, and archive members extracted.
+//! (The artifacts here are `file://` URLs next to the project, in a
+//! directory allowed as `--allow-local` allows it.)
 
 use std::io::Write;
 
@@ -10,6 +12,7 @@ use sha2::Digest as _;
 
 fn resolver(dir: &std::path::Path) -> Resolver {
     Resolver::new(dir.join("project"), Store::new(dir.join("project/.kdeploy/store")), Box::new(FileFetcher))
+        .allow_local([dir.to_path_buf()])
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! What happens when the deployer does not finish, against the real lab:
 //! killed at each failpoint, interrupted by Ctrl-C, cut off from a node
-//! while it holds the node's lock. Each time the next plain run must leave
+//! while it holds the node's lock, paused past its locks while another run
+//! takes them over. Each time the next plain run must leave
 //! every node exactly as `eval` says (`assert_deployed`), with every unit
 //! whose inputs changed restarted, and a re-run must be a no-op.
 
@@ -127,8 +128,10 @@ fn a_lock_held_by_a_cut_off_deployer_is_taken_over() {
     }
     let p = Project::new();
     p.restore();
-    // the first run holds every lock for minutes in a hook
-    let slow = p.slow_variant("slow", "containerd.maxContainerLogLineSize = 32000;", 300);
+    // the first run holds every lock for a minute in a hook; the hook
+    // outlives its deployer on the nodes, and the next run waits for it
+    // (up to 40 s) before it changes anything
+    let slow = p.slow_variant("slow", "containerd.maxContainerLogLineSize = 32000;", 60);
     let mut c = kdeploy_cmd("switch", &slow, None, &[]);
     let mut first = c.stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
     wait_for("the first run to hold node 1's lock", Duration::from_secs(30), || !lock_free_inside(1));
@@ -168,7 +171,9 @@ fn a_silent_holder_is_waited_out_and_a_live_one_refused() {
     }
     let p = Project::new();
     p.restore();
-    let slow = p.slow_variant("slow", "containerd.maxContainerLogLineSize = 33000;", 300);
+    // (a minute: the hook goes on while its deployer is frozen, and the
+    // run taking over waits for it, up to 40 s, before changing anything)
+    let slow = p.slow_variant("slow", "containerd.maxContainerLogLineSize = 33000;", 60);
     let mut c = kdeploy_cmd("switch", &slow, None, &[]);
     let mut first = c.stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
     wait_for("the first run to hold node 1's lock", Duration::from_secs(30), || !lock_free_inside(1));
@@ -188,4 +193,65 @@ fn a_silent_holder_is_waited_out_and_a_live_one_refused() {
     assert!(took < Duration::from_secs(90), "taking over a silent holder's lock took {took:?}");
     eprintln!("took over a silent holder's locks in {took:?}");
     assert_deployed(&p.base());
+}
+
+/// Whether process `pid` is stopped (SIGSTOP).
+fn stopped(pid: u32) -> bool {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    stat.rsplit_once(") ").is_some_and(|(_, rest)| rest.starts_with('T'))
+}
+
+/// Blobs of the linked phases that node `i`'s store lacks, one per line.
+fn missing_blobs(i: u32) -> String {
+    ssh(
+        i,
+        "cd /var/lib/kdeploy && for m in phases/*/manifest; do grep \"^f$(printf '\\t')\" \"$m\" | cut -f5; done \
+         | sort -u | while read -r h; do [ -f store/$h ] || [ -f secrets/$h ] || echo \"missing $h\"; done",
+    )
+}
+
+/// A deployer paused (Ctrl-Z, a laptop asleep) past its locks' 30 s,
+/// whose nodes another run took over and converged meanwhile, stops when
+/// it resumes, before its next change, instead of interleaving with the
+/// other run: stopped after its push (next: the first link) or before its
+/// commit (next: the commit), it exits 5 naming each node's lost lock, and
+/// every node stays on the second run's generation with its blobs.
+#[test]
+fn a_paused_deployer_that_lost_its_locks_stops_instead_of_interleaving() {
+    let _g = lab_lock();
+    if !lab_up() {
+        return;
+    }
+    let p = Project::new();
+    p.restore();
+    for (k, point) in ["after-push", "before-commit"].iter().enumerate() {
+        let first = p.variant(&format!("paused{k}"), &format!("containerd.maxContainerLogLineSize = {};", 34000 + k));
+        let second = p.variant(&format!("second{k}"), &format!("containerd.maxContainerLogLineSize = {};", 35000 + k));
+        let mut c = kdeploy_cmd("switch", &first, None, &[]);
+        c.env("KDEPLOY_FAILPOINT", format!("{point}:stop"));
+        let paused = c.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+        wait_for(&format!("the first run to stop at {point}"), Duration::from_secs(180), || stopped(paused.id()));
+        // the second run waits out the paused one's locks and converges
+        let t0 = Instant::now();
+        let (out, _) = switch(&second);
+        assert!(out.status.success(), "{point}: second run\n{}", text(&out));
+        eprintln!("{point}: the second run took over and converged in {:?}", t0.elapsed());
+        // the first run resumes
+        assert!(Command::new("kill").args(["-CONT", &paused.id().to_string()]).status().unwrap().success());
+        let out = paused.wait_with_output().unwrap();
+        let t = text(&out);
+        assert_eq!(out.status.code(), Some(5), "{point}: the resumed run must stop, lock lost\n{t}");
+        for n in ["k8s-master", "k8s-worker01", "k8s-worker02"] {
+            assert!(t.contains(&format!("[{n}] FAILED: this run lost the node's lock")), "{point}: {n}\n{t}");
+        }
+        assert!(!t.contains("committed generation"), "{point}: the resumed run committed\n{t}");
+        // every node as the second run left it, its blobs there
+        assert_deployed(&second);
+        for i in 1..=3 {
+            assert_eq!(missing_blobs(i), "", "{point}: node {i}");
+        }
+        let (out, j) = switch(&second);
+        assert!(out.status.success() && statuses_all(&j, "unchanged"), "{point}: re-run\n{}", text(&out));
+    }
+    p.restore();
 }

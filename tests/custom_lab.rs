@@ -1,10 +1,11 @@
 //! Your own files, units, hooks and checks on the real lab, with the
 //! example clusters/time-sync.nix (a phase of its own after preinstall: an
-//! NTP drop-in, a service that logs the servers, a hook, a check): it
-//! converges and its service runs; a re-run is a no-op; a change of servers
-//! switches only that phase and restarts the service, not etcd; a rollback
-//! brings the old servers and a restart back; a hand edit of the file is
-//! reported and repaired; the lab cluster without it removes the phase.
+//! NTP drop-in, a service that logs the servers, a hook, a check): as it
+//! is (its default server) it converges and its service runs; a re-run is a
+//! no-op; a change of servers switches only that phase and restarts the
+//! service, not etcd; a rollback brings the old servers and a restart back;
+//! a hand edit of the file is reported and repaired; the lab cluster
+//! without it removes the phase.
 
 mod node_support;
 use node_support::lab_check::assert_deployed;
@@ -13,9 +14,10 @@ use node_support::{lab_has, lab_lock, repo};
 
 const CONF: &str = "/etc/systemd/timesyncd.conf.d/kdeploy-ntp.conf";
 
-fn with_servers(p: &Project, name: &str, servers: &str) -> std::path::PathBuf {
+/// The lab cluster with clusters/time-sync.nix given `args` (`{ }`: as it is).
+fn with_servers(p: &Project, name: &str, args: &str) -> std::path::PathBuf {
     std::fs::copy(repo().join("clusters/time-sync.nix"), p.dir.path().join("time-sync.nix")).unwrap();
-    p.variant(name, &format!("custom = (import ./time-sync.nix {{ servers = [ {servers} ]; }}).custom;"))
+    p.variant(name, &format!("custom = (import ./time-sync.nix {args}).custom;"))
 }
 
 fn all_unchanged(j: &serde_json::Value) -> bool {
@@ -29,7 +31,8 @@ fn own_phase_converges_changes_alone_repairs_and_rolls_back() {
         return;
     }
     let p = Project::new();
-    let one = with_servers(&p, "one", "\"10.77.0.1\"");
+    // the example as it is: its default server, the lab's host
+    let one = with_servers(&p, "one", "{ }");
     let (out, _) = switch(&one);
     assert!(out.status.success(), "{}", text(&out));
     assert_deployed(&one);
@@ -42,7 +45,7 @@ fn own_phase_converges_changes_alone_repairs_and_rolls_back() {
     assert!(out.status.success() && all_unchanged(&j), "{}", text(&out));
 
     // another server: only time-sync switches; the service restarts, etcd does not
-    let two = with_servers(&p, "two", "\"10.77.0.1\" \"10.77.0.2\"");
+    let two = with_servers(&p, "two", "{ servers = [ \"10.77.0.1\" \"10.77.0.2\" ]; }");
     let (etcd, svc) = (active_since(1, "etcd"), active_since(1, "time-servers"));
     let (out, _) = switch(&two);
     let t = text(&out);

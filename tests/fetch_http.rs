@@ -177,7 +177,8 @@ fn a_cluster_naming_only_a_version_fetches_from_a_files_repo_mirror() {
         f.serve("files/github.com/etcd-io/etcd/releases/download/v3.4.23/etcd-v3.4.23-linux-amd64.tar.gz", &tarball);
     let server = Server::start(f.dir.path(), &f.served(), &[]);
     // the lab cluster with etcd no longer a local file: only its version
-    let lab = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("clusters/lab.nix")).unwrap();
+    let lab =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clusters/lab-etcd.nix")).unwrap();
     let mut text: String = lab.lines().filter(|l| !l.contains("= \"/usr/bin/etcd")).map(|l| format!("{l}\n")).collect();
     let extra = format!(
         "    download.filesRepo = \"{}\";\n    download.checksums.etcd.amd64.\"3.4.23\" = \"sha256:{sha}\";\n    kdeploy.generateOnly",
@@ -391,4 +392,80 @@ fn the_clusters_proxy_carries_downloads_unless_the_environment_names_one() {
     let out = c.env("HTTPS_PROXY", format!("http://127.0.0.1:{dead}")).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(files.requests().len(), 4, "{:?}", files.requests());
+}
+
+/// A project whose one-node closure downloads `artifacts` (name, url,
+/// sha256), evaluated as it is (no stdlib); `kdeploy fetch` run in it with
+/// `env`: (exit code, stderr).
+fn fetch_cli(dir: &Path, artifacts: &[(&str, &str, &str)], env: &[(&str, &str)]) -> (i32, String) {
+    let files: Vec<serde_json::Value> = artifacts
+        .iter()
+        .map(|(name, url, sha)| {
+            serde_json::json!({"group": "root", "mode": "0755", "owner": "root", "path": format!("/opt/{name}"),
+                "source": {"artifact": {"member": null, "name": name, "sha256": sha, "url": url}}})
+        })
+        .collect();
+    closures_support::write_raw_project(dir, &closures_support::one_phase(files.into()));
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_kdeploy"));
+    c.args(["fetch", "c.nix", "--download-timeout", "2"]).current_dir(dir).env_remove("KDEPLOY_STDLIB");
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let out = c.output().unwrap();
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+/// Every file below `dir` with its size.
+fn sizes_below(dir: &Path) -> Vec<(PathBuf, u64)> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                todo.push(p);
+            } else {
+                out.push((p.clone(), e.metadata().unwrap().len()));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn a_download_larger_than_the_limit_is_refused_and_nothing_kept() {
+    let f = Fixture::new();
+    let sha = f.serve("announced.bin", &bytes(3 << 20, 5));
+    // (another checksum: artifacts are fetched once per checksum)
+    let sha2 = f.serve("unannounced.bin", &bytes(3 << 20, 6));
+    let server = Server::start(f.dir.path(), &f.served(), &["nolength:unannounced.bin"]);
+    let (a, b) = (server.url("announced.bin"), server.url("unannounced.bin"));
+    let project = f.dir.path().join("cli");
+    let limit = [("KDEPLOY_MAX_DOWNLOAD", "1048576")];
+    let (code, err) = fetch_cli(&project, &[("announced", &a, &sha), ("unannounced", &b, &sha2)], &limit);
+    assert_eq!(code, 1, "{err}");
+    // announced by Content-Length: refused before the body; else stopped at the limit
+    assert!(err.contains("artifact announced") && err.contains("3145728 bytes"), "{err}");
+    assert!(err.contains("artifact unannounced") && err.contains("more than 1048576 bytes"), "{err}");
+    assert!(err.contains("KDEPLOY_MAX_DOWNLOAD"), "the limit's knob is named: {err}");
+    let kept = sizes_below(&project.join(".kdeploy"));
+    assert!(kept.iter().all(|(_, n)| *n <= 1 << 20), "{kept:?}");
+    assert!(!kept.iter().any(|(p, _)| p.to_string_lossy().contains("/blobs/")), "{kept:?}");
+    // one attempt each: a limit is not a transient failure
+    assert_eq!(server.requests().len(), 2, "{:?}", server.requests());
+
+    // within the (default) limit: fetched
+    let (code, err) = fetch_cli(&project, &[("announced", &a, &sha), ("unannounced", &b, &sha2)], &[]);
+    assert_eq!(code, 0, "{err}");
+}
+
+#[test]
+fn credentials_in_a_download_url_are_never_printed() {
+    let f = Fixture::new();
+    let server = Server::start(f.dir.path(), &f.served(), &[]);
+    let url = format!("http://mirror-user:s3cr3t-pw@127.0.0.1:{}/missing.tar.gz", server.port());
+    let (code, err) = fetch_cli(&f.dir.path().join("cli"), &[("missing", &url, &"1".repeat(64))], &[]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("missing.tar.gz") && err.contains("404"), "{err}");
+    assert!(!err.contains("s3cr3t-pw"), "the password was printed: {err}");
 }

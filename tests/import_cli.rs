@@ -7,63 +7,14 @@
 //! stdlib refuses is listed with its reason and the rest still evaluates;
 //! the YAML inventory format gives the same nodes.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod import_support;
 
+use import_support::*;
 use serde_json::Value;
-
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn kdeploy(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kdeploy"))
-        .args(args)
-        .current_dir(cwd)
-        .env_remove("KDEPLOY_STDLIB")
-        .output()
-        .unwrap()
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "status {:?}\nstdout:\n{}\nstderr:\n{}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
-/// Import `inventory` into a fresh project; the file's text and its value.
-fn import(inventory: &Path) -> (String, Value) {
-    let project = tempfile::tempdir().unwrap();
-    let out = kdeploy(&["import", "kubespray", inventory.to_str().unwrap(), "-o", "cluster.nix"], project.path());
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    let nix = std::fs::read_to_string(project.path().join("cluster.nix")).unwrap();
-    let ev = kdeploy(&["eval", "cluster.nix", "--json"], project.path());
-    assert!(ev.status.success(), "the imported cluster does not evaluate:\n{}\n{nix}", text(&ev));
-    (nix, serde_json::from_slice(&ev.stdout).unwrap())
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &to.join(e.file_name()));
-        } else {
-            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
-        }
-    }
-}
-
-fn sample() -> PathBuf {
-    repo().join("tests/import/kubespray-sample")
-}
 
 #[test]
 fn kubespray_sample_keeps_its_choices() {
-    let (nix, c) = import(&sample());
+    let Imported { nix, value: c, .. } = import(&sample());
     let node = |n: &str| &c["nodes"][n];
     let roles = |n: &str| node(n)["roles"].clone();
     assert_eq!(roles("cp1"), serde_json::json!(["control-plane", "etcd"]));
@@ -127,7 +78,7 @@ fn a_value_the_stdlib_refuses_is_listed_and_the_rest_evaluates() {
     let f = inv.join("group_vars/k8s_cluster/k8s-cluster.yml");
     let t = std::fs::read_to_string(&f).unwrap().replace("kube_proxy_mode: iptables", "kube_proxy_mode: userspace");
     std::fs::write(&f, t).unwrap();
-    let (nix, c) = import(&inv);
+    let Imported { nix, value: c, .. } = import(&inv);
     let line = nix.lines().find(|l| l.starts_with("#   kube_proxy_mode = ")).unwrap_or_else(|| panic!("{nix}"));
     assert!(line.contains("\"userspace\"") && line.contains("unknown value"), "{line}");
     assert!(!line.contains("kubespray-import.nix"), "the reason names a temporary file: {line}");
@@ -160,8 +111,8 @@ fn yaml_inventory_gives_the_same_nodes() {
 ",
     )
     .unwrap();
-    let (_, from_yaml) = import(&inv);
-    let (_, from_ini) = import(&sample());
+    let from_yaml = import(&inv).value;
+    let from_ini = import(&sample()).value;
     let shape = |c: &Value| -> Vec<(String, Value, Value, Value)> {
         c["nodes"]
             .as_object()

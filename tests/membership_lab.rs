@@ -7,8 +7,9 @@
 //! in sync. Then the same growth cut off by a killed deployer right after
 //! its first `member add`, finished by the next plain switch. With five
 //! lab nodes (`lab/lab.sh up 5`, what `tests/run-all.sh` boots): etcd
-//! 3 → 5 → 3 under the writer. Lab down (or too small): skipped, or a
-//! failure when CI is set.
+//! 3 → 5 → 3 under the writer. And a leave the member list read leaves
+//! out (a wrong answer), refused since the leaving node's own member says
+//! otherwise. Lab down (or too small): skipped, or a failure when CI is set.
 
 use std::path::PathBuf;
 
@@ -158,4 +159,44 @@ fn etcd_grows_3_to_5_and_shrinks_back_without_losing_a_write() {
     assert_left(5);
     assert_deployed(&three);
     p.restore();
+}
+
+/// Members leave (their etcd role taken away) while the member list the
+/// run reads leaves one of them out (a wrong answer, as from a member cut off from
+/// the others): without a `member remove` planned, its step would stop it
+/// and the stdlib's hook would remove its data, leaving the cluster a
+/// dead member. Its own member answers as one of the cluster, so the run
+/// stops before changing anything, naming both answers.
+#[test]
+fn a_leaving_member_the_list_leaves_out_keeps_its_data_and_the_run_stops() {
+    let _g = lab_lock();
+    if !lab_up() {
+        return;
+    }
+    let p = Project::new();
+    p.restore();
+    // both workers leave (an even count is refused); the list leaves one out
+    let leaves = solo(&p);
+    // it leaves k8s-worker02 out everywhere but on k8s-worker02
+    let anchor = "let kd = import <kdeploy>; in\nkd.cluster";
+    let t = std::fs::read_to_string(&leaves).unwrap();
+    assert!(t.contains(anchor));
+    let wrong = " | { if [ -e /run/kdeploy-test-own ]; then cat; else grep -v k8s-worker02; fi; }";
+    let t = t.replace(anchor, "let kd = import <kdeploy>; c = kd.cluster").trim_end().to_string()
+        + &format!(
+            ";\nin c // {{ memberships = c.memberships // {{ etcd = c.memberships.etcd // \
+             {{ list = c.memberships.etcd.list + \"{wrong}\"; }}; }}; }}\n"
+        );
+    std::fs::write(&leaves, t).unwrap();
+    ssh(3, "touch /run/kdeploy-test-own");
+    let (out, _) = switch(&leaves);
+    ssh(3, "rm -f /run/kdeploy-test-own");
+    let t = text(&out);
+    assert!(!out.status.success(), "{t}");
+    assert!(t.contains("k8s-worker02 leaves, but the member list read"), "{t}");
+    assert!(t.contains("its own member answers as k8s-worker02 of the same cluster"), "{t}");
+    assert_eq!(members(), voters(&["k8s-master", "k8s-worker01", "k8s-worker02"]));
+    let st = ssh(3, "systemctl is-active etcd; ls /var/lib/etcd/member");
+    assert!(st.starts_with("active\n") && st.contains("snap"), "k8s-worker02's member stopped or wiped: {st}");
+    assert_deployed(&p.base());
 }

@@ -62,9 +62,9 @@ fn mirror(www: &Path) -> String {
     )
 }
 
-/// clusters/lab.nix without its download.local block, plus `extra` settings.
+/// tests/clusters/lab-etcd.nix without its download.local block, plus `extra` settings.
 fn mirrored_cluster(dir: &Path, extra: &str) -> PathBuf {
-    let lab = std::fs::read_to_string(node_support::repo().join("clusters/lab.nix")).unwrap();
+    let lab = std::fs::read_to_string(node_support::repo().join("tests/clusters/lab-etcd.nix")).unwrap();
     let start = lab.find("    download.local = {").expect("lab.nix takes its binaries from download.local");
     let end = start + lab[start..].find("\n    };\n").unwrap() + "\n    };\n".len();
     let text = format!("{}    {extra}\n{}", &lab[..start], &lab[end..]);

@@ -16,7 +16,7 @@ use kdeploy::node::gc::{plan_generations, Protected};
 use kdeploy::node::{Node, WantedBlob};
 use kdeploy::store::Digest;
 use kdeploy::transport::LocalHost;
-use node_support::{blob, file, manifest, push, wanted};
+use node_support::{blob, file, hold, manifest, push, wanted};
 
 fn mode(p: &Path) -> u32 {
     fs::metadata(p).unwrap().permissions().mode() & 0o777
@@ -28,6 +28,7 @@ async fn damaged_blobs_count_as_missing_and_are_sent_again() {
     let prefix = dir.path().to_str().unwrap().to_string();
     let host = LocalHost::new("local");
     let node = Node::install_with_prefix(&host, &prefix).await.unwrap();
+    let _lock = hold(&node, "test").await;
     let store = dir.path().join("var/lib/kdeploy/store");
     let (a, b) = (blob("a blob of some length\n"), blob("another blob\n"));
     push(&node, &[&a, &b]).await;
@@ -77,6 +78,7 @@ async fn gc_removes_old_generations_and_unnamed_blobs_only() {
     let prefix = dir.path().to_str().unwrap().to_string();
     let host = LocalHost::new("local");
     let node = Node::install_with_prefix(&host, &prefix).await.unwrap();
+    let _lock = hold(&node, "test").await;
     let root = dir.path().join("var/lib/kdeploy");
     let blobs: Vec<_> = (1..=4).map(|i| blob(format!("config {i}\n"))).collect();
     push(&node, &blobs.iter().collect::<Vec<_>>()).await;
@@ -134,6 +136,7 @@ async fn a_failed_stage_leaves_no_half_copied_phase() {
     let prefix = dir.path().to_str().unwrap().to_string();
     let host = LocalHost::new("local");
     let node = Node::install_with_prefix(&host, &prefix).await.unwrap();
+    let _lock = hold(&node, "test").await;
     let (here, absent) = (blob("copied first\n"), blob("never pushed\n"));
     push(&node, &[&here]).await;
     let m = manifest(vec![file("/etc/t/a.conf", "0644", &here), file("/etc/t/b.conf", "0644", &absent)]);

@@ -3,8 +3,9 @@
 //! with rollback, the run lock (exclusive, recovered from a dead holder),
 //! and units started / restarted by a restart trigger / stopped when removed
 //! by real systemd; and that the lab gives each node its own cgroup tree.
-//! Tests use separate nodes (store and files: kdnode2; lock and units:
-//! kdnode3) so they can run in parallel.
+//! Tests use separate nodes (store and files: kdnode2; units: kdnode3;
+//! the lock: kdnode1) so they can run in parallel; each holds its node's
+//! lock while it changes the node, as a run does.
 //! Skipped with a message when the lab is down, failed when CI is set.
 
 mod node_support;
@@ -14,7 +15,7 @@ use std::time::{Duration, Instant};
 use kdeploy::node::{changed_files, Manifest, Node, NodeError, OnChange, UnitSpec};
 use kdeploy::store::Digest;
 use kdeploy::transport::Host;
-use node_support::{blob, connect, file, lab_up, manifest, push, wanted, Blob};
+use node_support::{blob, connect, file, hold, lab_up, manifest, push, wanted, Blob};
 
 async fn sh(h: &dyn Host, cmd: &str) -> String {
     let out = h.exec(cmd, None).await.unwrap();
@@ -29,6 +30,7 @@ async fn store_put_have_and_verify() {
     }
     let h = connect(2).await;
     let node = Node::install(&h).await.unwrap();
+    let _lock = hold(&node, "node-lab-test").await;
     let stamp = format!("{:?}", Instant::now());
     let (a, b) = (blob(format!("blob a {stamp}")), blob(format!("blob b {stamp}\0\u{ff}")));
     let hashes = vec![a.b3, b.b3];
@@ -62,6 +64,7 @@ async fn stage_switch_and_rollback_a_phase() {
     }
     let h = connect(2).await;
     let node = Node::install(&h).await.unwrap();
+    let _lock = hold(&node, "node-lab-test").await;
     let phase = "kdtest-files";
     // start from a node without this phase (a previous run may have left it)
     node.rollback_phase(phase, None).await.unwrap();
@@ -138,12 +141,13 @@ async fn lock_is_exclusive_and_a_dead_holder_is_recovered() {
     if !lab_up() {
         return;
     }
-    let (h1, h2) = (connect(3).await, connect(3).await);
+    // node 1: the other tests here hold the locks of nodes 2 and 3 while they run
+    let (h1, h2) = (connect(1).await, connect(1).await);
     let (n1, n2) = (Node::install(&h1).await.unwrap(), Node::install(&h2).await.unwrap());
-    let lock = n1.lock("test-run-1").await.unwrap();
+    let lock = hold(&n1, "test-run-1").await;
     match n2.lock("test-run-2").await {
         Err(NodeError::Locked { host, owner }) => {
-            assert_eq!(host, "kdnode3");
+            assert_eq!(host, "kdnode1");
             assert!(owner.contains("test-run-1"), "{owner}");
         }
         Err(e) => panic!("expected Locked, got {e}"),
@@ -160,7 +164,7 @@ async fn lock_is_exclusive_and_a_dead_holder_is_recovered() {
     drop(lock2);
 
     // the connection of the holder dies: the lock is free again
-    let h3 = connect(3).await;
+    let h3 = connect(1).await;
     let n3 = Node::install(&h3).await.unwrap();
     let held = n3.lock("connection-dropped").await.unwrap();
     h3.close().await.unwrap();
@@ -217,6 +221,7 @@ async fn units_start_restart_on_trigger_and_stop() {
     }
     let h = connect(3).await;
     let node = Node::install(&h).await.unwrap();
+    let _lock = hold(&node, "node-lab-test").await;
     let phase = "kdtest-unit";
     deploy(&node, phase, &Manifest::default()).await.unwrap(); // clean slate
 
@@ -281,6 +286,10 @@ async fn units_start_restart_on_trigger_and_stop() {
     h.close().await.unwrap();
 }
 
+/// Sets `cg` to the node's systemd cgroup hierarchy: the unified one, or its
+/// own named hierarchy on the legacy (cgroup v1) nodes of a Kubernetes lab.
+const SYSTEMD_CGROUPS: &str = "cg=/sys/fs/cgroup; if [ -d $cg/systemd/init.scope ]; then cg=$cg/systemd; fi";
+
 /// A unit operation that fails is reported with the unit's status and the
 /// journal lines of systemd's forked child (logged before it is in the
 /// unit's cgroup, so `journalctl -u` leaves them out), even when the unit is
@@ -295,6 +304,7 @@ async fn failed_unit_operation_reports_status_and_spawn_errors() {
     }
     let h = connect(3).await;
     let node = Node::install(&h).await.unwrap();
+    let _lock = hold(&node, "node-lab-test").await;
     let u = "kdtest-nocgroup.service";
     sh(
         &h,
@@ -305,8 +315,7 @@ async fn failed_unit_operation_reports_status_and_spawn_errors() {
     )
     .await;
     let pid = sh(&h, &format!("systemctl show -p MainPID --value {u}")).await.trim().to_string();
-    sh(&h, &format!("echo {pid} >/sys/fs/cgroup/init.scope/cgroup.procs && rmdir /sys/fs/cgroup/system.slice/{u}"))
-        .await;
+    sh(&h, &format!("{SYSTEMD_CGROUPS}; echo {pid} >$cg/init.scope/cgroup.procs && rmdir $cg/system.slice/{u}")).await;
     let r = node.units(&[format!("reload:{u}")]).await;
     sh(&h, &format!("systemctl stop {u}; kill {pid} 2>/dev/null; rm -f /etc/systemd/system/{u}; systemctl daemon-reload; systemctl reset-failed {u} 2>/dev/null; true")).await;
     h.close().await.unwrap();
@@ -335,7 +344,7 @@ async fn each_node_has_its_own_cgroup_tree() {
     for i in 1..=3 {
         let h = connect(i).await;
         // the inode of a cgroup directory identifies the cgroup (kernfs node id)
-        ids.push(sh(&h, "stat -c %i /sys/fs/cgroup/init.scope").await.trim().to_string());
+        ids.push(sh(&h, &format!("{SYSTEMD_CGROUPS}; stat -c %i $cg/init.scope")).await.trim().to_string());
         h.close().await.unwrap();
     }
     let distinct: std::collections::BTreeSet<&String> = ids.iter().collect();

@@ -11,7 +11,7 @@ use std::path::Path;
 use kdeploy::node::{Node, NodeError};
 use kdeploy::store::Digest;
 use kdeploy::transport::{Host, LocalHost};
-use node_support::{blob, file, manifest, push, wanted};
+use node_support::{blob, file, hold, manifest, push, wanted};
 
 fn read(p: &Path) -> String {
     fs::read_to_string(p).unwrap()
@@ -23,6 +23,7 @@ async fn stage_switch_rollback_in_a_directory() {
     let prefix = dir.path().to_str().unwrap().to_string();
     let host = LocalHost::new("local");
     let node = Node::install_with_prefix(&host, &prefix).await.unwrap();
+    let _lock = hold(&node, "test").await;
     let st = node.status().await.unwrap();
     assert_eq!(st.current, None);
     assert_eq!(st.next, 1);
@@ -99,6 +100,7 @@ async fn corrupted_blob_is_rejected() {
     let prefix = dir.path().to_str().unwrap().to_string();
     let host = LocalHost::new("local");
     let node = Node::install_with_prefix(&host, &prefix).await.unwrap();
+    let _lock = hold(&node, "test").await;
     let good = blob("payload");
     let err = node.put_bytes(&good.b3, &good.sha, b"payloaX").await.unwrap_err();
     assert!(err.to_string().contains("sha256"), "{err}");
@@ -122,6 +124,7 @@ async fn several_phases_staged_in_one_command() {
     let prefix = dir.path().to_str().unwrap().to_string();
     let host = LocalHost::new("local");
     let node = Node::install_with_prefix(&host, &prefix).await.unwrap();
+    let _lock = hold(&node, "test").await;
     let (x, y, z) = (blob("x\n"), blob("#!/bin/sh\n"), blob("secret\n"));
     push(&node, &[&x, &y, &z]).await;
     let root = nix_uid() == 0;

@@ -65,6 +65,11 @@ impl Project {
     /// displaced /etc/motd); each phase's reset hook logs the node, the
     /// scope and whether the files of the phases before it are still there.
     fn closures(&self, nodes: &[&str]) -> Closures {
+        closure::load(&self.cluster(nodes).to_string(), &self.resolver()).unwrap()
+    }
+
+    /// The closures of [`Project::closures`] as JSON.
+    fn cluster(&self, nodes: &[&str]) -> Value {
         let node = |name: &str| {
             let file = |path: &str| {
                 json!({"group": "root", "mode": "0644", "owner": "root", "path": path,
@@ -89,12 +94,11 @@ impl Project {
                 ],
             })
         };
-        let cluster = json!({
+        json!({
             "name": "local", "phaseOrder": ["base", "app"], "schemaVersion": closure::SCHEMA_VERSION,
             "settings": {}, "warnings": [],
             "nodes": nodes.iter().map(|n| (n.to_string(), node(n))).collect::<serde_json::Map<String, Value>>(),
-        });
-        closure::load(&cluster.to_string(), &self.resolver()).unwrap()
+        })
     }
 
     fn reached<'h>(&self, hosts: &'h [LocalHost], prefixes: &'h [String]) -> Vec<Reached<'h>> {
@@ -113,14 +117,29 @@ impl Project {
     }
 
     async fn reset(&self, nodes: &[&str], scope: Scope, dry_run: bool) -> (Outcome, String, Vec<Event>) {
+        self.reset_beside(nodes, &[], scope, dry_run).await.unwrap()
+    }
+
+    /// A reset of `nodes` that also holds `bystanders` (last), untouched.
+    async fn reset_beside(
+        &self,
+        nodes: &[&str],
+        bystanders: &[&str],
+        scope: Scope,
+        dry_run: bool,
+    ) -> Result<(Outcome, String, Vec<Event>), String> {
+        let held = || nodes.iter().chain(bystanders);
+        let bystanders: Vec<String> = bystanders.iter().map(|n| n.to_string()).collect();
+        let nodes: Vec<&str> = held().copied().collect();
         let hosts: Vec<LocalHost> = nodes.iter().map(|n| LocalHost::new(n)).collect();
         let prefixes: Vec<String> = nodes.iter().map(|n| self.prefix(n).display().to_string()).collect();
         let opts = ResetOptions { cluster: "local".into(), state_dir: self.state_dir(), dry_run, ..Default::default() };
         let sink = Collect::default();
         let order = ["base".to_string(), "app".to_string()];
         let reached = self.reached(&hosts, &prefixes);
-        let (outcome, plan) = reset_reached(&reached, &order, scope, &opts, Cancel::default(), &sink).await.unwrap();
-        (outcome, plan, sink.0.into_inner().unwrap())
+        let (outcome, plan) =
+            reset_reached(&reached, &bystanders, &order, scope, &opts, Cancel::default(), &sink).await?;
+        Ok((outcome, plan, sink.0.into_inner().unwrap()))
     }
 
     fn recorded_nodes(&self) -> Vec<String> {
@@ -245,4 +264,46 @@ async fn a_node_dropped_from_the_definition_is_named_and_left_then_pruned() {
     assert_eq!(p.switch(&both, &["n1", "n2"], false).await.0, Outcome::Ok);
     assert!(p.deployed("n2"));
     assert_eq!(p.recorded_nodes(), ["n1", "n2"]);
+}
+
+/// A worker's drain runs on the anchor, where the admin credentials are: a
+/// reset hook delegated to another node runs there, in a prune and in a
+/// reset of some nodes (which holds the delegate, untouched, beside them).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_reset_hook_delegated_to_another_node_runs_there_in_a_prune_and_a_partial_reset() {
+    let p = Project::new();
+    let mut cluster = p.cluster(&["n1", "n2"]);
+    let drain = json!({"name": "drain", "unless": null, "when": "reset", "delegate": "n1",
+                       "run": format!("echo \"drain n2 from $KDEPLOY_PREFIX $KDEPLOY_RESET\" >> {}", p.log().display())});
+    cluster["nodes"]["n2"]["phases"][1]["hooks"].as_array_mut().unwrap().push(drain);
+    let both = closure::load(&cluster.to_string(), &p.resolver()).unwrap();
+    let drained = |scope: &str| format!("drain n2 from {} {scope}", p.prefix("n1").display());
+
+    // reset --on n2: n1 held beside it, the hook run there, n1 untouched
+    assert_eq!(p.switch(&both, &["n1", "n2"], false).await.0, Outcome::Ok);
+    let before_n1 = p.tree("n1");
+    let (outcome, _, events) = p.reset_beside(&["n2"], &["n1"], Scope::Nodes, false).await.unwrap();
+    assert_eq!(outcome, Outcome::Ok, "{events:#?}");
+    // (in the order of the phase's hooks: the drain is listed after app-reset)
+    assert_eq!(
+        p.log_lines(),
+        ["n2 app nodes base:present".into(), drained("nodes"), "n2 base nodes base:present".into()]
+    );
+    assert_eq!(p.tree("n1"), before_n1);
+    assert_eq!(p.tree("n2"), ["etc", "etc/motd", "var", "var/lib"]);
+    assert_eq!(p.recorded_nodes(), ["n1"], "the bystander stays in the record, the reset node leaves it");
+
+    // without the delegate held, the reset refuses before it changes anything
+    assert_eq!(p.switch(&both, &["n1", "n2"], false).await.0, Outcome::Ok);
+    std::fs::remove_file(p.log()).unwrap();
+    let refused = p.reset_beside(&["n2"], &[], Scope::Nodes, false).await.err().unwrap_or_default();
+    assert!(refused.contains("n1"), "{refused}");
+    assert!(p.deployed("n2") && p.log_lines().is_empty());
+
+    // switch --prune: the anchor is in the switch
+    let only_n1 = p.closures(&["n1"]);
+    let (outcome, events) = p.switch(&only_n1, &["n1", "n2"], true).await;
+    assert_eq!(outcome, Outcome::Ok, "{events:#?}");
+    assert!(p.log_lines().contains(&drained("pruned")), "{:?}", p.log_lines());
+    assert_eq!(p.tree("n2"), ["etc", "etc/motd", "var", "var/lib"]);
 }

@@ -3,13 +3,13 @@
 //! client and a TLS client without a certificate are refused; no secret
 //! byte is readable by user `nobody` anywhere on a node; eval output holds
 //! no key material; a re-run is a no-op. Takes the lab lock and ends with
-//! the lab check, leaving the lab on `clusters/lab.nix`.
+//! the lab check, leaving the lab on `tests/clusters/lab-etcd.nix`.
 
 use std::process::{Command, Output};
 
 mod node_support;
 use node_support::lab_check::assert_deployed;
-use node_support::{lab_lock, lab_up, repo};
+use node_support::{lab_lock, lab_secrets, lab_up, repo};
 
 fn kdeploy(args: &[&str]) -> Output {
     let lab = repo().join(".lab");
@@ -28,6 +28,8 @@ fn kdeploy(args: &[&str]) -> Output {
             vec![]
         })
         .env_remove("KDEPLOY_STDLIB")
+        // the lab's one secret store (its etcd CA), whichever project the file is in
+        .env("KDEPLOY_SECRETS", lab_secrets())
         .output()
         .unwrap()
 }
@@ -65,7 +67,7 @@ fn tls_etcd_from_kdeploys_pki_and_no_secret_readable_by_others() {
     if !lab_up() {
         return;
     }
-    let lab_nix = repo().join("clusters/lab.nix");
+    let lab_nix = repo().join("tests/clusters/lab-etcd.nix");
     let lab = lab_nix.to_str().unwrap();
     let out = kdeploy(&["switch", lab]);
     if !out.status.success() {

@@ -1,6 +1,6 @@
 //! `kdeploy switch` failure paths and `kdeploy rollback` against the real
 //! lab (`lab/lab.sh up 3`). The lab is shared: every test takes one lock
-//! (serial), works from its own temp project (copies of clusters/lab.nix,
+//! (serial), works from its own temp project (copies of tests/clusters/lab-etcd.nix,
 //! so its own .kdeploy history) and leaves the nodes on the unmodified lab
 //! cluster. Lab down: skipped, or a failure when CI is set.
 

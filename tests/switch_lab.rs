@@ -48,7 +48,7 @@ fn switch_converges_noops_and_restarts_only_what_changed() {
     if !lab_up() {
         return;
     }
-    let lab_nix = repo().join("clusters/lab.nix");
+    let lab_nix = repo().join("tests/clusters/lab-etcd.nix");
 
     // 1. converge (from whatever state: fresh nodes or an earlier run)
     let (out, j) = switch(&lab_nix, &[]);
@@ -108,7 +108,7 @@ fn lab_check_reports_each_kind_of_drift() {
     if !lab_up() {
         return;
     }
-    let lab_nix = repo().join("clusters/lab.nix");
+    let lab_nix = repo().join("tests/clusters/lab-etcd.nix");
     let (out, _) = switch(&lab_nix, &[]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert_deployed(&lab_nix);

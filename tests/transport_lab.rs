@@ -280,6 +280,7 @@ async fn measurements() {
     assert!(rtt < Duration::from_millis(40), "round trip {rtt:?}: is TCP_NODELAY on?");
     // the real path: node program `put` (temp file, sha256 check, rename)
     let node = kdeploy::node::Node::install(&h).await.unwrap();
+    let _lock = node_support::hold(&node, "transport-test").await;
     let n = 20;
     let t = Instant::now();
     for _ in 0..n {

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Writes clusters/lab.nix grown to N lab nodes (default 20) to stdout: node i
+# Writes tests/clusters/lab-etcd.nix grown to N lab nodes (default 20) to stdout: node i
 # is kdnode<i> at 10.77.0.<10+i> (lab/lab.sh's addresses); the first three
 # are etcd members as in the lab, the first also the control plane, the rest
 # workers. With CACHE (a URL), transfer.cache names it; with CHANGED=i,
@@ -34,4 +34,4 @@ awk -v nodes="$nodes" -v extra="$extra" '
   /name = "lab";/ { sub(/"lab"/, "\"lab'"$n"'\"") }
   /^  settings = \{/ { print; if (extra != "") print "    " extra; next }
   { print }
-' "$dir/clusters/lab.nix"
+' "$dir/tests/clusters/lab-etcd.nix"

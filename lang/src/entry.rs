@@ -30,6 +30,11 @@ impl Session {
         Session { ev: Evaluator::new(Io::new(roots, stdlib)) }
     }
 
+    /// Never read below `dir` (a secret store outside `.kdeploy`).
+    pub fn hide(&mut self, dir: &Path) {
+        self.ev.io.hide(dir);
+    }
+
     fn absolute(p: &Path) -> PathBuf {
         if p.is_absolute() {
             p.to_path_buf()

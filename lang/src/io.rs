@@ -1,8 +1,14 @@
 //! The one I/O boundary of the evaluator. Files are read only below the
 //! project roots and from the stdlib (embedded in the binary or, for
 //! development, a directory); nothing else on the machine is visible, and
-//! no environment, clock or network exists for the language. The process's
-//! own size (for the memory budget of `limits.rs`) is read here too.
+//! no environment, clock or network exists for the language. Below the
+//! roots, kdeploy's private state is not visible either: no path through a
+//! `.kdeploy` directory (the blob store and the secret store, whose keys
+//! must never become values a cluster could put in a file) nor below a
+//! directory the front end hides (`Session::hide`: a secret store kept
+//! elsewhere) is read, listed or even tested for existence — judged on
+//! the real path, after symlinks. The process's own size (for the memory
+//! budget of `limits.rs`) is read here too.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -40,7 +46,12 @@ pub enum Stdlib {
 pub struct Io {
     roots: Vec<PathBuf>,
     stdlib: Stdlib,
+    /// Never read, even below a root (canonical).
+    hidden: Vec<PathBuf>,
 }
+
+/// kdeploy's private state below a project (stores, secrets): never read.
+pub const PRIVATE_DIR: &str = ".kdeploy";
 
 fn forbidden(path: &str, roots: &[PathBuf]) -> Box<EvalError> {
     let allowed: Vec<String> = roots.iter().map(|r| r.display().to_string()).collect();
@@ -50,6 +61,15 @@ fn forbidden(path: &str, roots: &[PathBuf]) -> Box<EvalError> {
             allowed.join(", ")
         ),
     )
+}
+
+fn private(path: &str, dir: &Path) -> Box<EvalError> {
+    EvalError::new(ErrorKind::Forbidden, format!("access to '{path}' is not allowed: it is in kdeploy's private state"))
+        .help(format!(
+            "{} holds the deployer's stores and secrets, which evaluation never reads; \
+             a cluster names a secret by its file (a `secretFile` source), never by its value",
+            dir.display()
+        ))
 }
 
 /// The usual causes in words of their own, without the OS's error number.
@@ -68,7 +88,12 @@ impl Io {
     /// `roots` are made absolute and canonical; symlinks cannot escape them.
     pub fn new(roots: Vec<PathBuf>, stdlib: Stdlib) -> Io {
         let roots = roots.into_iter().map(|r| r.canonicalize().unwrap_or(r)).collect();
-        Io { roots, stdlib }
+        Io { roots, stdlib, hidden: Vec::new() }
+    }
+
+    /// Never read below `dir`, even where it lies below a root.
+    pub fn hide(&mut self, dir: &Path) {
+        self.hidden.push(dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf()));
     }
 
     /// Resolves a real path, refusing anything outside the roots.
@@ -89,12 +114,21 @@ impl Io {
                 },
             }
         };
-        if !self.roots.iter().any(|r| canonical.starts_with(r)) {
+        let Some(root) = self.roots.iter().find(|r| canonical.starts_with(r)) else {
             return Err(forbidden(path, &self.roots));
-        }
-        let mut full = canonical;
+        };
+        let mut full = canonical.clone();
         for s in suffix.into_iter().rev() {
             full.push(s);
+        }
+        // the part below the root (a root may itself lie anywhere)
+        let below = full.strip_prefix(root).unwrap_or(&full);
+        if let Some(i) = below.components().position(|c| c.as_os_str() == PRIVATE_DIR) {
+            let dir: PathBuf = root.join(below.components().take(i + 1).collect::<PathBuf>());
+            return Err(private(path, &dir));
+        }
+        if let Some(dir) = self.hidden.iter().find(|h| full.starts_with(h)) {
+            return Err(private(path, dir));
         }
         Ok(full)
     }

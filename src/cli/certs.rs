@@ -5,6 +5,8 @@
 //! only: no node is contacted, and key files are never opened. `--renew`
 //! re-issues the certificates due within the window (keeping their keys);
 //! the next `kdeploy switch` pushes them, since their keyed hashes change.
+//! A user's own CA (`etcd.caDir`) is read only where `switch` would read
+//! it (the project root, the system's directories, `--allow-local`).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -86,9 +88,10 @@ pub fn run(args: CertsArgs) -> ExitCode {
                 return Err(Failure::Usage(format!("no node {n:?} in cluster {}", cluster.name)));
             }
         }
-        let root = args.inputs.roots(Some(&args.file)).remove(0);
-        // the same store switch uses: --secrets / KDEPLOY_SECRETS, else the project's
-        let store = SecretStore::new(args.inputs.secrets.clone().unwrap_or_else(|| SecretStore::default_dir(&root)));
+        // the same store switch uses (--secrets / KDEPLOY_SECRETS, else the
+        // project's), confined as switch confines it (--allow-local)
+        let resolver = args.inputs.resolver(Some(&args.file));
+        let store = resolver.secrets();
         let now = OffsetDateTime::now_utc();
         let mut out = String::new();
         if args.renew {
@@ -102,7 +105,7 @@ pub fn run(args: CertsArgs) -> ExitCode {
                 eprintln!("run `kdeploy switch {}` to push the renewed certificates", args.file.display());
             }
         }
-        let rows = rows(&cluster, &store, args.node.as_deref(), args.within, now);
+        let rows = rows(&cluster, store, args.node.as_deref(), args.within, now)?;
         match args.output {
             OutputFormat::Json => out = serde_json::to_string_pretty(&rows).expect("JSON") + "\n",
             OutputFormat::Text => text(&rows, &mut out),
@@ -119,7 +122,13 @@ pub fn run(args: CertsArgs) -> ExitCode {
 }
 
 /// Certificate files per node in phase and file order; key files skipped.
-fn rows(cluster: &Cluster, store: &SecretStore, only: Option<&str>, within: i64, now: OffsetDateTime) -> Vec<Row> {
+fn rows(
+    cluster: &Cluster,
+    store: &SecretStore,
+    only: Option<&str>,
+    within: i64,
+    now: OffsetDateTime,
+) -> Result<Vec<Row>, Failure> {
     let mut out = Vec::new();
     for (node, n) in &cluster.nodes {
         if only.is_some_and(|o| o != node) {
@@ -130,17 +139,24 @@ fn rows(cluster: &Cluster, store: &SecretStore, only: Option<&str>, within: i64,
             let is_cert = match make {
                 Make::Ca(ca) => *name == ca.cert,
                 Make::Cert(c) => *name == c.cert,
-                Make::Token | Make::Hex { .. } => false,
+                Make::Token | Make::Hex { .. } | Make::CaPin(_) => false,
             };
             if is_cert {
-                out.push(row(node, &f.path, name, store, within, now));
+                out.push(row(node, &f.path, name, store, within, now)?);
             }
         }
     }
-    out
+    Ok(out)
 }
 
-fn row(node: &str, path: &str, name: &str, store: &SecretStore, within: i64, now: OffsetDateTime) -> Row {
+fn row(
+    node: &str,
+    path: &str,
+    name: &str,
+    store: &SecretStore,
+    within: i64,
+    now: OffsetDateTime,
+) -> Result<Row, Failure> {
     let mut r = Row {
         node: node.to_string(),
         path: path.to_string(),
@@ -152,8 +168,8 @@ fn row(node: &str, path: &str, name: &str, store: &SecretStore, within: i64, now
         days_left: None,
         is_ca: false,
     };
-    if !store.exists(name) {
-        return r;
+    if !store.exists(name)? {
+        return Ok(r);
     }
     // A certificate is public; only its own file is read, never the key's.
     match store.read(name).ok().and_then(|b| pki::inspect(&b).ok()) {
@@ -176,7 +192,7 @@ fn row(node: &str, path: &str, name: &str, store: &SecretStore, within: i64, now
             r.is_ca = info.is_ca;
         }
     }
-    r
+    Ok(r)
 }
 
 fn text(rows: &[Row], out: &mut String) {

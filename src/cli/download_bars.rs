@@ -77,7 +77,12 @@ impl FetchEvents for DownloadBars {
         if let Some(b) = self.take(a) {
             b.finish_and_clear();
         }
-        self.println(format!("fetched {} ({:.1} MB) from {}", a.name, bytes as f64 / 1e6, a.url));
+        self.println(format!(
+            "fetched {} ({:.1} MB) from {}",
+            a.name,
+            bytes as f64 / 1e6,
+            crate::store::http::redact(&a.url)
+        ));
     }
 
     fn failed(&self, a: &Artifact) {

@@ -114,8 +114,8 @@ fn evaluate(session: &mut Session, args: &EvalArgs) -> Result<Vec<u8>, Failure> 
     }
     if let (Some(node), Some(path)) = (&args.node, &args.node_file) {
         let source = summary::find_file(&closures, node, path).map_err(Failure::Usage)?;
-        if let crate::closure::Source::Secret(s) = &source {
-            return Ok(crate::store::secrets::placeholder(s).into_bytes());
+        if source.is_secret() {
+            return Ok(crate::store::secrets::placeholder(&source).into_bytes());
         }
         return Ok(resolver.bytes(&source)?);
     }

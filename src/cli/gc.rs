@@ -19,6 +19,7 @@ use super::switch::{runtime, OutputFormat, SshArgs};
 use super::{EXIT_DEPLOY_FAILED, EXIT_ERROR, EXIT_UNREACHABLE};
 use crate::closure::{Closures, Source};
 use crate::deploy::gc::{gc, GcOptions, GcResult};
+use crate::shown::{shown, shown_json};
 use crate::store::{Digest, Store};
 
 #[derive(Args)]
@@ -87,13 +88,15 @@ pub fn run(args: GcArgs) -> ExitCode {
     let res = match runtime().block_on(gc(&opts)) {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("error: {e}");
+            super::print_error(&e);
             return ExitCode::from(EXIT_ERROR);
         }
     };
     match args.output {
-        OutputFormat::Json => println!("{}", serde_json::to_string_pretty(&res).expect("gc result serialises")),
-        OutputFormat::Text => print!("{}", text(&res)),
+        OutputFormat::Json => {
+            println!("{}", shown_json(&serde_json::to_string_pretty(&res).expect("gc result serialises")))
+        }
+        OutputFormat::Text => print!("{}", shown(&text(&res))),
     }
     if res.ok() {
         ExitCode::SUCCESS

@@ -3,6 +3,8 @@
 //! printed: a setting the stdlib refuses (a value outside an option's type,
 //! a rule broken) is moved to the "not imported" list with the stdlib's
 //! message, so what is printed evaluates and nothing is lost silently.
+//! The inventory is untrusted: what is evaluated (and printed) is checked
+//! to be data only first (`import::data_only`).
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -121,7 +123,7 @@ fn settle(imported: &mut Imported) -> Result<(String, Option<String>), String> {
     let dir = tempfile::tempdir().map_err(|e| format!("a temporary directory: {e}"))?;
     let file = dir.path().join(FILE_NAME);
     for _ in 0..MAX_REFUSED {
-        let (text, lines) = import::render(imported);
+        let (text, lines) = render(imported)?;
         std::fs::write(&file, &text).map_err(|e| format!("{}: {e}", file.display()))?;
         let mut s = Session::new(vec![dir.path().to_path_buf()], crate::stdlib::stdlib(None));
         let err = match s.eval_file(&file, &[]).and_then(|v| s.to_json(&v)) {
@@ -134,8 +136,17 @@ fn settle(imported: &mut Imported) -> Result<(String, Option<String>), String> {
             None => return Ok((text, Some(rendered))),
         }
     }
-    let (text, _) = import::render(imported);
+    let (text, _) = render(imported)?;
     Ok((text, Some(format!("more than {MAX_REFUSED} settings refused"))))
+}
+
+/// The file's text and the line of each setting, if it is data only: the
+/// inventory is untrusted, and only data is evaluated or printed.
+fn render(imported: &Imported) -> Result<(String, Vec<(usize, import::SettingAt)>), String> {
+    let (text, lines) = import::render(imported);
+    import::data_only::check(&text)
+        .map_err(|e| format!("the generated file is not data only, so it is neither evaluated nor printed: {e}"))?;
+    Ok((text, lines))
 }
 
 /// The first line of the generated file an error shows.

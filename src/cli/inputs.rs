@@ -11,7 +11,7 @@ use kdeploy_lang::{Arg, EvalError, Session, Value};
 pub use super::decode::Origin;
 use crate::closure::{self, Closures};
 use crate::store::http::{split_hosts, HttpFetcher, Proxies, Retry};
-use crate::store::{Fetched, Resolver, Store};
+use crate::store::{Fetched, Resolver, Store, DEFAULT_MAX_DOWNLOAD};
 
 #[derive(Args, Clone, Default)]
 pub struct Inputs {
@@ -46,6 +46,11 @@ pub struct Inputs {
     /// attempt fails (five attempts, with growing pauses, before the run stops).
     #[arg(long, value_name = "SECS", env = "KDEPLOY_DOWNLOAD_TIMEOUT", default_value_t = 30)]
     pub download_timeout: u64,
+    /// The largest download taken, in bytes (an artifact over HTTP(S) or file://, or a member
+    /// of an archive): one announced larger is refused before its body, one growing larger is
+    /// cut off. Default 4294967296 (4 GiB).
+    #[arg(long, value_name = "BYTES", env = "KDEPLOY_MAX_DOWNLOAD")]
+    pub max_download: Option<u64>,
 }
 
 /// Why a command stopped: bad usage (exit 2) or a failure (exit 1).
@@ -98,8 +103,13 @@ impl Inputs {
         }
     }
 
+    /// An evaluator over the project roots; it never reads kdeploy's
+    /// private state (`.kdeploy/`, the `--secrets` directory).
     pub fn session(&self, file: Option<&Path>) -> Session {
         let mut s = Session::new(self.roots(file), crate::stdlib::stdlib(self.stdlib.clone()));
+        if let Some(dir) = &self.secrets {
+            s.hide(dir);
+        }
         s.ev.trace = super::decode::trace_hook();
         s
     }
@@ -144,7 +154,9 @@ impl Inputs {
         let store = Store::new(self.store.clone().unwrap_or_else(|| Store::default_dir(&root)));
         // partial downloads next to the ones a user drops in by hand
         let fetcher = self.http_fetcher(&store);
-        let resolver = Resolver::new(root, store, Box::new(fetcher)).allow_local(self.allow_local.iter().cloned());
+        let resolver = Resolver::new(root, store, Box::new(fetcher))
+            .allow_local(self.allow_local.iter().cloned())
+            .max_download(self.max_download.unwrap_or(DEFAULT_MAX_DOWNLOAD));
         match &self.secrets {
             Some(dir) => resolver.with_secrets(dir),
             None => resolver,

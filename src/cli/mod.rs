@@ -1,6 +1,7 @@
 //! Command-line definition (clap) and dispatch. Exit codes: 0 success,
 //! 1 evaluation error, 2 usage error, 3 deploy failed (rolled back) or a
-//! node locked by another run, 4 a node unreachable, 130 interrupted.
+//! node locked by another run, 4 a node unreachable, 5 a node's lock lost
+//! to another run mid-run, 130 interrupted.
 
 use std::process::ExitCode;
 
@@ -35,15 +36,24 @@ pub const EXIT_USAGE: u8 = 2;
 pub const EXIT_DEPLOY_FAILED: u8 = 3;
 /// Some node could not be reached; nothing was changed.
 pub const EXIT_UNREACHABLE: u8 = 4;
+/// A node's lock was lost to another run mid-run (the deployer was paused
+/// or cut off): stopped before its next change, nothing undone there.
+pub const EXIT_LOCK_LOST: u8 = 5;
 /// Stopped by Ctrl-C; touched nodes were put back (128 + SIGINT).
 pub const EXIT_INTERRUPTED: u8 = 130;
+
+/// `error: E` on stderr, through [`crate::shown::shown`]: an error may
+/// carry what a node said.
+pub(crate) fn print_error(e: &dyn std::fmt::Display) {
+    eprintln!("error: {}", crate::shown::shown(&e.to_string()));
+}
 
 #[derive(Parser)]
 #[command(
     name = "kdeploy",
     version,
     about = "Declarative Kubernetes clusters: a pure configuration language, hashed per-node closures, atomic switch over SSH.",
-    after_help = "Exit codes: 0 success, 1 evaluation error, 2 usage error, 3 deploy failed (rolled back) or node locked, 4 node unreachable, 130 interrupted by Ctrl-C (touched nodes rolled back)."
+    after_help = "Exit codes: 0 success, 1 evaluation error, 2 usage error, 3 deploy failed (rolled back) or node locked, 4 node unreachable, 5 a node's lock lost to another run mid-run (stopped, nothing undone there), 130 interrupted by Ctrl-C (touched nodes rolled back)."
 )]
 struct Cli {
     #[command(subcommand)]

@@ -36,7 +36,8 @@ directory kdeploy created, then /var/lib/kdeploy. Phases go last first.
 Exit codes: 0 reset, 1 evaluation error, 2 usage error or not confirmed
 (no --yes and no terminal to ask on), 3 reset failed on some node (not
 undone: run it again) or a node is locked by another run, 4 some node
-unreachable (nothing was changed), 130 interrupted by Ctrl-C.
+unreachable (nothing was changed), 5 a node's lock lost to another run
+mid-run (stopped there), 130 interrupted by Ctrl-C.
 
 Examples:
   kdeploy reset clusters/lab.nix --yes
@@ -110,7 +111,7 @@ pub fn run(args: ResetArgs) -> ExitCode {
     let selected = match select(&closures, &opts.on) {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("error: {e}");
+            super::print_error(&e);
             return ExitCode::from(EXIT_USAGE);
         }
     };
@@ -122,7 +123,7 @@ pub fn run(args: ResetArgs) -> ExitCode {
                 return ExitCode::from(EXIT_USAGE);
             }
             Err(e) => {
-                eprintln!("error: {e}");
+                super::print_error(&e);
                 return ExitCode::from(EXIT_USAGE);
             }
         }
@@ -140,7 +141,7 @@ pub fn run(args: ResetArgs) -> ExitCode {
     match result {
         Ok((outcome, plan)) => finish(&data, &plan, args.dry_run, args.run.output, outcome),
         Err(e) => {
-            eprintln!("error: {e}");
+            super::print_error(&e);
             ExitCode::from(EXIT_ERROR)
         }
     }

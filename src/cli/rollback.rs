@@ -3,7 +3,8 @@
 //! before the generation in effect). Evaluates nothing and transfers
 //! nothing — see `deploy::rollback`. Progress on stderr, recap on stdout.
 //! Exit codes as for switch: 0 done, 1 error (nothing to roll back to),
-//! 2 usage, 3 failed (moved forward again) or locked, 4 unreachable.
+//! 2 usage, 3 failed (moved forward again) or locked, 4 unreachable, 5 a
+//! node's lock lost to another run mid-run.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -65,7 +66,7 @@ pub fn run(args: RollbackArgs) -> ExitCode {
     let tgt = match target(&record::list(&opts.state_dir), opts.to) {
         Ok(t) => t,
         Err(e) => {
-            eprintln!("error: {e}");
+            super::print_error(&e);
             return ExitCode::from(EXIT_ERROR);
         }
     };
@@ -90,7 +91,7 @@ pub fn run(args: RollbackArgs) -> ExitCode {
             finish(&data, &plan, args.dry_run, args.run.output, outcome)
         }
         Err(e) => {
-            eprintln!("error: {e}");
+            super::print_error(&e);
             ExitCode::from(EXIT_ERROR)
         }
     }

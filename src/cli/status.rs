@@ -21,6 +21,7 @@ use crate::deploy::connect::connect_reporting;
 use crate::deploy::events::Collect;
 use crate::deploy::record;
 use crate::node::{Drift, Node};
+use crate::shown::{shown, shown_json};
 use crate::transport::Host;
 
 #[derive(Args)]
@@ -81,7 +82,7 @@ pub fn run(args: StatusArgs) -> ExitCode {
     let targets = match targets {
         Ok(t) => t,
         Err(e) => {
-            eprintln!("error: {e}");
+            super::print_error(&e);
             return ExitCode::from(EXIT_ERROR);
         }
     };
@@ -117,12 +118,14 @@ pub fn run(args: StatusArgs) -> ExitCode {
     match args.output {
         OutputFormat::Json => println!(
             "{}",
-            serde_json::to_string_pretty(
-                &serde_json::json!({"cluster": latest.cluster, "generation": latest.number, "nodes": reports})
+            shown_json(
+                &serde_json::to_string_pretty(
+                    &serde_json::json!({"cluster": latest.cluster, "generation": latest.number, "nodes": reports})
+                )
+                .expect("status serialises")
             )
-            .expect("status serialises")
         ),
-        OutputFormat::Text => print!("{}", text(&latest.cluster, latest.number, &reports)),
+        OutputFormat::Text => print!("{}", shown(&text(&latest.cluster, latest.number, &reports))),
     }
     if reports.values().any(|r| !r.reachable) {
         ExitCode::from(EXIT_UNREACHABLE)

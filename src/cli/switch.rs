@@ -2,7 +2,8 @@
 //! `deploy::switch`). Progress lines go to stderr, the recap to stdout
 //! (`--output json` for machines). Exit codes: 0 converged, 1 evaluation
 //! error, 2 usage, 3 deploy failed (rolled back) or a node locked by
-//! another run, 4 a node unreachable (nothing changed), 130 interrupted.
+//! another run, 4 a node unreachable (nothing changed), 5 a node's lock
+//! lost to another run mid-run, 130 interrupted.
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -15,7 +16,7 @@ use clap::{Args, ValueEnum};
 use super::eval::report;
 use super::inputs::{self, Inputs};
 use super::interrupt::run_cancellable;
-use super::{EXIT_DEPLOY_FAILED, EXIT_ERROR, EXIT_INTERRUPTED, EXIT_UNREACHABLE, EXIT_USAGE};
+use super::{EXIT_DEPLOY_FAILED, EXIT_ERROR, EXIT_INTERRUPTED, EXIT_LOCK_LOST, EXIT_UNREACHABLE, EXIT_USAGE};
 use crate::deploy::events::{Event, Sink, Tee};
 use crate::deploy::live::Progress;
 use crate::deploy::recap::{Recap, RecapData};
@@ -94,7 +95,9 @@ impl DeadlineArgs {
 #[command(after_help = "\
 Exit codes: 0 converged (or nothing to do), 1 evaluation error, 2 usage error,
 3 deploy failed (touched nodes rolled back) or a node is locked by another run,
-4 some node unreachable (nothing was changed on any node), 130 interrupted by
+4 some node unreachable (nothing was changed on any node), 5 a node's lock was
+lost mid-run (the deployer paused or cut off for 30 s or more; another run may
+hold it: stopped before the next change, nothing undone on that node), 130 interrupted by
 Ctrl-C (touched nodes rolled back; a second Ctrl-C exits at once).
 
 Examples:
@@ -182,7 +185,7 @@ pub fn run(args: SwitchArgs) -> ExitCode {
     let cache = match binary_cache(&closures.cluster.settings, args.inputs.download_timeout) {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("error: {e}");
+            super::print_error(&e);
             return ExitCode::from(EXIT_USAGE);
         }
     };
@@ -201,7 +204,7 @@ pub fn run(args: SwitchArgs) -> ExitCode {
     let selected = match crate::deploy::switch::select(&closures, &opts.on) {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("error: {e}");
+            super::print_error(&e);
             return ExitCode::from(EXIT_USAGE);
         }
     };
@@ -218,7 +221,7 @@ pub fn run(args: SwitchArgs) -> ExitCode {
     match result {
         Ok((outcome, plan)) => finish(&data, &plan, args.dry_run, args.run.output, outcome),
         Err(e) => {
-            eprintln!("error: {e}");
+            super::print_error(&e);
             ExitCode::from(EXIT_ERROR)
         }
     }
@@ -239,5 +242,6 @@ pub(super) fn finish(data: &RecapData, plan: &str, dry_run: bool, output: Output
         Outcome::Failed => ExitCode::from(EXIT_DEPLOY_FAILED),
         Outcome::Unreachable => ExitCode::from(EXIT_UNREACHABLE),
         Outcome::Interrupted => ExitCode::from(EXIT_INTERRUPTED),
+        Outcome::LockLost => ExitCode::from(EXIT_LOCK_LOST),
     }
 }

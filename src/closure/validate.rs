@@ -16,7 +16,11 @@
 //! * unit names are what systemd accepts for a unit file (characters, a known
 //!   suffix, 255 bytes, template `@` rules); phase names what the node
 //!   program accepts; hook and check names are printable and unique;
-//! * scripts and unit texts hold no NUL byte (they travel as `sh -c` words).
+//! * scripts and unit texts hold no NUL byte (they travel as `sh -c` words);
+//! * every name a secret holds passes the secret store's one rule
+//!   (`store::secrets::name_problem`: relative, plain parts, no `..`; only a
+//!   user's own CA absolute), and inline text holds no private key (keys
+//!   travel as secrets: `store::key_material`).
 //!
 //! All violations are collected, each naming node, phase and path, so one run
 //! shows every problem.
@@ -27,6 +31,7 @@ use rayon::prelude::*;
 
 use super::Error;
 use crate::schema::{Cluster, Directory, Make, Node, OnChange, Phase, Secret, Source, Unit};
+use crate::store::{key_material, secrets};
 
 /// Unit types systemd installs from `/etc/systemd/system/<name>`.
 const UNIT_SUFFIXES: &[&str] =
@@ -450,15 +455,30 @@ fn check_system_dir(at: &str, d: &Directory, errs: &mut Vec<String>) {
 
 fn check_source(at: &str, s: &Source, errs: &mut Vec<String>) {
     match s {
-        Source::Text(_) => {}
+        Source::Text(t) => {
+            if let Some(why) = key_material::in_content(t.as_bytes()) {
+                errs.push(format!("{at}: inline text {why}: {}", key_material::USE_SECRET_FILE));
+            }
+        }
         Source::File(p) => {
-            if p.is_empty() || p.starts_with('/') || p.split('/').any(|c| c == "..") || has_control(p) {
+            if !is_project_path(p) {
                 errs.push(format!("{at}: project file {p:?} must be relative to the project root, without '..'"));
             }
         }
         Source::Local(p) => {
             if let Some(why) = path_problem(p) {
                 errs.push(format!("{at}: deployer file {}: {why}", shown(p)));
+            }
+        }
+        Source::SecretFile(p) => {
+            let why = if p.starts_with('/') {
+                path_problem(p)
+            } else {
+                (!is_project_path(p))
+                    .then_some("must be a path relative to the project root, without '..', or an absolute one")
+            };
+            if let Some(why) = why {
+                errs.push(format!("{at}: secret file {}: {why}", shown(p)));
             }
         }
         Source::Secret(sec) => check_secret(at, sec, errs),
@@ -479,43 +499,24 @@ fn check_source(at: &str, s: &Source, errs: &mut Vec<String>) {
     }
 }
 
-/// A name in the deployer's secret store: relative, plain components.
-pub fn is_secret_name(n: &str) -> bool {
-    !n.is_empty()
-        && n.split('/').all(|c| {
-            !c.is_empty() && !c.starts_with('.') && c.bytes().all(|b| b.is_ascii_alphanumeric() || b"._@-".contains(&b))
-        })
+/// A path relative to the project root: not empty, not absolute, no `..`,
+/// printable.
+fn is_project_path(p: &str) -> bool {
+    !(p.is_empty() || p.starts_with('/') || p.split('/').any(|c| c == "..") || has_control(p))
 }
 
+/// Every name field of a secret by the one rule of the secret store
+/// ([`secrets::field_problem`]); the secret's name is one its make produces.
 fn check_secret(at: &str, s: &Secret, errs: &mut Vec<String>) {
-    // A CA may be the user's own (absolute deployer paths); everything the
-    // engine makes lives in the secret store under a relative name.
-    let stored_or_own = |n: &str| is_secret_name(n) || is_clean_absolute(n);
-    let names: Vec<&str> = match &s.make {
-        Make::Token | Make::Hex { .. } => vec![s.name.as_str()],
-        Make::Ca(ca) => vec![ca.cert.as_str()],
-        Make::Cert(c) => {
-            if !stored_or_own(&c.ca.cert) || !stored_or_own(&c.ca.key) {
-                errs.push(format!("{at}: secret {:?}: bad CA file names {:?} / {:?}", s.name, c.ca.cert, c.ca.key));
+    for why in secrets::names_problems(s) {
+        errs.push(format!("{at}: secret {:?}: {why}", s.name));
+    }
+    if let Make::Cert(c) = &s.make {
+        for ip in &c.ip_addresses {
+            if ip.parse::<std::net::IpAddr>().is_err() {
+                errs.push(format!("{at}: secret {:?}: {ip:?} is not an IP address", s.name));
             }
-            if !is_secret_name(&c.key) {
-                errs.push(format!("{at}: secret {:?}: bad key name {:?}", s.name, c.key));
-            }
-            for ip in &c.ip_addresses {
-                if ip.parse::<std::net::IpAddr>().is_err() {
-                    errs.push(format!("{at}: secret {:?}: {ip:?} is not an IP address", s.name));
-                }
-            }
-            vec![c.cert.as_str(), c.key.as_str()]
         }
-    };
-    if !stored_or_own(&s.name) {
-        errs.push(format!(
-            "{at}: secret name {:?} must be a relative path of plain names (or, for a CA, absolute)",
-            s.name
-        ));
-    } else if !names.contains(&s.name.as_str()) {
-        errs.push(format!("{at}: secret {:?} is not a file its make produces ({})", s.name, names.join(", ")));
     }
     if let Make::Hex { bytes } = s.make {
         if !(16..=256).contains(&bytes) {

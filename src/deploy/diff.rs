@@ -2,7 +2,8 @@
 //! `kdeploy diff`: per node, phase and changed path, a unified diff of a
 //! text file (the deployed bytes read from the node's store, the new ones
 //! from the closure), a binary by size and hash, a secret by nothing but
-//! the fact that it changes. Reading is the only I/O: one bounded read per
+//! the fact that it changes. A node's old text is its own words: each
+//! line is [`shown`] before it is coloured. Reading is the only I/O: one bounded read per
 //! old blob; rendering ([`describe`]) is a pure function.
 
 use std::collections::BTreeMap;
@@ -13,6 +14,7 @@ use similar::{ChangeTag, TextDiff};
 use super::plan::Plan;
 use crate::node::{FileEntry, Node, StoredBlob};
 use crate::schema::Source;
+use crate::shown::shown;
 use crate::store::{Digest, Resolver};
 
 /// Text files larger than this are shown by size and hash only.
@@ -120,7 +122,7 @@ fn unified(path: &str, old: &str, new: &str, color: bool) -> String {
                     ChangeTag::Equal => (" ", ""),
                 };
                 let text = change.value();
-                let line = format!("{sign}{}", text.strip_suffix('\n').unwrap_or(text));
+                let line = format!("{sign}{}", shown(text.strip_suffix('\n').unwrap_or(text)));
                 let _ = writeln!(s, "{}", if code.is_empty() { line } else { paint(code, &line) });
                 if !text.ends_with('\n') {
                     s += "\\ No newline at end of file\n";
@@ -143,7 +145,7 @@ fn range(start: usize, end: usize) -> String {
 /// The new side of a file: what the closure will put there.
 fn new_content(resolver: &Resolver, sources: &BTreeMap<Digest, Source>, hash: &Digest) -> Content {
     match sources.get(hash) {
-        Some(Source::Secret(_)) => Content::Secret,
+        Some(s) if s.is_secret() => Content::Secret,
         Some(Source::Text(t)) => Content::from_bytes(t.as_bytes().to_vec(), hash),
         Some(Source::Artifact(_)) | None if !resolver.store().has(hash) => Content::Unknown { hash: hash.short() },
         None => Content::from_bytes(resolver.store().read(hash).unwrap_or_default(), hash),

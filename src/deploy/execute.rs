@@ -8,6 +8,14 @@
 //!
 //! A failed step may be half done (link flipped, a unit failed to start):
 //! it counts as touched and is undone with the rest.
+//!
+//! A lock lost on the way (the deployer paused or cut off for 30 s or
+//! more, and the node's lock let go; another run may hold it now: the
+//! node refused a command for want of it, or the lock's guard noticed)
+//! stops the run before its next change: nothing more is started,
+//! nothing is committed, and nothing is undone on a node whose lock is
+//! lost — that would fight the run that holds it now. Touched nodes still
+//! held are put back as after any failure. [`Outcome::LockLost`].
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -42,6 +50,9 @@ pub enum Outcome {
     Unreachable,
     /// Stopped by Ctrl-C; touched nodes put back: exit 130.
     Interrupted,
+    /// Some node's lock was lost to another run; stopped before the next
+    /// change, nothing undone there: exit 5.
+    LockLost,
 }
 
 /// A node the run has reached: its connection, whatever the transport, and
@@ -77,7 +88,26 @@ impl<'h> Session<'h> {
     pub async fn close(self) {
         join_all(self.nodes.into_iter().map(|o| o.lock.release())).await;
     }
+
+    /// The nodes whose lock this run has lost (see [`crate::node::NodeLock::is_lost`]).
+    pub fn lost(&self) -> Vec<&str> {
+        self.nodes.iter().filter(|o| o.lock.is_lost()).map(|o| o.name.as_str()).collect()
+    }
+
+    /// Whether some lock is lost; if so, says so for each such node.
+    fn stop_if_lost(&self, sink: &dyn Sink) -> bool {
+        let lost = self.lost();
+        for node in &lost {
+            sink.emit(Fail::msg(None, LOST).event(node));
+        }
+        !lost.is_empty()
+    }
 }
+
+/// What the run says about a node whose lock it lost.
+const LOST: &str = "this run lost the node's lock (the deployer was paused or cut off for 30 s or more, \
+                    and another run may hold it now): stopped before its next change; nothing is undone \
+                    or committed on this node";
 
 /// Install the node program, lock and read the status of every node, all
 /// concurrently. `Err` (after reporting each failure and letting go of
@@ -171,14 +201,22 @@ pub async fn execute(session: &Session<'_>, plan: &Plan, cx: &Context<'_>, sink:
             let blobs = &blobs;
             async move { (w, push::push(&o.node, o.status.zstd, w, blobs, sink).await) }
         });
-        if failures(bounded::all(cx.parallel, pushes).await, sink) {
+        let failed = failures(bounded::all(cx.parallel, pushes).await, sink);
+        if session.stop_if_lost(sink) {
+            return Ok(Outcome::LockLost);
+        }
+        if failed {
             return Ok(Outcome::Failed);
         }
         sink.emit(Event::Transferred { nodes: changed().count(), took: t0.elapsed() });
         // Staged only once every node holds its bytes: on a deployer whose
         // nodes share its CPUs (a lab) the copies would slow the transfer.
         let stages = changed().map(|(w, o)| async move { (w, push::stage(&o.node, w, sink).await) });
-        if failures(bounded::all(cx.parallel, stages).await, sink) {
+        let failed = failures(bounded::all(cx.parallel, stages).await, sink);
+        if session.stop_if_lost(sink) {
+            return Ok(Outcome::LockLost);
+        }
+        if failed {
             return Ok(Outcome::Failed);
         }
         failpoint::hit("after-push");
@@ -194,6 +232,10 @@ pub async fn execute(session: &Session<'_>, plan: &Plan, cx: &Context<'_>, sink:
         });
         let t0 = Instant::now();
         for (b, batch) in wave.batches.iter().enumerate() {
+            if session.stop_if_lost(sink) {
+                outcome = Outcome::LockLost;
+                break;
+            }
             if cx.cancel.is_cancelled() {
                 sink.emit(Event::Interrupted);
                 outcome = Outcome::Interrupted;
@@ -213,6 +255,9 @@ pub async fn execute(session: &Session<'_>, plan: &Plan, cx: &Context<'_>, sink:
                 outcome = Outcome::Failed;
                 sink.emit(f.event(&node));
             }
+            if session.stop_if_lost(sink) {
+                outcome = Outcome::LockLost;
+            }
             if outcome != Outcome::Ok {
                 break;
             }
@@ -221,6 +266,7 @@ pub async fn execute(session: &Session<'_>, plan: &Plan, cx: &Context<'_>, sink:
         if outcome != Outcome::Ok {
             break 'waves;
         }
+        failpoint::hit_after_phase(&wave.phase);
     }
     if outcome == Outcome::Ok && cx.cancel.is_cancelled() {
         // interrupted during the last wave: nothing is committed either
@@ -233,17 +279,29 @@ pub async fn execute(session: &Session<'_>, plan: &Plan, cx: &Context<'_>, sink:
     }
 
     failpoint::hit("before-commit");
+    if session.stop_if_lost(sink) {
+        undo(session, plan, &touched, &cx.deadlines, sink).await;
+        return Ok(Outcome::LockLost);
+    }
     let commits = join_all(plan.nodes.iter().zip(nodes).filter_map(|(w, o)| {
         let c = w.commit.as_ref()?;
-        Some(async move { (w, state::commit(&o.node, c.generation, &c.hash, c.record.as_ref()).await) })
+        Some(async move { (w, o, state::commit(&o.node, c.generation, &c.hash, c.record.as_ref()).await) })
     }))
     .await;
-    for (w, r) in commits {
+    for (w, o, r) in commits {
         match r {
             Ok(()) => sink.emit(Event::Committed {
                 node: w.name.clone(),
                 generation: w.commit.as_ref().map_or(0, |c| c.generation),
             }),
+            // refused for want of the lock (lost between the check above
+            // and the commit): another run owns the node, nothing to undo
+            Err(_) if o.lock.is_lost() => {
+                if outcome != Outcome::Failed {
+                    outcome = Outcome::LockLost;
+                }
+                sink.emit(Fail::msg(None, LOST).event(&w.name));
+            }
             Err(e) => {
                 outcome = Outcome::Failed;
                 sink.emit(Fail::msg(None, e).event(&w.name));
@@ -396,7 +454,8 @@ fn parties<'a, 'h>(
 /// Every touched step moved back: the batches in reverse of the order they
 /// ran, the steps of one batch concurrently, so a rollout is undone one
 /// batch at a time as it was done. A batch with a membership change is
-/// undone by `member_step::undo`.
+/// undone by `member_step::undo`. Nodes whose lock is lost are left as
+/// they are.
 async fn undo(session: &Session<'_>, plan: &Plan, touched: &[(usize, usize)], d: &Deadlines, sink: &dyn Sink) {
     let nodes = &session.nodes;
     let batch = |&(w, b): &(usize, usize)| (&plan.waves[w], &plan.waves[w].batches[b]);
@@ -415,6 +474,9 @@ async fn undo(session: &Session<'_>, plan: &Plan, touched: &[(usize, usize)], d:
             message: format!("{}{}", f.message, f.journal.map(|j| format!("\n{j}")).unwrap_or_default()),
         }),
     };
+    // A node whose lock is lost may be another run's now: left alone.
+    let lost: BTreeSet<&str> = session.lost().into_iter().collect();
+    let held = |i: usize| !lost.contains(nodes[i].name.as_str());
     // Once a member has left, the members that joined in this run stay:
     // removing them too would shrink the cluster below what it had.
     let mut left = false;
@@ -423,6 +485,10 @@ async fn undo(session: &Session<'_>, plan: &Plan, touched: &[(usize, usize)], d:
         if let Some((m, change)) = change_of(wave, b) {
             let who = b.steps.first().map_or(m.via.as_str(), |&(i, _)| plan.nodes[i].name.as_str());
             let r = match parties(session, plan, m, b, Peers::NONE) {
+                Some(_) if lost.contains(m.via.as_str()) || !b.steps.iter().all(|&(i, _)| held(i)) => Err(Fail::msg(
+                    Some(&wave.phase),
+                    format!("{}: not undone: this run lost a lock it needs", change.describe()),
+                )),
                 Some(_) if left && matches!(change, Change::Join { .. }) => Err(Fail::msg(
                     Some(&wave.phase),
                     format!(
@@ -443,7 +509,7 @@ async fn undo(session: &Session<'_>, plan: &Plan, touched: &[(usize, usize)], d:
         }
         // what a reset did (`kubeadm reset`, data removed) cannot be put
         // back: a failed reset stops where it failed, the next one finishes it
-        join_all(b.steps.iter().filter(|&&(i, _)| !plan.nodes[i].reset).map(|&(i, k)| {
+        join_all(b.steps.iter().filter(|&&(i, _)| !plan.nodes[i].reset && held(i)).map(|&(i, k)| {
             let (w, node, changed) = (&plan.nodes[i], &nodes[i].node, &changed[&i]);
             async move { report(&w.name, &w.steps[k].phase, step::undo(node, &w.steps[k], changed, d, sink).await) }
         }))

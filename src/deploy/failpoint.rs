@@ -7,8 +7,16 @@
 //! its units not yet acted on), `after-units` (a phase's unit operations
 //! done, hooks and checks not run), `before-commit` (every step done,
 //! nothing committed), `after-member-change` (an etcd member added or
-//! removed, its node's step not run).
+//! removed, its node's step not run), `after-phase:PHASE` (PHASE done on
+//! every node, hooks and checks included, the next phase not begun: e.g.
+//! `after-phase:control-plane`, kubeadm init done and no CNI yet).
+//!
+//! `KDEPLOY_FAILPOINT=NAME:stop` stops the deployer there instead
+//! (`SIGSTOP`, as Ctrl-Z would; `SIGCONT` resumes it where it stopped): how
+//! the lab tests a deployer paused past its locks' 30 s while another run
+//! takes them over (`crash_lab.rs`). Test-only, like the names.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
 pub const NAMES: [&str; 5] = ["after-push", "after-flip", "after-units", "before-commit", "after-member-change"];
@@ -18,15 +26,38 @@ fn armed() -> Option<&'static str> {
     ARMED.get_or_init(|| std::env::var("KDEPLOY_FAILPOINT").ok().filter(|n| !n.is_empty())).as_deref()
 }
 
-/// Dies here if `name` is the armed failpoint.
+/// Dies (or, armed as `NAME:stop`, stops) here if `name` is the armed
+/// failpoint.
 pub fn hit(name: &str) {
     debug_assert!(NAMES.contains(&name), "unknown failpoint {name}");
-    if armed() == Some(name) {
-        eprintln!("kdeploy: failpoint {name}: dying as if killed");
-        // SAFETY: raising SIGKILL on ourselves has no memory-safety effect.
-        unsafe {
-            libc::kill(libc::getpid(), libc::SIGKILL);
-        }
-        std::process::abort();
+    let Some(armed) = armed() else { return };
+    if armed == name {
+        die(name);
     }
+    // once: the points hit per node would stop it again after SIGCONT
+    static STOPPED: AtomicBool = AtomicBool::new(false);
+    if armed.strip_suffix(":stop") == Some(name) && !STOPPED.swap(true, Ordering::SeqCst) {
+        eprintln!("kdeploy: failpoint {name}: stopping (SIGSTOP) until continued");
+        // SAFETY: raising SIGSTOP on ourselves has no memory-safety effect;
+        // the process resumes here on SIGCONT.
+        unsafe {
+            libc::kill(libc::getpid(), libc::SIGSTOP);
+        }
+    }
+}
+
+/// Dies here if `after-phase:PHASE` is the armed failpoint.
+pub fn hit_after_phase(phase: &str) {
+    if armed().and_then(|a| a.strip_prefix("after-phase:")) == Some(phase) {
+        die(&format!("after-phase:{phase}"));
+    }
+}
+
+fn die(name: &str) -> ! {
+    eprintln!("kdeploy: failpoint {name}: dying as if killed");
+    // SAFETY: raising SIGKILL on ourselves has no memory-safety effect.
+    unsafe {
+        libc::kill(libc::getpid(), libc::SIGKILL);
+    }
+    std::process::abort();
 }

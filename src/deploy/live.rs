@@ -13,6 +13,7 @@ use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::events::{Event, Sink};
 use super::render::{line, Lines};
+use crate::shown::shown;
 
 pub struct Live {
     mp: MultiProgress,
@@ -39,7 +40,7 @@ impl Live {
     }
 
     fn status(&self, name: &str, msg: String) {
-        self.node(name).set_message(msg);
+        self.node(name).set_message(shown(&msg).into_owned());
     }
 
     fn done(&self, name: &str, msg: &str) {

@@ -34,7 +34,12 @@ pub fn phase_manifest(phase: &Phase, closure: &PhaseClosure, file_blobs: &[Diges
         });
     }
     for h in phase.hooks.iter().filter(|h| h.when == When::Reset) {
-        m.resets.push(ResetHook { name: h.name.clone(), run: h.run.to_string(), unless: h.unless.clone() });
+        m.resets.push(ResetHook {
+            name: h.name.clone(),
+            run: h.run.to_string(),
+            unless: h.unless.clone(),
+            delegate: h.delegate.clone(),
+        });
     }
     for (u, text) in phase.units.iter().zip(&closure.units) {
         m.files.push(FileEntry {

@@ -10,6 +10,10 @@
 //! Undo: a join is taken back (member removed, step undone, data wiped);
 //! a member that has left is not brought back — its data is gone — and
 //! the next run finishes the change.
+//!
+//! Before any wipe the node's own member is asked too ([`wipe`]): if it
+//! answers as a started member of the same cluster, the via node's list
+//! was wrong about it, and its data stays.
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -17,10 +21,15 @@ use std::time::Duration;
 
 use super::events::{Event, Sink};
 use super::failpoint;
-use super::membership::{initial_cluster, parse_list, url_host, Change, Listed, MembershipPlan};
+use futures::future::join_all;
+
+use super::membership::{
+    answers_as_member, initial_cluster, parse_list, unlisted_member, url_host, Change, Listed, MembershipPlan,
+};
 use super::plan::Step;
 use super::step::{self, output_tail, status_text, within, Deadlines, Fail, Peers};
 use crate::node::Node;
+use crate::schema::Membership;
 use crate::transport::shell_quote;
 
 /// How long a membership operation is retried (see [`apply`]).
@@ -48,8 +57,7 @@ async fn run(
 ) -> Result<String, Fail> {
     let vars: String = env.iter().map(|(k, v)| format!("{k}={} ", shell_quote(v))).collect();
     let out = node
-        .host()
-        .exec(&format!("{vars}exec {}", within(d.hook, cmd)), None)
+        .exec_held(&format!("{vars}exec {}", within(d.hook, cmd)))
         .await
         .map_err(|e| Fail::msg(Some(&m.spec.phase), e.to_string()))?;
     if !out.success() {
@@ -76,7 +84,7 @@ async fn list(p: &Parties<'_, '_>, m: &MembershipPlan, d: &Deadlines) -> Result<
 /// The members as `node` lists them with the membership's `list`
 /// command (planning: `Err` when this node cannot tell).
 pub async fn read_list(node: &Node<'_>, list: &str, d: &Deadlines) -> Result<Vec<Listed>, String> {
-    let out = node.host().exec(&format!("exec {}", within(d.check, list)), None).await.map_err(|e| e.to_string())?;
+    let out = node.exec_held(&format!("exec {}", within(d.check, list))).await.map_err(|e| e.to_string())?;
     if !out.success() {
         return Err(output_tail(&out));
     }
@@ -225,8 +233,7 @@ async fn join(
     let me =
         listed.iter().find(|l| l.peer == peer).ok_or_else(|| fail(format!("{name} is not listed after its add")))?;
     if !me.started {
-        let wipe = &m.spec.members.get(node).ok_or_else(|| fail(format!("{node} is not a wanted member")))?.wipe;
-        run(target, m, wipe, &[], d).await?;
+        wipe(m, node, target, &listed, d).await?;
         let initial = initial_cluster(&listed, name, peer).map_err(fail)?;
         run(target, m, &m.spec.join, &[("KDEPLOY_INITIAL_CLUSTER", &initial)], d).await?;
     }
@@ -235,6 +242,61 @@ async fn join(
         emit(sink, m, name, "promoted to a voting member");
     }
     step::check(target, s, d, sink).await
+}
+
+/// `Err` naming the first of `leaving` (nodes whose step stops a member
+/// they ran, at their address, with no leave planned) whose own member
+/// answers as a started member of the cluster `listed` shows, though
+/// `listed` does not show it: the step would stop it without a `member
+/// remove`, and the stdlib's hook would remove its data.
+pub async fn refuse_unlisted_leavers(
+    m: &str,
+    spec: &Membership,
+    leaving: &[(&str, &Node<'_>, &str)],
+    listed: &[Listed],
+    d: &Deadlines,
+) -> Result<(), String> {
+    let own = join_all(leaving.iter().map(|(_, node, _)| read_list(node, &spec.list, d))).await;
+    for ((name, _, address), own) in leaving.iter().zip(own) {
+        let own = own.unwrap_or_default();
+        if let Some(me) = unlisted_member(&own, address, listed) {
+            let names = |l: &[Listed]| l.iter().map(label).collect::<Vec<_>>().join(", ");
+            return Err(format!(
+                "{m}: {name} leaves, but the member list read ({}) does not show it, while its own member \
+                 answers as {} of the same cluster ({}): its step would stop it without `member remove` and \
+                 remove its data. One of them is wrong — check both (`member list` on each) before running again",
+                names(listed),
+                label(me),
+                names(&own)
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Wipe the member data of `node` (on `target`), which `listed` (the via
+/// node's list) does not show as a started member — unless `target`'s own
+/// member answers as one of the same cluster ([`answers_as_member`]):
+/// then nothing is wiped and the change fails, naming both answers.
+async fn wipe(m: &MembershipPlan, node: &str, target: &Node<'_>, listed: &[Listed], d: &Deadlines) -> Result<(), Fail> {
+    let fail = |msg: String| Fail::msg(Some(&m.spec.phase), msg);
+    let member = m.spec.members.get(node).ok_or_else(|| fail(format!("{node} is not a wanted member")))?;
+    // no answer (no member running there, or none yet): nothing to keep
+    let own = read_list(target, &m.spec.list, d).await.unwrap_or_default();
+    if answers_as_member(&own, &member.peer, listed) {
+        let names = |l: &[Listed]| l.iter().map(label).collect::<Vec<_>>().join(", ");
+        return Err(fail(format!(
+            "{}: not wiping {node}'s member data: {} does not list {} as a started member ({}), but {node}'s own \
+             member answers as a started member of the same cluster ({}); one of them is wrong — check both \
+             (`member list` on each) before running again",
+            m.name,
+            m.via,
+            member.name,
+            names(listed),
+            names(&own)
+        )));
+    }
+    run(target, m, &member.wipe, &[], d).await.map(|_| ())
 }
 
 /// Take `change` back after a failed run. A join: the member removed, the
@@ -256,9 +318,9 @@ pub async fn undo(
             }
             if let Some((target, s)) = p.target {
                 step::undo(target, s, changed, d, sink).await?;
-                if let Some(member) = m.spec.members.get(node) {
-                    run(target, m, &member.wipe, &[], d).await?;
-                }
+                // the via may be what failed: then the node's own answer decides
+                let listed = list(p, m, d).await.unwrap_or_default();
+                wipe(m, node, target, &listed, d).await?;
             }
             Ok(())
         }

@@ -8,6 +8,11 @@
 //! leave (`member remove`, then their node's step stops them). Nothing
 //! here is set by hand: whether a node joins a running cluster is what
 //! the list says. The executor runs the changes (`member_step.rs`).
+//!
+//! One list is one member's answer, and it may be wrong (a member cut off
+//! from the others, one that lost its data and started a cluster alone).
+//! Wiping a node's member data is the one decision that cannot be taken
+//! back, so it also asks the node's own member ([`answers_as_member`]).
 
 use std::collections::BTreeMap;
 
@@ -200,6 +205,34 @@ pub fn initial_cluster(listed: &[Listed], name: &str, peer: &str) -> Result<Stri
     Ok(parts.join(","))
 }
 
+/// Whether a node's own member (`own`: the `list` run on that node, which
+/// asks its own etcd) answers as a started member at `peer` of the same
+/// cluster as `listed` (the via node's list): it lists itself started and
+/// a started member `listed` also shows started. Its data must then not be
+/// wiped, whatever `listed` says of it: the two members disagree, and only
+/// a person can tell which one is wrong. With no `listed` to compare
+/// with (the via did not answer), answering as started at `peer` is enough.
+pub fn answers_as_member(own: &[Listed], peer: &str, listed: &[Listed]) -> bool {
+    let started = |l: &&Listed| l.started && !l.learner;
+    let shared = |o: &Listed| listed.iter().filter(started).any(|l| l.peer == o.peer);
+    own.iter().filter(started).any(|l| l.peer == peer)
+        && (listed.is_empty() || own.iter().filter(started).any(|o| o.peer != peer && shared(o)))
+}
+
+/// The member a node at `address` stops being without a `member remove`:
+/// its own member (`own`: the `list` run on that node) answers as a
+/// started member there of the same cluster as `listed`, yet `listed`
+/// shows no member at that address, so no leave is planned for it. Its
+/// step would stop it and remove its data all the same.
+pub fn unlisted_member<'o>(own: &'o [Listed], address: &str, listed: &[Listed]) -> Option<&'o Listed> {
+    if listed.iter().any(|l| url_host(&l.peer) == address) {
+        return None;
+    }
+    own.iter()
+        .find(|l| l.started && !l.learner && url_host(&l.peer) == address)
+        .filter(|me| answers_as_member(own, &me.peer, listed))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -248,6 +281,35 @@ mod tests {
     }
 
     const ALL: [&str; 5] = ["n1", "n2", "n3", "n4", "n5"];
+
+    #[test]
+    fn a_node_s_own_member_of_the_same_cluster_is_a_member() {
+        let (n1, n2, n3) = (started(1), started(2), started(3));
+        // the via (n1) lists n2 only as added, not started
+        let via = [n1.clone(), Listed { started: false, name: String::new(), learner: true, ..n2.clone() }];
+        assert!(answers_as_member(&[n2.clone(), n1.clone(), n3.clone()], &peer(2), &via));
+        // its own member started another cluster, or answers nothing
+        assert!(!answers_as_member(&[n2.clone(), n3.clone()], &peer(2), &via));
+        assert!(!answers_as_member(&[], &peer(2), &via));
+        // no list to compare with: its own word is enough
+        assert!(answers_as_member(&[n2.clone(), n3.clone()], &peer(2), &[]));
+        // it does not list itself started (a learner, or another node's list)
+        assert!(!answers_as_member(&[n1.clone(), Listed { learner: true, ..n2 }], &peer(2), &via));
+        assert!(!answers_as_member(&[n1.clone(), n3], &peer(2), &via));
+    }
+
+    #[test]
+    fn a_leaving_node_the_via_does_not_list_is_caught() {
+        let (n1, n2, n3) = (started(1), started(2), started(3));
+        let via = [n1.clone(), n2.clone()];
+        let own = [n1.clone(), n2.clone(), n3.clone()];
+        assert_eq!(unlisted_member(&own, "10.0.0.3", &via), Some(&n3));
+        // listed: its leave is planned (member remove first)
+        assert_eq!(unlisted_member(&own, "10.0.0.3", &[n1.clone(), n3.clone()]), None);
+        // a member of another cluster, or none
+        assert_eq!(unlisted_member(std::slice::from_ref(&n3), "10.0.0.3", &via), None);
+        assert_eq!(unlisted_member(&[], "10.0.0.3", &via), None);
+    }
 
     #[test]
     fn reads_etcdctl_member_list() {

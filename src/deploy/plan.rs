@@ -16,7 +16,7 @@ use super::membership::{Change, MembershipPlan};
 use super::plan_switch::{FileDiff, RecordedPhase};
 use super::record::Generation;
 use super::rollout::{self, Rollout};
-use crate::closure::{Check, Hook, Source};
+use crate::closure::{Check, Hook, Source, When};
 use crate::node::{Manifest, UnitPlan};
 use crate::store::Digest;
 
@@ -57,12 +57,19 @@ impl Step {
 }
 
 /// A hook of some step that runs on a node `held` does not name: the
-/// run cannot do it, and says so before touching anything.
+/// run cannot do it, and says so before touching anything. Only the hooks
+/// the step runs count: a linking step runs its pre and post hooks, an
+/// unlinking one its reset hooks (a worker's drain, delegated to the
+/// anchor, does not keep a switch `--on` that worker from running).
 pub fn unheld_delegate(nodes: &[NodeWork], held: &[&str]) -> Option<String> {
     nodes.iter().find_map(|n| {
         n.steps.iter().find_map(|s| {
-            let h =
-                s.hooks.iter().find(|h| h.delegate.as_deref().is_some_and(|d| d != n.name && !held.contains(&d)))?;
+            let runs = |h: &&Hook| (h.when == When::Reset) == s.to.is_none();
+            let h = s
+                .hooks
+                .iter()
+                .filter(runs)
+                .find(|h| h.delegate.as_deref().is_some_and(|d| d != n.name && !held.contains(&d)))?;
             Some(format!(
                 "{}, phase {}: hook {} runs on {}, which this run does not reach; add it to --on",
                 n.name,
@@ -323,6 +330,30 @@ mod tests {
                 ("a", &vec![(1, 1)]),
             ]
         );
+    }
+
+    #[test]
+    fn only_the_hooks_a_step_runs_need_their_delegate_held() {
+        let drain = |when| Hook {
+            delegate: Some("cp1".into()),
+            disrupts: false,
+            name: "drain".into(),
+            run: "".into(),
+            unless: None,
+            upgrade: false,
+            when,
+        };
+        let with = |from, to, when| {
+            let mut s = step("cni", from, to);
+            s.hooks = vec![drain(when)];
+            vec![node("w1", vec![s])]
+        };
+        // a switch links the phase: its reset hook does not run, its post hook does
+        assert_eq!(unheld_delegate(&with(None, Some(1), When::Reset), &["w1"]), None);
+        assert!(unheld_delegate(&with(None, Some(1), When::Post), &["w1"]).is_some_and(|e| e.contains("cp1")));
+        // a reset unlinks it: the reset hook runs, on cp1
+        assert!(unheld_delegate(&with(Some(1), None, When::Reset), &["w1"]).is_some());
+        assert_eq!(unheld_delegate(&with(Some(1), None, When::Reset), &["w1", "cp1"]), None);
     }
 
     #[test]

@@ -52,7 +52,7 @@ impl Scope {
 fn hook(r: &crate::node::manifest::ResetHook, scope: Scope) -> Hook {
     let env = |s: &str| format!("KDEPLOY_RESET={}; export KDEPLOY_RESET\n{s}", scope.as_str());
     Hook {
-        delegate: None,
+        delegate: r.delegate.clone(),
         disrupts: false,
         name: r.name.clone(),
         run: env(&r.run).into(),
@@ -153,6 +153,7 @@ mod tests {
             name: "etcd-data".into(),
             run: "rm -rf /var/lib/etcd".into(),
             unless: Some("test ! -d /var/lib/etcd".into()),
+            delegate: None,
         });
         dep.links.insert("bin".into(), 3);
         dep.links.insert("etcd".into(), 4);
@@ -182,6 +183,24 @@ mod tests {
         let whole = node_work("n1", &deployed(), Scope::Cluster);
         assert!(whole.steps[1].hooks[0].run.starts_with("KDEPLOY_RESET=cluster;"));
         assert!(w.steps[0].hooks.is_empty());
+    }
+
+    #[test]
+    fn a_delegated_reset_hook_runs_where_its_manifest_says() {
+        let mut dep = deployed();
+        if let Some(m) = dep.manifests.get_mut("etcd") {
+            m.resets.push(ResetHook {
+                name: "drain-and-delete".into(),
+                run: "kubectl drain n1".into(),
+                delegate: Some("cp1".into()),
+                ..Default::default()
+            });
+        }
+        let w = node_work("n1", &dep, Scope::Pruned);
+        let hooks: Vec<(&str, Option<&str>)> =
+            w.steps[1].hooks.iter().map(|h| (h.name.as_str(), h.delegate.as_deref())).collect();
+        assert_eq!(hooks, [("etcd-data", None), ("drain-and-delete", Some("cp1"))]);
+        assert!(w.steps[1].hooks[1].run.starts_with("KDEPLOY_RESET=pruned;"));
     }
 
     #[test]

@@ -11,7 +11,10 @@
 //! (`transfer.cache`), each missing blob other than a secret is uploaded
 //! to it once per run and the nodes fetch it from there themselves, so
 //! the deployer's uplink carries one copy however many nodes need it; what
-//! a node cannot fetch is sent over SSH as before.
+//! a node cannot fetch is sent over SSH as before, and a blob the node
+//! refuses (the cache holds other bytes under its name: anyone may PUT
+//! there) is put into the cache again, once per run, so a damaged copy is
+//! not trusted forever.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -50,6 +53,9 @@ pub struct BlobSource {
     secret: bool,
     sha256: OnceCell<Result<String, String>>,
     uploaded: OnceCell<Result<Upload, String>>,
+    /// Put into the cache again after a node refused the cache's copy
+    /// (once per run).
+    replaced: OnceCell<Result<Upload, String>>,
     /// Its zstd form for the transfer, if that pays (made once per run at
     /// most, and kept in the deployer's store for later runs).
     compressed: OnceCell<Option<PathBuf>>,
@@ -114,7 +120,7 @@ fn blob_source(
     if let Some(b) = cache.lock().unwrap_or_else(|p| p.into_inner()).get(d) {
         return Ok(b.clone());
     }
-    let secret = matches!(s, Source::Secret(_));
+    let secret = s.is_secret();
     // an artifact member already extracted into the store is read from there
     let readable = match resolver.store().has(d) && !secret {
         true => Readable::Path(resolver.store().blob_path(d)),
@@ -130,6 +136,7 @@ fn blob_source(
         secret,
         sha256: OnceCell::new(),
         uploaded: OnceCell::new(),
+        replaced: OnceCell::new(),
         compressed: OnceCell::new(),
     });
     cache.lock().unwrap_or_else(|p| p.into_inner()).insert(*d, b.clone());
@@ -261,6 +268,24 @@ async fn upload_once(
     }
 }
 
+/// Put `blob` into the binary cache again, whatever the cache holds under
+/// its name (a node refused that copy); once per run however many nodes
+/// refuse it.
+async fn replace_once(cache: &Arc<BinaryCache>, d: Digest, blob: &Arc<BlobSource>) -> Result<(), String> {
+    let r = blob
+        .replaced
+        .get_or_init(|| {
+            let (cache, blob) = (cache.clone(), blob.clone());
+            async move {
+                tokio::task::spawn_blocking(move || cache.replace(&d, &blob.readable, blob.size))
+                    .await
+                    .unwrap_or_else(|e| Err(format!("uploading {d}: {e}")))
+            }
+        })
+        .await;
+    r.as_ref().map(|_| ()).map_err(Clone::clone)
+}
+
 /// Have the node fetch from the binary cache what it lacks of `missing`
 /// (secrets excepted); returns what is left to send over SSH, and the
 /// count and bytes the node fetched. A cache that cannot take or give a
@@ -288,8 +313,16 @@ async fn fetch_from_cache(
     if lines.is_empty() {
         return Ok((direct, 0, 0));
     }
-    let asked: Vec<(Digest, &str)> = lines.iter().map(|(d, s)| (*d, s.as_str())).collect();
-    let (failed, why) = node.fetch(cache.base(), &asked).await.map_err(|e| Fail::msg(None, e.to_string()))?;
+    let asked: Vec<(Digest, &str, u64)> = lines.iter().map(|(d, s)| (*d, s.as_str(), sources[d].size)).collect();
+    let not = node.fetch(cache.base(), &asked).await.map_err(|e| Fail::msg(None, e.to_string()))?;
+    let (failed, why) = (not.failed, not.why);
+    for d in &not.rejected {
+        let message = match replace_once(cache, *d, &sources[d]).await {
+            Ok(()) => format!("the cache held a damaged copy of blob {d}: put it into the cache again"),
+            Err(e) => format!("the cache held a damaged copy of blob {d}, and putting it there again failed: {e}"),
+        };
+        sink.emit(Event::Warning { node: w.name.clone(), message });
+    }
     if !failed.is_empty() {
         sink.emit(Event::Warning {
             node: w.name.clone(),

@@ -2,7 +2,8 @@
 //! of four words — unchanged, changed, failed, unreachable — with the
 //! phases applied (and the generate-only phases staged), the units
 //! restarted/started/reloaded/stopped, and time per phase. Built only from
-//! events ([`Recap`] is a [`Sink`]); printed as text or JSON.
+//! events ([`Recap`] is a [`Sink`]); printed as text or JSON, either
+//! through [`shown`] / [`shown_json`] (errors and drift are nodes' words).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -11,6 +12,7 @@ use std::sync::Mutex;
 use serde::Serialize;
 
 use super::events::{Event, Sink};
+use crate::shown::{shown, shown_json};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
 #[serde(rename_all = "lowercase")]
@@ -283,7 +285,7 @@ impl RecapData {
         if let Some(l) = self.transfer.line() {
             let _ = writeln!(o, "{l}");
         }
-        o
+        shown(&o).into_owned()
     }
 
     pub fn json(&self) -> String {
@@ -308,6 +310,6 @@ impl RecapData {
             "nodes": self.nodes,
             "transfer": self.transfer,
         });
-        serde_json::to_string_pretty(&v).expect("recap serialises")
+        shown_json(&serde_json::to_string_pretty(&v).expect("recap serialises")).into_owned()
     }
 }

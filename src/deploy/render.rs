@@ -1,12 +1,14 @@
 //! Plain progress lines from events, one per event worth a person's
 //! attention, written to stderr so stdout stays free for the recap (and
 //! its JSON form). `[node] phase: what` — greppable, and readable in CI
-//! logs where live progress bars would be noise.
+//! logs where live progress bars would be noise. Every line goes through
+//! [`shown`]: events carry what nodes said (journals, drift, errors).
 
 use std::io::Write;
 use std::sync::Mutex;
 
 use super::events::{Event, Sink};
+use crate::shown::shown;
 
 pub struct Lines<W: Write + Send> {
     out: Mutex<W>,
@@ -36,7 +38,13 @@ pub(super) fn compressed(bytes: u64, sent: u64) -> String {
     }
 }
 
+/// The line an event is shown as (`None`: not worth one), its controls
+/// shown escaped.
 pub fn line(e: &Event, verbose: bool) -> Option<String> {
+    text(e, verbose).map(|l| shown(&l).into_owned())
+}
+
+fn text(e: &Event, verbose: bool) -> Option<String> {
     Some(match e {
         Event::Evaluated { nodes, took } => format!("evaluated: {nodes} node(s) in {}", secs(*took)),
         Event::NodeConnected { node } if verbose => format!("[{node}] connected"),

@@ -51,16 +51,27 @@ pub async fn reset(
     let selected = select(closures, &opts.on)?;
     let scope = if selected.len() == closures.cluster.nodes.len() { Scope::Cluster } else { Scope::Nodes };
     anchor_kept(closures, &selected)?;
-    let targets = opts.ssh.targets_of(closures, &selected)?;
+    let bystanders = bystanders(closures, &selected);
+    let targets = opts.ssh.targets_of(closures, &[&selected[..], &bystanders[..]].concat())?;
     let (hosts, unreachable) = connect_reporting(&targets, opts.parallel, sink).await;
     let result = if unreachable {
         Ok((Outcome::Unreachable, String::new()))
     } else {
         let reached: Vec<Reached<'_>> = hosts.iter().map(|h| Reached { host: h, prefix: "" }).collect();
-        reset_reached(&reached, &closures.cluster.phase_order, scope, opts, cancel, sink).await
+        let order = &closures.cluster.phase_order;
+        reset_reached(&reached, &bystanders, order, scope, opts, cancel, sink).await
     };
     join_all(hosts.iter().map(|h| h.close())).await;
     result
+}
+
+/// The nodes a partial reset holds without resetting them: the anchor,
+/// where reset hooks delegated to it run (a worker's drain and the
+/// deletion of its Node object need the admin credentials only it has).
+/// Locked, so no switch changes it meanwhile; nothing on it changes.
+fn bystanders(closures: &Closures, selected: &[String]) -> Vec<String> {
+    let anchor = closures.cluster.anchor.as_ref().filter(|a| !selected.contains(a));
+    anchor.filter(|_| !selected.is_empty()).cloned().into_iter().collect()
 }
 
 /// Refuse to reset the anchor (the control plane that ran `kubeadm init`)
@@ -87,8 +98,11 @@ fn anchor_kept(closures: &Closures, selected: &[String]) -> Result<(), String> {
 
 /// A reset of the nodes already reached; `order` is the cluster's phase
 /// order (phases are reset in its reverse). The connections stay open.
+/// The nodes of `nodes` named in `bystanders` are only held (see
+/// [`bystanders`]).
 pub async fn reset_reached(
     nodes: &[Reached<'_>],
+    bystanders: &[String],
     order: &[String],
     scope: Scope,
     opts: &ResetOptions,
@@ -103,9 +117,17 @@ pub async fn reset_reached(
         }
     };
     let result = async {
-        let work = gather(&session.nodes, scope).await?;
+        let reset = session.nodes.iter().filter(|o| !bystanders.contains(&o.name));
+        let mut work = gather(reset, scope).await?;
+        let held: Vec<&str> = session.nodes.iter().map(|o| o.name.as_str()).collect();
+        if let Some(why) = plan::unheld_delegate(&work, &held) {
+            return Err(why);
+        }
+        // the plan's nodes in the session's order: the bystanders without work
+        work.extend(bystanders.iter().map(|n| NodeWork { name: n.clone(), ..Default::default() }));
+        work.sort_by_key(|w| session.nodes.iter().position(|o| o.name == w.name));
         let waves = plan::waves(order, &work, &[]);
-        let gone: Vec<String> = work.iter().map(|w| w.name.clone()).collect();
+        let gone: Vec<String> = work.iter().filter(|w| w.reset).map(|w| w.name.clone()).collect();
         let latest = record::latest_of(&opts.state_dir, &opts.cluster);
         let next = record::next_number(&opts.state_dir);
         let record = plan_reset::record_without(latest.as_ref(), &gone, next, record::now());
@@ -131,10 +153,14 @@ pub async fn reset_reached(
 }
 
 /// Read what each opened node runs and plan its reset.
-pub async fn gather(nodes: &[Opened<'_>], scope: Scope) -> Result<Vec<NodeWork>, String> {
+pub async fn gather<'a, 'h: 'a>(
+    nodes: impl IntoIterator<Item = &'a Opened<'h>>,
+    scope: Scope,
+) -> Result<Vec<NodeWork>, String> {
+    let nodes: Vec<&Opened<'_>> = nodes.into_iter().collect();
     let states = join_all(nodes.iter().map(|o| state::read_deployed(&o.node, &o.status))).await;
     nodes
-        .iter()
+        .into_iter()
         .zip(states)
         .map(|(o, st)| Ok(plan_reset::node_work(&o.name, &st.map_err(|e| e.to_string())?, scope)))
         .collect()

@@ -120,7 +120,7 @@ async fn run_hooks(
             ),
             None => format!("exec {}", within(limit, &h.run)),
         };
-        let out = runner.host().exec(&cmd, None).await.map_err(|e| Fail::msg(Some(phase), e.to_string()))?;
+        let out = runner.exec_held(&cmd).await.map_err(|e| Fail::msg(Some(phase), e.to_string()))?;
         if !out.success() {
             return Err(Fail {
                 phase: Some(phase.to_string()),
@@ -148,8 +148,7 @@ async fn run_checks(
         let mut last = None;
         for t in 1..=tries {
             let out = node
-                .host()
-                .exec(&format!("exec {}", within(limit, &c.run)), None)
+                .exec_held(&format!("exec {}", within(limit, &c.run)))
                 .await
                 .map_err(|e| Fail::msg(Some(phase), e.to_string()))?;
             if out.success() {

@@ -89,7 +89,10 @@ fn blob_digest(resolver: &Resolver, source: &Source, cid: &ContentId) -> Result<
         ContentId::Blob { digest, .. } => Ok(*digest),
         ContentId::Artifact { .. } => resolver.store_source(source).map_err(|e| e.0),
         ContentId::Secret { keyed: Some(k), .. } => Ok(*k),
-        ContentId::Secret { name, keyed: None } => Err(format!("secret {name} is not made yet")),
+        // (a user's secretFile is never made, but its hash needs the store's hash key)
+        ContentId::Secret { name, keyed: None } => {
+            Err(format!("secret {name} is not made yet, or the secret store's hash key (a switch makes both)"))
+        }
     }
 }
 
@@ -329,8 +332,8 @@ async fn gather_and_plan(
         return Err(why);
     }
     let order = if upgrading { &closures.cluster.upgrade_phase_order } else { &closures.cluster.phase_order };
-    work.extend(reset::gather(pruned, Scope::Pruned).await?);
-    let memberships = gather_memberships(closures, nodes, &deployed, &work, opts).await?;
+    work.extend(reset::gather(pruned.iter(), Scope::Pruned).await?);
+    let memberships = gather_memberships(closures, all, &deployed, &work, opts).await?;
     let waves = plan::waves(order, &work, &memberships);
     let record = deployer_record(closures, opts, nodes, &work);
     Ok(Plan { nodes: work, waves, record })
@@ -342,17 +345,24 @@ async fn gather_and_plan(
 /// a new cluster, as on a first switch, or come back as they were when
 /// exactly the wanted nodes ran members at their last commit; when other
 /// nodes did, kdeploy cannot tell who is in, and stops before touching
-/// anything.
+/// anything. A node leaving a membership that the list does not show,
+/// while its own member answers as one of the same cluster, stops it too
+/// ([`member_step::refuse_unlisted_leavers`]).
 async fn gather_memberships(
     closures: &Closures,
-    nodes: &[Opened<'_>],
+    all: &[Opened<'_>],
     deployed: &BTreeMap<&str, Deployed>,
     work: &[NodeWork],
     opts: &SwitchOptions,
 ) -> Result<Vec<MembershipPlan>, String> {
     let mut plans = Vec::new();
+    let nodes = &all[..all.iter().take_while(|o| closures.cluster.nodes.contains_key(&o.name)).count()];
     let addresses: BTreeMap<String, String> =
         closures.cluster.nodes.iter().map(|(n, node)| (n.clone(), node.address.clone())).collect();
+    let recorded = prune::left(closures, opts).1;
+    let address_of = |n: &str| {
+        addresses.get(n).or_else(|| Some(&recorded.as_ref()?.nodes.get(n)?.address)).map_or("", String::as_str)
+    };
     let held: Vec<&str> = nodes.iter().map(|o| o.name.as_str()).collect();
     let left = if opts.prune { Default::default() } else { prune::left_addresses(closures, opts) };
     for (name, spec) in &closures.cluster.memberships {
@@ -400,6 +410,13 @@ async fn gather_memberships(
                 continue;
             }
         };
+        let leaving: Vec<(&str, &crate::node::Node<'_>, &str)> = all
+            .iter()
+            .zip(work)
+            .filter(|(o, w)| !spec.members.contains_key(&o.name) && stops_member(w, &spec.phase))
+            .map(|(o, _)| (o.name.as_str(), &o.node, address_of(&o.name)))
+            .collect();
+        member_step::refuse_unlisted_leavers(name, spec, &leaving, &listed, &opts.deadlines).await?;
         let Some(mut plan) = membership::plan(name, spec, &listed, &addresses, &held)? else { continue };
         // a node left out of the definition keeps its member until pruned;
         // a pruned one leaves like any member (hand-off, remove), before
@@ -413,6 +430,13 @@ async fn gather_memberships(
         }
     }
     Ok(plans)
+}
+
+/// Does this node's work stop the member it ran in `phase` (the phase's
+/// link now names units — etcd's — and the step takes them away)?
+fn stops_member(w: &NodeWork, phase: &str) -> bool {
+    let units = |m: &Option<Manifest>| m.as_ref().is_some_and(|m| !m.units.is_empty());
+    w.steps.iter().any(|s| s.phase == phase && units(&s.from_manifest) && !units(&s.to_manifest))
 }
 
 /// Did this node run a member of the membership in `phase` at its last

@@ -3,11 +3,15 @@
 //! `[group:vars]`) or `hosts.yaml` (`all: { hosts; children; vars }`), read
 //! into hosts with their inline variables and groups with their hosts,
 //! child groups and variables. Host ranges (`node[1:3]`) are refused with a
-//! clear error rather than guessed.
+//! clear error rather than guessed, and so is a host or group name that
+//! could not name its own file under host_vars/ or group_vars/ ([`check_name`]:
+//! the inventory is untrusted, and `../x` would name a file outside it).
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value as Json;
+
+use crate::nix_text::{is_hidden, visible};
 
 pub type Vars = BTreeMap<String, Json>;
 
@@ -55,6 +59,22 @@ impl Inventory {
     pub fn in_group(&self, host: &str, group: &str) -> bool {
         self.members(group).contains(host)
     }
+}
+
+/// Whether `name` (of a host or, `kind` "group", a group) can name its file
+/// in host_vars/ or group_vars/: not empty, `.` or `..`, without `/` or `\\`
+/// and without a control or other hidden character.
+pub fn check_name(kind: &str, name: &str) -> Result<(), String> {
+    let bad =
+        name.is_empty() || name == "." || name == ".." || name.contains(['/', '\\']) || name.chars().any(is_hidden);
+    if bad {
+        return Err(format!(
+            "{kind} name {}: not a name that can name its own file under {kind}_vars/ \
+             (no /, \\, control characters, and not . or ..)",
+            visible(name)
+        ));
+    }
+    Ok(())
 }
 
 /// An inline value as Ansible reads it on a host line: true/false and
@@ -122,6 +142,7 @@ pub fn parse_ini(text: &str) -> Result<Inventory, String> {
         if let Some(head) = line.strip_prefix('[').and_then(|l| l.split(']').next()) {
             let (name, kind) = head.split_once(':').unwrap_or((head, ""));
             let name = name.trim().to_string();
+            check_name("group", &name).map_err(at)?;
             inv.groups.entry(name.clone()).or_default();
             section = match kind {
                 "" => Section::Hosts(name),
@@ -136,8 +157,9 @@ pub fn parse_ini(text: &str) -> Result<Inventory, String> {
                 let w = words(line).map_err(at)?;
                 let Some((host, vars)) = w.split_first() else { continue };
                 if host.contains('[') {
-                    return Err(at(format!("host range {host:?}: list the hosts one per line")));
+                    return Err(at(format!("host range {}: list the hosts one per line", visible(host))));
                 }
+                check_name("host", host).map_err(at)?;
                 inv.groups.get_mut(g).expect("made at its header").hosts.insert(host.clone());
                 let hv = inv.host_mut(host);
                 for kv in vars {
@@ -147,6 +169,7 @@ pub fn parse_ini(text: &str) -> Result<Inventory, String> {
             }
             Section::Children(g) => {
                 let child = words(line).map_err(at)?.into_iter().next().unwrap_or_default();
+                check_name("group", &child).map_err(at)?;
                 inv.groups.entry(child.clone()).or_default();
                 inv.groups.get_mut(g).expect("made at its header").children.insert(child);
             }
@@ -170,10 +193,12 @@ pub fn parse_yaml(doc: &Json) -> Result<Inventory, String> {
 }
 
 fn walk_group(inv: &mut Inventory, name: &str, node: &Json) -> Result<(), String> {
+    check_name("group", name)?;
     inv.groups.entry(name.to_string()).or_default();
     let Some(obj) = node.as_object() else { return Ok(()) }; // `group:` with nothing under it
     if let Some(hosts) = obj.get("hosts").and_then(Json::as_object) {
         for (h, vars) in hosts {
+            check_name("host", h)?;
             inv.groups.get_mut(name).expect("made above").hosts.insert(h.clone());
             let hv = inv.host_mut(h);
             if let Some(vars) = vars.as_object() {
@@ -192,7 +217,7 @@ fn walk_group(inv: &mut Inventory, name: &str, node: &Json) -> Result<(), String
     }
     for k in obj.keys() {
         if !["hosts", "vars", "children"].contains(&k.as_str()) {
-            return Err(format!("group {name}: unknown key {k:?} (expected hosts, children, vars)"));
+            return Err(format!("group {name}: unknown key {} (expected hosts, children, vars)", visible(k)));
         }
     }
     Ok(())
@@ -237,6 +262,25 @@ kubelet_max_pods=200
     #[test]
     fn ini_refuses_ranges() {
         assert!(parse_ini("[kube_node]\nnode[1:3]\n").unwrap_err().contains("host range"));
+    }
+
+    #[test]
+    fn names_that_cannot_name_a_file_are_refused() {
+        for bad in ["../../x", "a/b", "..", ".", "", "a\\b", "a\u{1b}b", "a\nb", "a\u{202e}b"] {
+            let e = check_name("host", bad).unwrap_err();
+            assert!(e.starts_with("host name \""), "{e}");
+            assert!(!e.chars().any(is_hidden), "{e:?}");
+        }
+        for good in ["node1", "cp-1.example.com", "10.0.0.1", "..x", "é"] {
+            check_name("host", good).unwrap();
+        }
+        assert!(parse_ini("[kube_node]\n../x ansible_host=1.2.3.4\n").unwrap_err().contains("host name \"../x\""));
+        assert!(parse_ini("[../g]\nnode1\n").unwrap_err().contains("group name"));
+        assert!(parse_ini("[k8s_cluster:children]\n../g\n").unwrap_err().contains("group name"));
+        let doc = serde_json::json!({"all": {"hosts": {"../x": null}}});
+        assert!(parse_yaml(&doc).unwrap_err().contains("host name"));
+        let doc = serde_json::json!({"all": {"children": {"a/b": null}}});
+        assert!(parse_yaml(&doc).unwrap_err().contains("group name"));
     }
 
     #[test]

@@ -10,6 +10,7 @@
 //! with the reason. Rendering ([`render`]) is pure; the CLI evaluates the
 //! result and moves any setting the stdlib refuses to the skipped list.
 
+pub mod data_only;
 pub mod inventory;
 mod render;
 pub mod vars;
@@ -19,9 +20,10 @@ use std::path::Path;
 
 use serde_json::Value as Json;
 
+use crate::nix_text::shown;
 use inventory::Inventory;
 pub use render::render;
-use vars::Assignment;
+use vars::{Assignment, Root};
 
 /// What the import needs to know of an option.
 #[derive(Debug, Clone)]
@@ -108,23 +110,22 @@ const ANSIBLE_ONLY: &[(&str, &str)] = &[
 ];
 
 /// The inventory file of `dir`, parsed.
-fn read_inventory(dir: &Path) -> Result<(Inventory, String), String> {
+fn read_inventory(dir: &Path, root: &Root) -> Result<(Inventory, String), String> {
     for name in ["inventory.ini", "hosts.ini", "hosts.yaml", "hosts.yml", "inventory.yaml", "inventory.yml"] {
-        let f = dir.join(name);
-        if !f.is_file() {
+        if !root.is_file(Path::new(name))? {
             continue;
         }
-        let text = std::fs::read_to_string(&f).map_err(|e| format!("{}: {e}", f.display()))?;
+        let text = root.read(Path::new(name))?;
         let inv = if name.ends_with(".ini") {
             inventory::parse_ini(&text)
         } else {
-            inventory::parse_yaml(&vars::yaml_to_json(&text)?)
+            vars::yaml_to_json(&text).and_then(|doc| inventory::parse_yaml(&doc))
         };
-        return inv.map(|i| (i, name.to_string())).map_err(|e| format!("{}: {e}", f.display()));
+        return inv.map(|i| (i, name.to_string())).map_err(|e| format!("{name}: {e}"));
     }
     Err(format!(
         "{}: no inventory.ini, hosts.ini, hosts.yaml or inventory.yaml (the directory Kubespray's -i points at)",
-        dir.display()
+        shown(&dir.display().to_string())
     ))
 }
 
@@ -142,7 +143,8 @@ fn cluster_name(dir: &Path) -> String {
 
 /// Read the inventory at `dir` and map it onto `options` (by Kubespray name).
 pub fn kubespray(dir: &Path, options: &BTreeMap<String, OptionRef>) -> Result<Imported, String> {
-    let (inv, inv_file) = read_inventory(dir)?;
+    let root = Root::new(dir)?;
+    let (inv, inv_file) = read_inventory(dir, &root)?;
     let mut out = Imported {
         name: cluster_name(dir),
         source: dir.display().to_string(),
@@ -158,7 +160,7 @@ pub fn kubespray(dir: &Path, options: &BTreeMap<String, OptionRef>) -> Result<Im
                 .map(|(k, v)| Assignment { var: k.clone(), value: v.clone(), from: format!("{inv_file} [{g}:vars]") })
                 .collect()
         });
-        a.extend(vars::read(dir, "group_vars", g)?);
+        a.extend(vars::read(&root, "group_vars", g)?);
         Ok(a)
     };
     let mut cluster = Vec::new();
@@ -181,7 +183,7 @@ pub fn kubespray(dir: &Path, options: &BTreeMap<String, OptionRef>) -> Result<Im
             .iter()
             .map(|(k, v)| Assignment { var: k.clone(), value: v.clone(), from: inv_file.clone() })
             .collect();
-        a.extend(vars::read(dir, "host_vars", host)?);
+        a.extend(vars::read(&root, "host_vars", host)?);
         let a = last_wins(a);
         let address = ["ip", "ansible_host"]
             .iter()
@@ -192,7 +194,8 @@ pub fn kubespray(dir: &Path, options: &BTreeMap<String, OptionRef>) -> Result<Im
         }
         let Some(address) = address else {
             return Err(format!(
-                "host {host} ({inv_file}) has no `ip` or `ansible_host`: kdeploy needs its IPv4 address"
+                "host {} ({inv_file}) has no `ip` or `ansible_host`: kdeploy needs its IPv4 address",
+                shown(host)
             ));
         };
         let rest: Vec<Assignment> = a.into_iter().filter(|x| !ADDRESS_VARS.contains(&x.var.as_str())).collect();
@@ -250,13 +253,18 @@ fn take_all(
     out
 }
 
-fn is_template(v: &Json) -> bool {
+/// Whether a string in `v` (with `keys`, also an attribute name) is one `f` holds for.
+fn any_string(v: &Json, keys: bool, f: &impl Fn(&str) -> bool) -> bool {
     match v {
-        Json::String(s) => s.contains("{{") || s.contains("{%"),
-        Json::Array(a) => a.iter().any(is_template),
-        Json::Object(m) => m.values().any(is_template),
+        Json::String(s) => f(s),
+        Json::Array(a) => a.iter().any(|v| any_string(v, keys, f)),
+        Json::Object(m) => m.iter().any(|(k, v)| (keys && f(k)) || any_string(v, keys, f)),
         _ => false,
     }
+}
+
+fn is_template(v: &Json) -> bool {
+    any_string(v, false, &|s| s.contains("{{") || s.contains("{%"))
 }
 
 /// The settings one variable gives at `level`, or why it gives none.
@@ -266,6 +274,9 @@ fn take(x: &Assignment, options: &BTreeMap<String, OptionRef>, level: Level<'_>)
     }
     if is_template(&x.value) {
         return Err("a Jinja template: write the value it stands for".into());
+    }
+    if any_string(&x.value, true, &|s| s.contains('\0')) {
+        return Err("a NUL character, which a Nix string cannot hold".into());
     }
     // Kubespray's plays become root; `ansible_become: false` turns that off
     if x.var == "ansible_become" {
@@ -287,6 +298,10 @@ fn take(x: &Assignment, options: &BTreeMap<String, OptionRef>, level: Level<'_>)
                 Level::Cluster => unreachable!(),
             };
             return Err(format!("{} is cluster-wide in kdeploy and cannot be set for {here}", o.path));
+        }
+        // the option system reads a set with `_type` as an override (mkOverride), not as data
+        if value.get("_type").is_some() {
+            return Err("a set with `_type`, which kdeploy reads as an override: write it in the cluster file".into());
         }
         let value = match value {
             Json::String(s) if o.ty.starts_with("a version") => Json::String(s.trim_start_matches('v').to_string()),
@@ -361,6 +376,21 @@ mod tests {
         assert!(why("dns_domain").contains("Jinja"));
         assert!(why("kube_made_up").contains("no kdeploy option"));
         assert!(why("kube_version").contains("cluster-wide"), "a node's kube_version: {:?}", i.skipped);
+    }
+
+    #[test]
+    fn values_that_are_not_plain_data_are_listed() {
+        let d = tempfile::tempdir().unwrap();
+        inventory(d.path());
+        std::fs::write(
+            d.path().join("group_vars/all.yml"),
+            "kubelet_max_pods: {_type: override, priority: 0, content: 300}\nkube_proxy_mode: \"a\\0b\"\n",
+        )
+        .unwrap();
+        let i = kubespray(d.path(), &options()).unwrap();
+        let why = |v: &str| i.skipped.iter().find(|s| s.var == v).map(|s| s.why.clone()).unwrap_or_default();
+        assert!(why("kubelet_max_pods").contains("override"), "{:?}", i.skipped);
+        assert!(why("kube_proxy_mode").contains("NUL"), "{:?}", i.skipped);
     }
 
     #[test]

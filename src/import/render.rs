@@ -3,22 +3,24 @@
 //! variables not imported listed at the end with the reason. Also returns
 //! which line holds which setting, so an evaluation error at a line can be
 //! traced back to its variable.
+//!
+//! Everything from the inventory is untrusted text: it reaches the file
+//! only through `nix_text` — values as literals, names as quoted attribute
+//! names, and in comments through [`shown`], so it cannot end a
+//! comment or a string and write code.
 
 use super::{Imported, Setting, SettingAt};
-use crate::nix_text::{nix_attr_name, nix_literal};
+use crate::nix_text::{nix_attr_name, nix_literal, nix_string, shown};
 
 fn path_text(path: &str) -> String {
     path.split('.').map(nix_attr_name).collect::<Vec<_>>().join(".")
 }
 
+/// A value for a comment: its JSON text, cut at 120 characters.
 fn comment_value(v: &serde_json::Value) -> String {
     let s = v.to_string();
-    let s = s.replace('\n', "\\n");
-    if s.chars().count() > 120 {
-        s.chars().take(117).collect::<String>() + "..."
-    } else {
-        s
-    }
+    let s = if s.chars().count() > 120 { s.chars().take(117).collect::<String>() + "..." } else { s };
+    shown(&s)
 }
 
 struct Out {
@@ -36,7 +38,8 @@ impl Out {
         for (i, s) in settings.iter().enumerate() {
             let n = self.text.lines().count() + 1;
             self.lines.push((n, at(i)));
-            let l = format!("{indent}{} = {}; # {} ({})", path_text(&s.path), nix_literal(&s.value), s.var, s.from);
+            let (var, from) = (shown(&s.var), shown(&s.from));
+            let l = format!("{indent}{} = {}; # {var} ({from})", path_text(&s.path), nix_literal(&s.value));
             self.line(&l);
         }
     }
@@ -45,19 +48,19 @@ impl Out {
 /// The file's text, and the line of each setting (1-based).
 pub fn render(i: &Imported) -> (String, Vec<(usize, SettingAt)>) {
     let mut o = Out { text: String::new(), lines: Vec::new() };
-    o.line(&format!("# Imported from the Kubespray inventory {} by `kdeploy import kubespray`.", i.source));
+    o.line(&format!("# Imported from the Kubespray inventory {} by `kdeploy import kubespray`.", shown(&i.source)));
     o.line("# Each setting names the Kubespray variable and file it comes from; the variables");
     o.line("# that were not imported are listed at the end with the reason. Review them.");
     o.line("let kd = import <kdeploy>; in");
     o.line("kd.cluster {");
-    o.line(&format!("  name = {};", nix_literal(&serde_json::Value::from(i.name.as_str()))));
+    o.line(&format!("  name = {};", nix_string(&i.name)));
     o.line("  nodes = {");
     for (n, node) in i.nodes.iter().enumerate() {
-        let roles: Vec<String> = node.roles.iter().map(|r| format!("\"{r}\"")).collect();
+        let roles: Vec<String> = node.roles.iter().map(|r| nix_string(r)).collect();
         let head = format!(
             "    {} = {{ address = {}; roles = [ {} ];",
             nix_attr_name(&node.name),
-            nix_literal(&serde_json::Value::from(node.address.as_str())),
+            nix_string(&node.address),
             roles.join(" ")
         );
         if node.settings.is_empty() {
@@ -89,8 +92,9 @@ pub fn render(i: &Imported) -> (String, Vec<(usize, SettingAt)>) {
         o.line("");
         o.line(&format!("# Not imported ({} variables):", i.skipped.len()));
         for s in &i.skipped {
-            let why = s.why.lines().next().unwrap_or("");
-            o.line(&format!("#   {} = {}  ({}): {why}", s.var, comment_value(&s.value), s.from));
+            let why = shown(s.why.lines().next().unwrap_or(""));
+            let (var, from) = (shown(&s.var), shown(&s.from));
+            o.line(&format!("#   {var} = {}  ({from}): {why}", comment_value(&s.value)));
         }
     }
     (o.text, o.lines)

@@ -3,10 +3,21 @@
 //! or every file of the directory `NAME/` in name order (as Ansible loads
 //! them, a later file overriding an earlier one). Each variable keeps the
 //! file it came from, for the comments of the import.
+//!
+//! The inventory is untrusted: a file is read only where it resolves to
+//! inside the inventory directory ([`Root`]), so neither a name nor a
+//! symlink reads a file outside it, and only up to [`MAX_FILE`] bytes.
 
-use std::path::Path;
+use std::io::Read;
+use std::path::{Path, PathBuf};
 
 use serde_json::Value as Json;
+
+use super::inventory::check_name;
+use crate::nix_text::shown;
+
+/// The most of one inventory file that is read.
+pub const MAX_FILE: u64 = 16 << 20;
 
 /// One variable as found: its value and where.
 #[derive(Debug, Clone, PartialEq)]
@@ -16,38 +27,110 @@ pub struct Assignment {
     pub from: String,
 }
 
-/// The variables of `kind/name` (kind: group_vars or host_vars) under
-/// `base`, weakest first. Nothing there: no variables.
-pub fn read(base: &Path, kind: &str, name: &str) -> Result<Vec<Assignment>, String> {
-    let dir = base.join(kind);
+/// The inventory directory, resolved: every file read from it must
+/// resolve to inside it.
+#[derive(Debug, Clone)]
+pub struct Root {
+    dir: PathBuf,
+}
+
+impl Root {
+    pub fn new(dir: &Path) -> Result<Root, String> {
+        let dir = dir.canonicalize().map_err(|e| format!("{}: {e}", shown_path(dir)))?;
+        Ok(Root { dir })
+    }
+
+    /// Whether `rel` exists (through symlinks).
+    pub fn exists(&self, rel: &Path) -> bool {
+        self.dir.join(rel).exists()
+    }
+
+    /// Where `rel` resolves to, refused if that is outside the inventory.
+    fn confine(&self, rel: &Path) -> Result<PathBuf, String> {
+        let name = shown_path(rel);
+        let real = self.dir.join(rel).canonicalize().map_err(|e| format!("{name}: {e}"))?;
+        if !real.starts_with(&self.dir) {
+            return Err(format!(
+                "{name}: outside the inventory (it resolves to {}): refused, the inventory is untrusted",
+                shown_path(&real)
+            ));
+        }
+        Ok(real)
+    }
+
+    /// The text of the file `rel`, if it resolves to inside the inventory
+    /// and is no larger than [`MAX_FILE`].
+    pub fn read(&self, rel: &Path) -> Result<String, String> {
+        let name = shown_path(rel);
+        let real = self.confine(rel)?;
+        let mut text = String::new();
+        let f = std::fs::File::open(&real).map_err(|e| format!("{name}: {e}"))?;
+        f.take(MAX_FILE + 1).read_to_string(&mut text).map_err(|e| format!("{name}: {e}"))?;
+        if text.len() as u64 > MAX_FILE {
+            return Err(format!("{name}: larger than {} MiB", MAX_FILE >> 20));
+        }
+        Ok(text)
+    }
+
+    /// Whether `rel` is a file (through symlinks), refused if it resolves
+    /// to outside the inventory.
+    pub fn is_file(&self, rel: &Path) -> Result<bool, String> {
+        Ok(self.exists(rel) && self.confine(rel)?.is_file())
+    }
+
+    /// The files of the directory `rel` (not those starting with `.`), by
+    /// name; none if it is not a directory; refused if it or one of them
+    /// resolves to outside the inventory.
+    fn files_in(&self, rel: &Path) -> Result<Vec<PathBuf>, String> {
+        if !self.exists(rel) || !self.confine(rel)?.is_dir() {
+            return Ok(Vec::new());
+        }
+        let entries = std::fs::read_dir(self.dir.join(rel)).map_err(|e| format!("{}: {e}", shown_path(rel)))?;
+        let mut names: Vec<_> = entries
+            .filter_map(|e| e.ok().map(|e| e.file_name()))
+            .filter(|n| !n.to_string_lossy().starts_with('.'))
+            .collect();
+        names.sort();
+        let mut out = Vec::new();
+        for n in names {
+            let f = rel.join(n);
+            if self.is_file(&f)? {
+                out.push(f);
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// A path as shown in a message.
+fn shown_path(p: &Path) -> String {
+    shown(&p.display().to_string())
+}
+
+/// The variables of `kind/name` (kind: group_vars or host_vars) in the
+/// inventory, weakest first. Nothing there: no variables.
+pub fn read(root: &Root, kind: &str, name: &str) -> Result<Vec<Assignment>, String> {
+    check_name(if kind == "host_vars" { "host" } else { "group" }, name)?;
+    let dir = Path::new(kind);
     let mut files = Vec::new();
     for ext in ["", ".yml", ".yaml", ".json"] {
         let f = dir.join(format!("{name}{ext}"));
-        if f.is_file() {
+        if root.is_file(&f)? {
             files.push(f);
         }
     }
-    let sub = dir.join(name);
-    if sub.is_dir() {
-        let mut inner: Vec<_> = std::fs::read_dir(&sub)
-            .map_err(|e| format!("{}: {e}", sub.display()))?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.is_file() && !p.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.')))
-            .collect();
-        inner.sort();
-        files.extend(inner);
-    }
+    files.extend(root.files_in(&dir.join(name))?);
     let mut out = Vec::new();
     for f in files {
-        let shown = f.strip_prefix(base).unwrap_or(&f).display().to_string();
-        let text = std::fs::read_to_string(&f).map_err(|e| format!("{shown}: {e}"))?;
-        let doc = yaml_to_json(&text).map_err(|e| format!("{shown}: {e}"))?;
+        let from = f.display().to_string();
+        let text = root.read(&f)?;
+        let doc = yaml_to_json(&text).map_err(|e| format!("{}: {e}", shown_path(&f)))?;
         match doc {
             Json::Null => {}
             Json::Object(m) => {
-                out.extend(m.into_iter().map(|(var, value)| Assignment { var, value, from: shown.clone() }))
+                out.extend(m.into_iter().map(|(var, value)| Assignment { var, value, from: from.clone() }))
             }
-            _ => return Err(format!("{shown}: expected a mapping of variables")),
+            _ => return Err(format!("{}: expected a mapping of variables", shown_path(&f))),
         }
     }
     Ok(out)
@@ -98,7 +181,8 @@ mod tests {
         std::fs::write(gv.join("all/a.yml"), "x: 1\n---\n").unwrap_or(());
         std::fs::write(gv.join("all/a.yml"), "x: 1\nz: {k: v}\n").unwrap();
         std::fs::write(gv.join("etcd.yml"), "etcd_data_dir: /data/etcd\n").unwrap();
-        let all = read(d.path(), "group_vars", "all").unwrap();
+        let root = Root::new(d.path()).unwrap();
+        let all = read(&root, "group_vars", "all").unwrap();
         let names: Vec<(&str, &str)> = all.iter().map(|a| (a.var.as_str(), a.from.as_str())).collect();
         assert_eq!(
             names,
@@ -109,8 +193,8 @@ mod tests {
                 ("y", "group_vars/all/b.yml")
             ]
         );
-        assert_eq!(read(d.path(), "group_vars", "etcd").unwrap()[0].value, Json::from("/data/etcd"));
-        assert!(read(d.path(), "group_vars", "kube_node").unwrap().is_empty());
+        assert_eq!(read(&root, "group_vars", "etcd").unwrap()[0].value, Json::from("/data/etcd"));
+        assert!(read(&root, "group_vars", "kube_node").unwrap().is_empty());
     }
 
     #[test]

@@ -1,14 +1,21 @@
 //! [`Node`]: the deployer's handle on one node's kdeploy state — every method
 //! is one command of the node program (one round trip, one SSH channel),
 //! over any [`Host`]. Nothing here decides *what* to do; orchestration does.
+//! Each handle has its own lock token (see `lock.rs`): the commands that
+//! change the node carry it (`--held TOKEN`), and what else the run does
+//! on the node (hooks, checks, membership commands) goes through the node
+//! program's `run` with it ([`Node::exec_held`]), so all of it is refused
+//! once the lock is not this run's.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::exit::NodeExit;
 use super::gc::{parse_info, GcReport, NodeGeneration};
-use super::lock::NodeLock;
+use super::lock::{new_token, NodeLock};
 use super::manifest::{Manifest, ManifestError};
 use super::plan::{plan_units, UnitPlan};
 use super::put_stream::{Body, PutBlob, PutStream};
@@ -24,6 +31,13 @@ pub enum NodeError {
     Command { host: String, command: String, status: u32, message: String },
     #[error("{host}: is locked by another kdeploy run: {owner}")]
     Locked { host: String, owner: String },
+    /// The node refused a command that changes it: this run's lock token
+    /// is not the live holder's (exit 77).
+    #[error(
+        "{host}: this run does not hold the node's lock any more (lost while the deployer was paused or cut \
+         off for 30 s or more; held now by: {holder})"
+    )]
+    LockLost { host: String, holder: String },
     #[error("{host}: unit(s) failed to {what}:\n{journal}")]
     UnitFailed { host: String, what: String, journal: String },
     #[error("{host}: {0}", host = .1)]
@@ -68,6 +82,18 @@ impl std::fmt::Display for Drift {
     }
 }
 
+/// What a node's `fetch` could not get from the binary cache.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct NotFetched {
+    /// Every blob not fetched (to send over SSH).
+    pub failed: Vec<Digest>,
+    /// Those the cache holds wrong (other bytes, or more of them than
+    /// announced): to put into the cache again.
+    pub rejected: Vec<Digest>,
+    /// What the node said about them.
+    pub why: String,
+}
+
 /// A blob as the deployer knows it, for `have` to check the node's copy
 /// against: its size always, its sha256 when checking it is cheap (see
 /// `deploy/push.rs`); never a hash of a secret.
@@ -100,6 +126,10 @@ pub enum StoredBlob {
 /// there yet.
 const NOT_INSTALLED: &str = "kdeploy-node-not-installed";
 
+/// How the node program's refusal for want of the lock begins (with exit
+/// 77): a hook of the user's that exits 77 is not taken for one.
+const LOCK_LOST: &str = "kdeploy-node: lock lost: ";
+
 /// A put stream from this size up runs as a bulk upload
 /// ([`Host::upload_bulk`]: over SSH, a connection of its own); a run's
 /// small puts (a changed config file, a secret) keep to the node's
@@ -110,6 +140,12 @@ pub struct Node<'h> {
     host: &'h dyn Host,
     /// `KDEPLOY_PREFIX` for tests against a directory; "" on real nodes.
     prefix: String,
+    /// The token this handle's lock carries (`lock`), and its commands
+    /// that change the node (`--held`).
+    token: String,
+    /// Set when the node refuses a command for want of the lock; shared
+    /// with the [`NodeLock`] this handle took.
+    lost: Arc<AtomicBool>,
 }
 
 impl<'h> Node<'h> {
@@ -120,11 +156,15 @@ impl<'h> Node<'h> {
 
     /// As [`Node::install`], with every node path below `prefix` (tests).
     pub async fn install_with_prefix(host: &'h dyn Host, prefix: &str) -> Result<Node<'h>, NodeError> {
-        let node = Node { host, prefix: prefix.to_string() };
+        let node = Node::new(host, prefix);
         let cmd = script::install_command(prefix);
         let out = host.exec(&cmd, Some(script::SCRIPT.as_bytes())).await?;
         node.check("install", out)?;
         Ok(node)
+    }
+
+    fn new(host: &'h dyn Host, prefix: &str) -> Node<'h> {
+        Node { host, prefix: prefix.to_string(), token: new_token(), lost: Arc::default() }
     }
 
     pub fn host(&self) -> &'h dyn Host {
@@ -151,10 +191,17 @@ impl<'h> Node<'h> {
         s
     }
 
+    /// The command line running a command that changes the node: refused
+    /// by the node program unless this handle holds the node's lock.
+    fn held(&self, args: &[&str]) -> String {
+        self.command(&[&["--held", self.token.as_str()], args].concat())
+    }
+
     fn check(&self, what: &str, out: Output) -> Result<Output, NodeError> {
         if out.success() {
             return Ok(out);
         }
+        self.lock_lost(&out)?;
         Err(NodeError::Command {
             host: self.host.name().to_string(),
             command: what.to_string(),
@@ -163,15 +210,47 @@ impl<'h> Node<'h> {
         })
     }
 
+    /// [`NodeError::LockLost`] when `out` is the node program's refusal
+    /// for want of the lock.
+    fn lock_lost(&self, out: &Output) -> Result<(), NodeError> {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        match stderr.lines().find_map(|l| l.strip_prefix(LOCK_LOST)) {
+            Some(why) if NodeExit::of(out.status) == NodeExit::LockLost => {
+                self.lost.store(true, Ordering::SeqCst);
+                Err(NodeError::LockLost {
+                    host: self.host.name().to_string(),
+                    holder: why.rsplit_once("(held by: ").map_or(why, |(_, h)| h.trim_end_matches(')')).to_string(),
+                })
+            }
+            _ => Ok(()),
+        }
+    }
+
     async fn run(&self, args: &[&str], stdin: Option<&[u8]>) -> Result<Output, NodeError> {
         let out = self.host.exec(&self.command(args), stdin).await?;
         self.check(&args.join(" "), out)
     }
 
+    /// [`Node::run`] of a command that changes the node (see [`Node::held`]).
+    async fn run_held(&self, args: &[&str], stdin: Option<&[u8]>) -> Result<Output, NodeError> {
+        let out = self.host.exec(&self.held(args), stdin).await?;
+        self.check(&args.join(" "), out)
+    }
+
+    /// Run `script` under sh on the node while this handle holds the
+    /// node's lock (the node program's `run`): how hooks, checks and
+    /// membership commands run. Its output whatever its status, or
+    /// [`NodeError::LockLost`] when the node refused to start it.
+    pub async fn exec_held(&self, script: &str) -> Result<Output, NodeError> {
+        let out = self.host.exec(&self.held(&["run", "sh", "-c", script]), None).await?;
+        self.lock_lost(&out)?;
+        Ok(out)
+    }
+
     /// Take the node lock for as long as the returned guard (and the
     /// connection) lives. `owner` is shown to a run that finds it taken.
     pub async fn lock(&self, owner: &str) -> Result<NodeLock, NodeError> {
-        let p = self.host.spawn(&self.command(&["lock", owner])).await?;
+        let p = self.host.spawn(&self.command(&["lock", owner, &self.token])).await?;
         let (lock, _) = self.locked(p).await?.ok_or_else(|| self.bad_answer("lock", NOT_INSTALLED))?;
         Ok(lock)
     }
@@ -185,14 +264,17 @@ impl<'h> Node<'h> {
         prefix: &str,
         owner: &str,
     ) -> Result<(Node<'h>, NodeLock, NodeStatus), NodeError> {
-        let node = Node { host, prefix: prefix.to_string() };
-        let lock = node.command(&["lock", owner, "--status", "--verify"]);
+        let node = Node::new(host, prefix);
+        let lock = node.command(&["lock", owner, &node.token, "--status", "--verify"]);
         let path = shell_quote(&script::script_path(prefix));
         let p = host.spawn(&format!("if [ -f {path} ]; then {lock}; else echo {NOT_INSTALLED}; fi")).await?;
         let (guard, text) = match node.locked(p).await? {
             Some(held) => held,
             None => {
-                let node = Node::install_with_prefix(host, prefix).await?;
+                node.check(
+                    "install",
+                    host.exec(&script::install_command(prefix), Some(script::SCRIPT.as_bytes())).await?,
+                )?;
                 node.locked(host.spawn(&lock).await?).await?.ok_or_else(|| node.bad_answer("lock", NOT_INSTALLED))?
             }
         };
@@ -206,7 +288,8 @@ impl<'h> Node<'h> {
         let mut before = String::new();
         while let Some(line) = p.read_line().await {
             if line == b"locked" {
-                return Ok(Some((NodeLock::new(self.host.name(), p), before)));
+                self.lost.store(false, Ordering::SeqCst);
+                return Ok(Some((NodeLock::new(self.host.name(), p, self.lost.clone()), before)));
             }
             if line == NOT_INSTALLED.as_bytes() {
                 return Ok(None);
@@ -217,7 +300,8 @@ impl<'h> Node<'h> {
         let out = p.wait().await;
         let msg = String::from_utf8_lossy(&out.stderr).trim().to_string();
         if NodeExit::of(out.status) == NodeExit::Locked {
-            let owner = msg.trim_start_matches("kdeploy-node: locked by another run ").to_string();
+            let owner = msg.trim_start_matches("kdeploy-node: locked by another run ");
+            let owner = owner.trim_start_matches("kdeploy-node: locked: ").to_string();
             return Err(NodeError::Locked { host: self.host.name().to_string(), owner });
         }
         Err(NodeError::Command {
@@ -292,7 +376,7 @@ impl<'h> Node<'h> {
     /// comes back here, to be sent again.
     pub async fn missing(&self, blobs: &[WantedBlob]) -> Result<Vec<Digest>, NodeError> {
         let input: String = blobs.iter().map(WantedBlob::line).collect();
-        let out = self.run(&["have"], Some(input.as_bytes())).await?;
+        let out = self.run_held(&["have"], Some(input.as_bytes())).await?;
         self.hashes("have", &out)
     }
 
@@ -305,7 +389,7 @@ impl<'h> Node<'h> {
             return Ok(0);
         }
         let mut stream = PutStream::new(blobs);
-        let command = self.command(&["put"]);
+        let command = self.held(&["put"]);
         let out = match blobs.iter().map(PutBlob::body_len).sum::<u64>() >= BULK_FROM {
             true => self.host.upload_bulk(&command, &mut stream).await?,
             false => self.host.upload(&command, &mut stream).await?,
@@ -318,14 +402,30 @@ impl<'h> Node<'h> {
         Ok(stream.sent)
     }
 
-    /// Have the node fetch `blobs` (hash, sha256 hex) it lacks from the
-    /// binary cache at `base`; returns those it could not get (sent over
-    /// SSH instead) and what the node said about them.
-    pub async fn fetch(&self, base: &str, blobs: &[(Digest, &str)]) -> Result<(Vec<Digest>, String), NodeError> {
-        let input: String = blobs.iter().map(|(d, sha)| format!("{} {sha}\n", d.hex())).collect();
-        let out = self.run(&["fetch", base], Some(input.as_bytes())).await?;
-        let failed = self.hashes("fetch", &out)?;
-        Ok((failed, String::from_utf8_lossy(&out.stderr).trim().to_string()))
+    /// Have the node fetch `blobs` (hash, sha256 hex, size) it lacks from
+    /// the binary cache at `base`, each at most its size; returns those it
+    /// could not get (sent over SSH instead), which of them the cache holds
+    /// wrong, and what the node said about them.
+    pub async fn fetch(&self, base: &str, blobs: &[(Digest, &str, u64)]) -> Result<NotFetched, NodeError> {
+        let input: String = blobs.iter().map(|(d, sha, size)| format!("{} {sha} {size}\n", d.hex())).collect();
+        let out = self.run_held(&["fetch", base], Some(input.as_bytes())).await?;
+        let mut not = NotFetched { why: String::from_utf8_lossy(&out.stderr).trim().to_string(), ..Default::default() };
+        for line in out.stdout_str().lines() {
+            let (h, what) = line.split_once(' ').unwrap_or((line, ""));
+            let d = Digest::parse(h).filter(|_| matches!(what, "rejected" | "unavailable"));
+            let Some(d) = d else {
+                return Err(NodeError::Protocol {
+                    host: self.host.name().to_string(),
+                    command: "fetch".into(),
+                    answer: line.to_string(),
+                });
+            };
+            if what == "rejected" {
+                not.rejected.push(d);
+            }
+            not.failed.push(d);
+        }
+        Ok(not)
     }
 
     /// The hashes a command printed, one per line.
@@ -353,7 +453,7 @@ impl<'h> Node<'h> {
     pub async fn put_secret(&self, hash: &Digest, bytes: &[u8]) -> Result<(), NodeError> {
         let len = bytes.len().to_string();
         let mut src = bytes;
-        let out = self.host.upload(&self.command(&["put-secret", &hash.hex(), &len]), &mut src).await?;
+        let out = self.host.upload(&self.held(&["put-secret", &hash.hex(), &len]), &mut src).await?;
         self.check(&format!("put-secret {hash}"), out)?;
         Ok(())
     }
@@ -373,7 +473,7 @@ impl<'h> Node<'h> {
         let gen = gen.to_string();
         let mut args = vec!["stage", gen.as_str()];
         args.extend(phases.iter().map(|(p, _)| *p));
-        self.run(&args, Some(text.as_bytes())).await?;
+        self.run_held(&args, Some(text.as_bytes())).await?;
         Ok(())
     }
 
@@ -381,7 +481,7 @@ impl<'h> Node<'h> {
     /// rename; fix managed symlinks and directories.
     pub async fn switch(&self, gen: Option<u64>, phase: &str) -> Result<(), NodeError> {
         let g = gen.map_or("none".to_string(), |g| g.to_string());
-        self.run(&["switch", &g, phase], None).await?;
+        self.run_held(&["switch", &g, phase], None).await?;
         Ok(())
     }
 
@@ -389,7 +489,7 @@ impl<'h> Node<'h> {
     /// taken before the run; `None`: it did not exist).
     pub async fn rollback_phase(&self, phase: &str, old: Option<u64>) -> Result<(), NodeError> {
         let g = old.map_or("none".to_string(), |g| g.to_string());
-        self.run(&["rollback-phase", phase, &g], None).await?;
+        self.run_held(&["rollback-phase", phase, &g], None).await?;
         Ok(())
     }
 
@@ -402,7 +502,7 @@ impl<'h> Node<'h> {
     /// Record generation `gen` (node hash `hash`) as committed, with its
     /// phase record (`record` empty: the generation keeps its own).
     pub async fn commit(&self, gen: u64, hash: &Digest, record: &[u8]) -> Result<(), NodeError> {
-        self.run(&["commit", &gen.to_string(), &hash.hex()], Some(record)).await?;
+        self.run_held(&["commit", &gen.to_string(), &hash.hex()], Some(record)).await?;
         Ok(())
     }
 
@@ -436,7 +536,7 @@ impl<'h> Node<'h> {
     /// directories switches created and the whole state directory removed.
     /// Returns the directories removed.
     pub async fn forget(&self) -> Result<Vec<String>, NodeError> {
-        let out = self.run(&["forget"], None).await?;
+        let out = self.run_held(&["forget"], None).await?;
         Ok(out.stdout_str().lines().filter_map(|l| l.strip_prefix("removed ")).map(str::to_string).collect())
     }
 
@@ -467,8 +567,8 @@ impl<'h> Node<'h> {
         let mut args = vec!["units"];
         args.extend(ops.iter().map(String::as_str));
         let cmd = match deadline {
-            Some(d) => format!("timeout -k 10 {} {}", d.as_secs().max(1), self.command(&args)),
-            None => self.command(&args),
+            Some(d) => format!("timeout -k 10 {} {}", d.as_secs().max(1), self.held(&args)),
+            None => self.held(&args),
         };
         let out = self.host.exec(&cmd, None).await?;
         if let (NodeExit::TimedOut, Some(d)) = (NodeExit::of(out.status), deadline) {
@@ -528,7 +628,7 @@ impl<'h> Node<'h> {
             args.push("--dry-run");
         }
         args.extend(gens.iter().map(String::as_str));
-        let out = self.run(&args, None).await?;
+        let out = self.run_held(&args, None).await?;
         GcReport::parse(&out.stdout_str()).map_err(|answer| self.protocol("gc", answer))
     }
 

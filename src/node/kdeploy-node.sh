@@ -7,6 +7,8 @@
 # a directory instead of /.
 set -eu
 umask 022
+# `run` gives the command it runs the caller's locale back
+CALLER_LC_ALL=${LC_ALL-} CALLER_HAS_LC_ALL=${LC_ALL+1}
 # bytes, not characters: the same answers everywhere, and sed, grep and sort
 # start faster (they run on every node on every run)
 export LC_ALL=C
@@ -15,6 +17,7 @@ R=$P/var/lib/kdeploy
 TAB='	'  # a literal tab (no subshell: every fork costs on a round trip)
 
 die() { printf 'kdeploy-node: %s\n' "$*" >&2; exit 1; }
+is_token() { case $1 in *[!0-9a-f]* | '') return 1 ;; esac; [ ${#1} -eq 32 ]; }
 is_hash() { case $1 in *[!0-9a-f]* | '') return 1 ;; esac; [ ${#1} -eq 64 ]; }
 is_gen() { case $1 in *[!0-9]* | '') return 1 ;; esac; }
 is_name() { case $1 in *[!A-Za-z0-9._@-]* | '' | .* | -*) return 1 ;; esac; }
@@ -80,13 +83,20 @@ entries() { [ -n "$1" ] && [ -f "$1" ] && grep "^$2$TAB" "$1" || true; }
 # Paths of the files of manifest $1 (may be empty), one per line.
 file_paths() { entries "$1" f | cut -f6; }
 
-# lock OWNER [--status [--verify]]: hold the node lock for as long as the
-# deployer's heartbeat (a byte every 5 s on stdin) goes on: 30 s of silence
-# or end of input lets go.
+# lock OWNER TOKEN [--status [--verify]]: hold the node lock for as long
+# as the deployer's heartbeat (a byte every 5 s on stdin) goes on: 30 s of
+# silence or end of input lets go.
 # A run that finds the lock taken watches lock.owner for 12 s: touched (the
 # holder is alive) -> refused, exit 75; never touched -> the holder is gone
 # (killed or cut off) and its shell lets go within 30 s: wait for it.
+# TOKEN (the deployer's random id for this lock) goes to lock.token with
+# this shell's pid: every command that changes the node is given it
+# (`--held TOKEN`) and refused, exit 77, once the lock is not held with it
+# any more -- a deployer that was paused past the 30 s and resumed must not
+# interleave with the run that took over. Commands of such a run still
+# running hold lock.busy shared: the new holder waits for them first.
 cmd_lock() {
+    [ $# -ge 2 ] && is_token "$2" || die "usage: lock OWNER TOKEN [--status [--verify]]"
     harden
     exec 9>>"$R/lock"
     if ! flock -n 9; then
@@ -108,11 +118,21 @@ cmd_lock() {
                 "$(cat "$R/lock.owner" 2>/dev/null || echo unknown)" >&2
         fi
     fi
-    printf '%s pid=%s since=%s\n' "${1:-unknown}" $$ "$(date -u +%Y-%m-%dT%H:%M:%SZ)" >"$R/lock.owner"
+    printf '%s pid=%s since=%s\n' "$1" $$ "$(date -u +%Y-%m-%dT%H:%M:%SZ)" >"$R/lock.owner"
+    # From here on a command of an earlier holder is refused (token)...
+    write_token "$2" $$
+    # ... and one it started before is waited for (it holds lock.busy).
+    exec 8>>"$R/lock.busy"
+    if ! flock -w 40 8; then
+        write_token released -
+        printf 'kdeploy-node: locked: a command of the run that held the lock before (a hook or unit operation it started before it stopped answering) is still running; it ends by its deadline: run again then\n' >&2
+        exit 75
+    fi
+    exec 8>&-
     # --status [--verify]: what `status` prints, read under the lock,
     # before the `locked` line (one round trip for lock and status)
-    case ${2:-} in --status) cmd_status ;; esac
-    case ${3:-} in --verify) cmd_verify ;; esac
+    case ${3:-} in --status) cmd_status ;; esac
+    case ${4:-} in --verify) cmd_verify ;; esac
     echo locked
     # The lock is the open fd 9 of this shell; the commands below do not
     # inherit it, so killing this shell releases the lock too.
@@ -120,6 +140,51 @@ cmd_lock() {
         # (gone after `forget`: the holder keeps beating until released)
         touch "$R/lock.owner" 9>&- 2>/dev/null || true
     done
+    [ ! -f "$R/lock.token" ] || write_token released -
+}
+
+# write_token TOKEN PID: lock.token's one line, of one width, written over
+# the old one in place: taking the lock then allocates nothing, and works
+# on a full disk as it did before there were tokens. "released -" is no
+# holder's token.
+write_token() {
+    if [ -f "$R/lock.token" ]; then
+        printf '%32s %10s\n' "$1" "$2" 1<>"$R/lock.token"
+    else
+        printf '%32s %10s\n' "$1" "$2" >"$R/lock.token"
+    fi
+}
+
+# held: what a command that changes the node does first. Refused (exit 77)
+# unless it was given (`--held TOKEN`) the token of the lock's live holder;
+# then it holds lock.busy shared until it exits, so a run that takes the
+# lock over waits for it. Costs one flock.
+held() {
+    [ -n "$TOKEN" ] || die "$cmd: only the holder of the node lock may run this (--held TOKEN)"
+    [ -d "$R" ] || lock_lost
+    exec 8>>"$R/lock.busy"
+    flock -s -w 60 8 || lock_lost
+    # the holder's token, and its shell alive (killed, it left its token)
+    ht='' hp=''
+    if [ -f "$R/lock.token" ]; then read -r ht hp <"$R/lock.token" || true; fi
+    [ "$ht" = "$TOKEN" ] && [ -n "$hp" ] && kill -0 "$hp" 2>/dev/null || lock_lost
+}
+
+lock_lost() {
+    printf 'kdeploy-node: lock lost: this run does not hold the node lock any more (held by: %s)\n' \
+        "$(cat "$R/lock.owner" 2>/dev/null || echo nobody)" >&2
+    exit 77
+}
+
+# run CMD ARG...: CMD under the lock (see `held`), with the caller's
+# locale, its status passed on. It does not inherit lock.busy (a daemon it
+# leaves behind must not hold a takeover up).
+cmd_run() {
+    [ $# -ge 1 ] || die "usage: run CMD ARG..."
+    if [ -n "$CALLER_HAS_LC_ALL" ]; then LC_ALL=$CALLER_LC_ALL; else unset LC_ALL; fi
+    st=0
+    "$@" 8>&- || st=$?
+    exit "$st"
 }
 
 # have: one `HASH [SIZE [SHA256]]` line per blob the deployer needs;
@@ -240,15 +305,22 @@ admit() {
     mv -f "$1" "$R/store/$2"
 }
 
-# fetch BASE-URL <`BLAKE3 SHA256` lines: each blob the store lacks is
+# fetch BASE-URL <`BLAKE3 SHA256 SIZE` lines: each blob the store lacks is
 # fetched from the binary cache at BASE-URL/BLAKE3 (curl, else wget; never
-# through a proxy) and admitted only if its sha256 matches. Prints the
-# hashes it could not get, which the deployer then sends itself; why on
-# stderr.
+# through a proxy), at most SIZE bytes of it — curl's --max-filesize for a
+# server that announces a larger length, and a file size limit (ulimit -f)
+# on the downloader for one that announces none — and admitted only if its
+# sha256 matches. Prints `HASH rejected` for each blob the cache holds
+# wrong (other bytes, or more of them: the deployer puts it there again)
+# and `HASH unavailable` for each it could not get, which the deployer
+# then sends itself; why on stderr. A URL with credentials is refused:
+# they would sit in the downloader's arguments, readable by any user.
 cmd_fetch() {
-    [ $# -eq 1 ] || die "usage: fetch BASE-URL <HASH SHA256 lines"
+    [ $# -eq 1 ] || die "usage: fetch BASE-URL <HASH SHA256 SIZE lines"
     case $1 in http://* | https://*) ;; *) die "fetch: not an http(s) URL: $1" ;; esac
     case $1 in *[!]A-Za-z0-9:/._~%+@[-]*) die "fetch: unexpected characters in URL: $1" ;; esac
+    authority=${1#*://}
+    case ${authority%%/*} in *@*) die "fetch: credentials in the cache URL are refused" ;; esac
     get=''
     if command -v curl >/dev/null 2>&1; then
         get=curl
@@ -260,23 +332,55 @@ cmd_fetch() {
     [ -d "$R/store" ] || harden
     mkdir -p "$R/store/.tmp"
     t=''
-    trap 'rm -f "$t"' EXIT
-    while read -r h sha; do
+    trap 'rm -f "$t" "$t.err"' EXIT
+    while read -r h sha size; do
         [ -n "$h" ] || continue
-        is_hash "$h" && is_hash "$sha" || die "fetch: bad line '$h $sha'"
+        is_hash "$h" && is_hash "$sha" && is_gen "$size" || die "fetch: bad line '$h $sha $size'"
         [ ! -f "$R/store/$h" ] || continue
         if [ -z "$get" ]; then
-            echo "$h"
+            echo "$h unavailable"
             continue
         fi
         t=$(mktemp "$R/store/.tmp/$h.XXXXXX")
-        if [ $get = curl ]; then
-            curl -fsS --noproxy '*' --connect-timeout 10 --speed-time 30 --speed-limit 1 \
-                --retry 2 -o "$t" "$1/$h" </dev/null
-        else
-            wget -q --no-proxy -T 30 -t 3 -O "$t" "$1/$h" </dev/null
-        fi && admit "$t" "$h" "$sha" || { rm -f "$t"; echo "$h"; }
+        rc=0
+        code=$(download "$get" "$1/$h" "$t" "$size" 2>"$t.err") || rc=$?
+        got=$(wc -c <"$t")
+        case $code in '' | 2??) ;; *)
+            # (a server's error page may itself exceed the size: the status says what happened)
+            printf 'kdeploy-node: blob %s not in the cache: HTTP %s\n' "$h" "$code" >&2
+            echo "$h unavailable"
+            rm -f "$t" "$t.err"
+            continue
+            ;;
+        esac
+        if [ "$rc" -eq 63 ] || [ "$rc" -gt 128 ] || [ "$got" -gt "$size" ]; then
+            printf 'kdeploy-node: blob %s rejected: the cache serves it larger than %s bytes\n' "$h" "$size" >&2
+            echo "$h rejected"
+        elif [ "$rc" -ne 0 ]; then
+            cat "$t.err" >&2
+            echo "$h unavailable"
+        elif ! admit "$t" "$h" "$sha"; then
+            echo "$h rejected"
+        fi
+        rm -f "$t" "$t.err"
     done
+}
+
+# download GET URL FILE SIZE: URL into FILE with curl or wget, at most SIZE
+# bytes: curl stops at a larger announced length (--max-filesize), and the
+# downloader runs under a file size limit of that many 512-byte blocks
+# (POSIX's unit; rounded up, plus one), so it is stopped (SIGXFSZ)
+# whatever the server announces. Prints the HTTP status (curl only).
+download() {
+    (
+        ulimit -f $(($4 / 512 + 2)) || exit 1
+        if [ "$1" = curl ]; then
+            exec curl -fsS --noproxy '*' --connect-timeout 10 --speed-time 30 --speed-limit 1 \
+                --retry 2 --max-filesize "$4" -w '%{http_code}' -o "$3" "$2" </dev/null
+        else
+            exec wget -q --no-proxy -T 30 -t 3 -O "$3" "$2" </dev/null
+        fi
+    )
 }
 
 # put-secret KEYED-HASH LENGTH <BYTES: a secret goes to secrets/ (0700),
@@ -869,30 +973,39 @@ cmd_units() {
     done
 }
 
+# --held TOKEN CMD ...: the token of the lock this run holds; the
+# commands that change the node refuse to run without it (see `held`).
+TOKEN=''
+if [ "${1:-}" = --held ]; then
+    [ $# -ge 2 ] && is_token "$2" || die "usage: --held TOKEN COMMAND ..."
+    TOKEN=$2
+    shift 2
+fi
 cmd=${1:-}
 if [ $# -gt 0 ]; then shift; fi
 case $cmd in
 lock) cmd_lock "$@" ;;
-have) cmd_have ;;
-put) cmd_put "$@" ;;
-put-secret) cmd_put_secret "$@" ;;
-fetch) cmd_fetch "$@" ;;
-stage) cmd_stage "$@" ;;
-switch) cmd_switch "$@" ;;
-rollback-phase) [ $# -eq 2 ] || die "usage: rollback-phase PHASE GEN|none"; cmd_switch "$2" "$1" ;;
+have) held; cmd_have ;;
+put) held; cmd_put "$@" ;;
+put-secret) held; cmd_put_secret "$@" ;;
+fetch) held; cmd_fetch "$@" ;;
+stage) held; cmd_stage "$@" ;;
+switch) held; cmd_switch "$@" ;;
+rollback-phase) held; [ $# -eq 2 ] || die "usage: rollback-phase PHASE GEN|none"; cmd_switch "$2" "$1" ;;
+run) held; cmd_run "$@" ;;
 status | current)
     cmd_status
     if [ "${1:-}" = --verify ]; then cmd_verify; fi ;;
 verify) cmd_verify ;;
-commit) cmd_commit "$@" ;;
+commit) held; cmd_commit "$@" ;;
 state) cmd_state ;;
 phase-record) cmd_phase_record "$@" ;;
 list-generations) cmd_list_generations ;;
 manifest) cmd_manifest "$@" ;;
 gc-info) cmd_gc_info ;;
-gc) cmd_gc "$@" ;;
-forget) cmd_forget ;;
+gc) held; cmd_gc "$@" ;;
+forget) held; cmd_forget ;;
 journal) [ $# -ge 1 ] || die "usage: journal UNIT [LINES]"; cmd_journal "$@" ;;
-units) cmd_units "$@" ;;
-*) die "unknown command '$cmd' (lock have put put-secret fetch stage switch rollback-phase status verify commit state phase-record list-generations manifest gc-info gc forget journal units)" ;;
+units) held; cmd_units "$@" ;;
+*) die "unknown command '$cmd' (lock have put put-secret fetch stage switch rollback-phase run status verify commit state phase-record list-generations manifest gc-info gc forget journal units)" ;;
 esac

@@ -47,11 +47,15 @@ pub struct DirEntry {
 }
 
 /// A hook the phase runs when it is reset (closure `when = "reset"`).
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// `delegate`: the node that runs it instead (a worker's drain runs on the
+/// anchor, which holds the admin credentials), kept so that a node pruned
+/// from the definition is still drained from where it can be.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ResetHook {
     pub name: String,
     pub run: String,
     pub unless: Option<String>,
+    pub delegate: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -194,7 +198,15 @@ impl Manifest {
         }
         for r in &self.resets {
             let ok = !r.name.is_empty() && !r.name.contains(|c: char| c.is_control()) && !r.run.is_empty();
-            if !ok || r.run.contains('\0') || r.unless.as_ref().is_some_and(|u| u.is_empty() || u.contains('\0')) {
+            let bad_delegate = r
+                .delegate
+                .as_ref()
+                .is_some_and(|d| d.is_empty() || !d.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b)));
+            if !ok
+                || bad_delegate
+                || r.run.contains('\0')
+                || r.unless.as_ref().is_some_and(|u| u.is_empty() || u.contains('\0'))
+            {
                 return Err(ManifestError::BadField {
                     path: r.name.clone(),
                     field: "reset hook",
@@ -229,7 +241,12 @@ impl Manifest {
         }
         for r in &self.resets {
             let unless = r.unless.as_deref().map(escape).unwrap_or_default();
-            s += &format!("r\t{}\t{}\t{unless}\n", r.name, escape(&r.run));
+            s += &format!("r\t{}\t{}\t{unless}", r.name, escape(&r.run));
+            // a fifth field only when delegated: older manifests read the same
+            if let Some(d) = &r.delegate {
+                s += &format!("\t{d}");
+            }
+            s += "\n";
         }
         Ok(s)
     }
@@ -271,10 +288,11 @@ impl Manifest {
                     enable: *enable == "1",
                     restart_triggers: triggers.iter().map(PathBuf::from).collect(),
                 }),
-                ["r", name, run, unless] => m.resets.push(ResetHook {
+                ["r", name, run, unless, delegate @ ..] if delegate.len() <= 1 => m.resets.push(ResetHook {
                     name: name.to_string(),
                     run: unescape(i + 1, run)?,
                     unless: (!unless.is_empty()).then(|| unescape(i + 1, unless)).transpose()?,
+                    delegate: delegate.first().map(|d| d.to_string()),
                 }),
                 [""] => {}
                 _ => return Err(err("unknown line")),
@@ -354,14 +372,29 @@ mod tests {
     fn reset_hooks_round_trip_as_one_line_each() {
         let mut m = sample();
         let run = "if [ -d /x ]; then\n\tprintf 'a\\tb\\n' >/y\r\nfi\\";
-        m.resets.push(ResetHook { name: "x-reset".into(), run: run.into(), unless: Some("test -e /z\n".into()) });
-        m.resets.push(ResetHook { name: "y".into(), run: "true".into(), unless: None });
+        m.resets.push(ResetHook {
+            name: "x-reset".into(),
+            run: run.into(),
+            unless: Some("test -e /z\n".into()),
+            delegate: None,
+        });
+        m.resets.push(ResetHook { name: "y".into(), run: "true".into(), ..Default::default() });
+        m.resets.push(ResetHook {
+            name: "z".into(),
+            run: "drain".into(),
+            delegate: Some("cp-1".into()),
+            ..Default::default()
+        });
         let text = m.render().unwrap();
         let r: Vec<&str> = text.lines().filter(|l| l.starts_with("r\t")).collect();
-        assert_eq!(r.len(), 2);
+        assert_eq!(r.len(), 3);
         assert_eq!(r[1], "r\ty\ttrue\t");
+        assert_eq!(r[2], "r\tz\tdrain\t\tcp-1");
         assert_eq!(Manifest::parse(&text).unwrap(), m);
         assert!(Manifest::parse("kdeploy-manifest 1\nr\tx\ta\\qb\t\n").is_err());
+        m.resets[2].delegate = Some("../x".into());
+        assert!(m.render().is_err(), "a delegate that is no node name");
+        m.resets[2].delegate = None;
         m.resets[1].unless = Some(String::new());
         assert!(m.render().is_err());
     }

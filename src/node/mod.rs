@@ -15,7 +15,7 @@ pub mod plan;
 mod put_stream;
 pub mod script;
 
-pub use agent::{Drift, Node, NodeError, NodeStatus, StoredBlob, WantedBlob};
+pub use agent::{Drift, Node, NodeError, NodeStatus, NotFetched, StoredBlob, WantedBlob};
 pub use exit::NodeExit;
 pub use lock::NodeLock;
 pub use manifest::{changed_files, DirEntry, FileEntry, Manifest};

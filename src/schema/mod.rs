@@ -128,7 +128,7 @@ pub struct File {
     pub source: Source,
 }
 
-/// Exactly one of the five keys (`{ "text": … }`, …).
+/// Exactly one of the six keys (`{ "text": … }`, …).
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq, Hash)]
 #[serde(rename_all = "lowercase")]
 pub enum Source {
@@ -142,6 +142,11 @@ pub enum Source {
     Artifact(Artifact),
     /// A secret the engine makes or finds on the deployer (never a value).
     Secret(Secret),
+    /// The user's own key or token: a file of the project (relative) or
+    /// of the deployer (absolute) that travels, is stored and is shown as
+    /// a secret — never in the blob store, the binary cache or a diff.
+    #[serde(rename = "secretFile")]
+    SecretFile(String),
 }
 
 impl Source {
@@ -152,6 +157,23 @@ impl Source {
             Source::Local(_) => "local",
             Source::Artifact(_) => "artifact",
             Source::Secret(_) => "secret",
+            Source::SecretFile(_) => "secretFile",
+        }
+    }
+
+    /// Whether its bytes are a secret: sent only over SSH into the node's
+    /// private secrets, hashed with the deployer's key, never printed.
+    pub fn is_secret(&self) -> bool {
+        matches!(self, Source::Secret(_) | Source::SecretFile(_))
+    }
+
+    /// What stands for a secret source in listings and messages (its
+    /// name, never its bytes); `None` for other sources.
+    pub fn secret_name(&self) -> Option<&str> {
+        match self {
+            Source::Secret(s) => Some(&s.name),
+            Source::SecretFile(p) => Some(p),
+            _ => None,
         }
     }
 }
@@ -188,6 +210,11 @@ pub enum Make {
     Ca(CaSpec),
     /// A certificate and its key, signed by `ca`.
     Cert(CertSpec),
+    /// The pin of `ca`'s public key, `sha256:<hex>` of its SubjectPublicKeyInfo
+    /// (kubeadm's `caCertHashes`): public, derived from the CA on the
+    /// deployer, so a joining node trusts only the API server of that CA.
+    #[serde(rename = "ca-pin")]
+    CaPin(CaPinSpec),
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq, Hash)]
@@ -196,6 +223,17 @@ pub struct CaSpec {
     pub cert: String,
     pub common_name: String,
     pub key: String,
+    /// The key may be pushed to nodes (Kubernetes' CA: kubeadm and the
+    /// controller-manager sign with it on the control planes). False for
+    /// etcd's CA, whose key never leaves the deployer.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub key_on_nodes: bool,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq, Hash)]
+#[serde(deny_unknown_fields)]
+pub struct CaPinSpec {
+    pub ca: CaSpec,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq, Hash)]

@@ -1,17 +1,20 @@
-//! Artifacts: downloads named by a declared sha256. `download_blob` finds
-//! the download in the store (through the sha256 index), else in the
-//! user's downloads directory, else asks the `Fetcher`; whatever it gets is
-//! verified against the checksum before it is stored, so the store never
-//! holds an unverified artifact. `fetch_all` does that for every artifact
-//! of a run at once, deduplicated and in parallel, before any node is
-//! reached. `file://` URLs here; HTTP(S) in `http.rs`.
+//! Artifacts: downloads named by a declared sha256. `Getter::download_blob`
+//! finds the download in the store (through the sha256 index), else in the
+//! user's downloads directory, else reads a `file://` URL itself (confined
+//! exactly as `local` sources are: `confine.rs`), else asks the `Fetcher`
+//! (HTTP(S) in `http.rs`); whatever it gets is streamed into the store and
+//! verified against the checksum on the way, so the store never holds an
+//! unverified artifact and no download is ever held whole in memory.
+//! Every download is bounded ([`max_download`]). `fetch_all` does that
+//! for every artifact of a run at once, deduplicated and in parallel,
+//! before any node is reached.
 
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use sha2::{Digest as _, Sha256};
-
+use super::confine::Confinement;
 use super::content::normalize_member;
+use super::http::scrub;
 use super::{Digest, Error, Result, Store};
 use crate::schema::Artifact;
 
@@ -19,11 +22,30 @@ use crate::schema::Artifact;
 /// server has said it.
 pub type Progress<'a> = &'a (dyn Fn(u64, Option<u64>) + Sync);
 
+/// The largest download taken when `KDEPLOY_MAX_DOWNLOAD` does not say
+/// (bytes): 4 GiB, above any Kubernetes release file or image archive.
+pub const DEFAULT_MAX_DOWNLOAD: u64 = 4 << 30;
+
+/// The largest download taken: `KDEPLOY_MAX_DOWNLOAD` (bytes), else
+/// [`DEFAULT_MAX_DOWNLOAD`].
+pub fn max_download() -> u64 {
+    std::env::var("KDEPLOY_MAX_DOWNLOAD").ok().and_then(|v| v.trim().parse().ok()).unwrap_or(DEFAULT_MAX_DOWNLOAD)
+}
+
+/// Why a download of `size` bytes is not taken (`None`: it is).
+pub fn too_large(size: u64, limit: u64) -> Option<String> {
+    (size > limit).then(|| {
+        format!("{size} bytes, more than the download limit of {limit} bytes (--max-download or KDEPLOY_MAX_DOWNLOAD raises it)")
+    })
+}
+
 /// Gets the bytes behind a URL. Pluggable so tests can supply downloads.
 pub trait Fetcher: Send + Sync {
-    /// `Ok(None)`: this fetcher cannot handle the URL's scheme. `progress`
-    /// hears how the transfer goes.
-    fn fetch(&self, url: &str, progress: Progress) -> std::result::Result<Option<Vec<u8>>, String>;
+    /// `Ok(None)`: this fetcher cannot handle the URL's scheme. Else the
+    /// path of a complete download of at most `limit` bytes, which the
+    /// caller verifies, stores and removes. `progress` hears how the
+    /// transfer goes.
+    fn fetch(&self, url: &str, limit: u64, progress: Progress) -> std::result::Result<Option<PathBuf>, String>;
 }
 
 /// Hears about the downloads of [`fetch_all`]: kept apart from fetching so
@@ -42,63 +64,79 @@ pub struct Quiet;
 
 impl FetchEvents for Quiet {}
 
-/// Handles `file:///abs/path` URLs only.
+/// Fetches nothing itself: `file://` URLs are read by the resolver
+/// (confined as `local` sources are), and this fetcher is for working
+/// offline (and for tests), where any other URL is an artifact to drop
+/// into the downloads directory by hand.
 pub struct FileFetcher;
 
 impl Fetcher for FileFetcher {
-    fn fetch(&self, url: &str, _progress: Progress) -> std::result::Result<Option<Vec<u8>>, String> {
-        match url.strip_prefix("file://") {
-            Some(path) => std::fs::read(path).map(Some).map_err(|e| format!("{path}: {e}")),
-            None => Ok(None),
+    fn fetch(&self, _url: &str, _limit: u64, _progress: Progress) -> std::result::Result<Option<PathBuf>, String> {
+        Ok(None)
+    }
+}
+
+/// Where one run's artifacts come from.
+pub(crate) struct Getter<'a> {
+    pub store: &'a Store,
+    pub fetcher: &'a dyn Fetcher,
+    /// Where a user drops downloads by hand.
+    pub downloads: PathBuf,
+    /// Where `file://` URLs may be read.
+    pub confine: &'a Confinement,
+    pub max_download: u64,
+}
+
+impl Getter<'_> {
+    /// Verify and store the file at `path` (from `from`, as messages name
+    /// it), streamed; record it in the sha256 index.
+    fn admit(&self, a: &Artifact, path: &Path, from: &str) -> Result<Digest> {
+        let mut f = std::fs::File::open(path).map_err(|e| Error(format!("artifact {}: {from}: {e}", a.name)))?;
+        let want = a.sha256.to_ascii_lowercase();
+        let d = self.store.put_verified(&mut f, |got| match got == want {
+            true => Ok(()),
+            false => Err(Error(format!(
+                "artifact {}: checksum mismatch for {from}: expected sha256 {}, got {got}",
+                a.name, a.sha256
+            ))),
+        })?;
+        self.store.record_sha256(&want, &d)?;
+        Ok(d)
+    }
+
+    pub fn download_blob(&self, a: &Artifact, progress: Progress) -> Result<Digest> {
+        let sha = a.sha256.to_ascii_lowercase();
+        if let Some(d) = self.store.by_sha256(&sha) {
+            return Ok(d);
         }
-    }
-}
-
-fn sha256_hex(bytes: &[u8]) -> String {
-    hex::encode(Sha256::digest(bytes))
-}
-
-/// Verify and store a download; record it in the sha256 index.
-fn admit(store: &Store, a: &Artifact, bytes: &[u8], from: &str) -> Result<Digest> {
-    let got = sha256_hex(bytes);
-    if !got.eq_ignore_ascii_case(&a.sha256) {
-        return Err(Error(format!(
-            "artifact {}: checksum mismatch for {from}: expected sha256 {}, got {got}",
-            a.name, a.sha256
-        )));
-    }
-    let d = store.put(bytes)?;
-    store.record_sha256(&a.sha256.to_ascii_lowercase(), &d)?;
-    Ok(d)
-}
-
-pub(crate) fn download_blob(
-    store: &Store,
-    fetcher: &dyn Fetcher,
-    downloads: &Path,
-    a: &Artifact,
-    progress: Progress,
-) -> Result<Digest> {
-    let sha = a.sha256.to_ascii_lowercase();
-    if let Some(d) = store.by_sha256(&sha) {
-        return Ok(d);
-    }
-    let manual = downloads.join(&a.name);
-    if manual.is_file() {
-        let bytes = std::fs::read(&manual).map_err(|e| Error(format!("{}: {e}", manual.display())))?;
-        return admit(store, a, &bytes, &manual.display().to_string());
-    }
-    match fetcher.fetch(&a.url, progress) {
-        Ok(Some(bytes)) => admit(store, a, &bytes, &a.url),
-        Ok(None) => Err(Error(format!(
-            "artifact {} not in the local cache and {} cannot be fetched here; download it to {} (e.g. curl -fLo {} {})",
-            a.name,
-            a.url,
-            manual.display(),
-            manual.display(),
-            a.url
-        ))),
-        Err(e) => Err(Error(format!("artifact {}: cannot fetch {}: {e}", a.name, a.url))),
+        let manual = self.downloads.join(&a.name);
+        if manual.is_file() {
+            return self.admit(a, &manual, &manual.display().to_string());
+        }
+        let url = scrub(&a.url, &a.url);
+        if let Some(path) = a.url.strip_prefix("file://") {
+            let real = self.confine.deployer_file(path).map_err(|e| Error(format!("artifact {}: {e}", a.name)))?;
+            let size = std::fs::metadata(&real).map_err(|e| Error(format!("artifact {}: {url}: {e}", a.name)))?.len();
+            if let Some(why) = too_large(size, self.max_download) {
+                return Err(Error(format!("artifact {}: {url}: {why}", a.name)));
+            }
+            return self.admit(a, &real, &url);
+        }
+        match self.fetcher.fetch(&a.url, self.max_download, progress) {
+            Ok(Some(path)) => {
+                let r = self.admit(a, &path, &url);
+                // verified or not, the download is done with (a mismatch must not resume from it)
+                let _ = std::fs::remove_file(&path);
+                r
+            }
+            Ok(None) => Err(Error(format!(
+                "artifact {} not in the local cache and {url} cannot be fetched here; download it to {} (e.g. curl -fLo {} {url})",
+                a.name,
+                manual.display(),
+                manual.display(),
+            ))),
+            Err(e) => Err(Error(format!("artifact {}: cannot fetch {url}: {}", a.name, scrub(&e, &a.url)))),
+        }
     }
 }
 
@@ -115,9 +153,7 @@ pub struct Fetched {
 /// stored. `events` hears how each goes. Every failure is reported, not
 /// only the first.
 pub(crate) fn fetch_all(
-    store: &Store,
-    fetcher: &dyn Fetcher,
-    downloads: &Path,
+    getter: &Getter,
     artifacts: &[&Artifact],
     parallel: usize,
     events: &dyn FetchEvents,
@@ -126,6 +162,7 @@ pub(crate) fn fetch_all(
     for a in artifacts {
         seen.entry(a.sha256.to_ascii_lowercase()).or_insert(*a);
     }
+    let store = getter.store;
     let (cached, missing): (Vec<&Artifact>, Vec<&Artifact>) =
         seen.into_values().partition(|a| store.by_sha256(&a.sha256.to_ascii_lowercase()).is_some());
     let next = std::sync::atomic::AtomicUsize::new(0);
@@ -136,7 +173,8 @@ pub(crate) fn fetch_all(
                 let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                 let Some(a) = missing.get(i) else { break };
                 let progress = |have, total| events.progress(a, have, total);
-                let r = download_blob(store, fetcher, downloads, a, &progress)
+                let r = getter
+                    .download_blob(a, &progress)
                     .map(|d| std::fs::metadata(store.blob_path(&d)).map_or(0, |m| m.len()));
                 match &r {
                     Ok(bytes) => events.fetched(a, *bytes),
@@ -162,19 +200,27 @@ pub(crate) fn fetch_all(
     Ok(Fetched { cached: cached.len(), fetched })
 }
 
-/// The member of a .tar.gz/.tgz archive (a leading `./` on either side is
-/// ignored). Other archive formats are not used by the stdlib.
-pub(crate) fn extract_member(archive: &[u8], member: &str) -> std::result::Result<Vec<u8>, String> {
+/// The member of the .tar.gz/.tgz archive at `archive` (a leading `./`
+/// on either side is ignored), read from the file, of at most `limit`
+/// bytes. Other archive formats are not used by the stdlib.
+pub(crate) fn extract_member(archive: &Path, member: &str, limit: u64) -> std::result::Result<Vec<u8>, String> {
     let want = normalize_member(member);
-    let mut tar = tar::Archive::new(flate2::read::GzDecoder::new(archive));
+    let file = std::fs::File::open(archive).map_err(|e| format!("{}: {e}", archive.display()))?;
+    let mut tar = tar::Archive::new(flate2::read::GzDecoder::new(std::io::BufReader::new(file)));
     let entries = tar.entries().map_err(|e| format!("not a .tar.gz archive: {e}"))?;
     for entry in entries {
-        let mut entry = entry.map_err(|e| format!("corrupt archive: {e}"))?;
+        let entry = entry.map_err(|e| format!("corrupt archive: {e}"))?;
         let path = entry.path().map_err(|e| format!("corrupt archive: {e}"))?.to_string_lossy().into_owned();
         if normalize_member(&path) == want && entry.header().entry_type().is_file() {
+            if let Some(why) = too_large(entry.size(), limit) {
+                return Err(why);
+            }
             let mut out = Vec::new();
-            entry.read_to_end(&mut out).map_err(|e| format!("corrupt archive: {e}"))?;
-            return Ok(out);
+            entry.take(limit + 1).read_to_end(&mut out).map_err(|e| format!("corrupt archive: {e}"))?;
+            return match too_large(out.len() as u64, limit) {
+                Some(why) => Err(why),
+                None => Ok(out),
+            };
         }
     }
     Err("no such member in the archive".into())

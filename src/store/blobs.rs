@@ -7,7 +7,7 @@
 use std::collections::BTreeSet;
 use std::fmt;
 use std::fs;
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use super::{Error, Result};
@@ -101,6 +101,42 @@ impl Store {
         Ok(d)
     }
 
+    /// Store what `from` reads, streamed (a download is never held whole in
+    /// memory), if `accept` takes its sha256 (hex): bytes it refuses never
+    /// become a blob. Names the blob.
+    pub fn put_verified(&self, from: &mut dyn Read, accept: impl FnOnce(&str) -> Result<()>) -> Result<Digest> {
+        use sha2::Digest as _;
+        let tmp = self.tmp_path(&self.dir.join("blobs"))?;
+        let written = (|| {
+            let mut out = fs::File::create(&tmp).map_err(|e| io_err("cannot create", &tmp, e))?;
+            let (mut b3, mut sha) = (blake3::Hasher::new(), sha2::Sha256::new());
+            let mut buf = vec![0u8; 256 * 1024];
+            loop {
+                let n = from.read(&mut buf).map_err(|e| io_err("cannot read into", &tmp, e))?;
+                if n == 0 {
+                    break;
+                }
+                b3.update(&buf[..n]);
+                sha.update(&buf[..n]);
+                out.write_all(&buf[..n]).map_err(|e| io_err("cannot write", &tmp, e))?;
+            }
+            accept(&hex::encode(sha.finalize()))?;
+            out.sync_all().map_err(|e| io_err("cannot write", &tmp, e))?;
+            Ok(Digest(*b3.finalize().as_bytes()))
+        })();
+        match written {
+            Ok(d) => {
+                let dest = self.blob_path(&d);
+                fs::rename(&tmp, &dest).map_err(|e| io_err("cannot rename into", &dest, e))?;
+                Ok(d)
+            }
+            Err(e) => {
+                let _ = fs::remove_file(&tmp);
+                Err(e)
+            }
+        }
+    }
+
     /// The blob recorded for a download with this declared sha256, if any
     /// (and only if the blob itself is still there).
     pub fn by_sha256(&self, sha256: &str) -> Option<Digest> {
@@ -147,12 +183,17 @@ impl Store {
         Ok((count, bytes))
     }
 
+    /// A temporary file's path in `dir` (made if needed): unique per
+    /// process and thread, so concurrent writers of the same blob each
+    /// rename a complete file, and the last rename wins harmlessly.
+    fn tmp_path(&self, dir: &Path) -> Result<PathBuf> {
+        fs::create_dir_all(dir).map_err(|e| io_err("cannot create", dir, e))?;
+        Ok(dir.join(format!(".tmp-{}-{:?}", std::process::id(), std::thread::current().id())))
+    }
+
     fn write_atomic(&self, dest: &Path, bytes: &[u8]) -> Result<()> {
-        let parent = dest.parent().expect("store paths have a parent");
-        fs::create_dir_all(parent).map_err(|e| io_err("cannot create", parent, e))?;
-        // Unique per process and thread: concurrent writers of the same blob
-        // each rename a complete file, and the last rename wins harmlessly.
-        let tmp = parent.join(format!(".tmp-{}-{:?}", std::process::id(), std::thread::current().id()));
+        let parent = dest.parent().unwrap_or(&self.dir);
+        let tmp = self.tmp_path(parent)?;
         let mut f = fs::File::create(&tmp).map_err(|e| io_err("cannot create", &tmp, e))?;
         f.write_all(bytes).and_then(|_| f.sync_all()).map_err(|e| io_err("cannot write", &tmp, e))?;
         fs::rename(&tmp, dest).map_err(|e| io_err("cannot rename into", dest, e))

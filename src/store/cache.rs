@@ -4,8 +4,12 @@
 //! HTTP PUT (an nginx WebDAV location, or any store taking PUTs) after a
 //! HEAD finds it absent or of another size, and the nodes fetch it from
 //! there and check its sha256 themselves — the cache is trusted for
-//! nothing but availability. Secrets never go there. The cache is reached
-//! directly, never through `proxy.*`: it sits next to the nodes.
+//! nothing but availability: a blob a node refuses (anyone may PUT junk of
+//! the right size) is put again by the deployer (`deploy/push.rs`).
+//! Secrets never go there. The cache is reached directly, never through
+//! `proxy.*`: it sits next to the nodes. Its URL holds no credentials: it
+//! is handed to every node's `fetch` command line, where any local user
+//! could read them.
 
 use std::time::Duration;
 
@@ -34,8 +38,15 @@ pub enum Upload {
 impl BinaryCache {
     /// A cache at `base` (http:// or https://; a trailing `/` is dropped).
     pub fn new(base: &str, timeout: Duration) -> Result<BinaryCache, String> {
+        let shown = super::http::redact(base);
         if !(base.starts_with("http://") || base.starts_with("https://")) {
-            return Err(format!("transfer.cache {base}: not an http:// or https:// URL"));
+            return Err(format!("transfer.cache {shown}: not an http:// or https:// URL"));
+        }
+        if super::http::credentials(base).is_some() {
+            return Err(format!(
+                "transfer.cache {shown}: credentials in the URL would sit in every node's process list; \
+                 restrict the cache by address instead (nodes and the deployer reach it directly)"
+            ));
         }
         let agent = super::http::agent(timeout, None);
         Ok(BinaryCache { base: base.trim_end_matches('/').to_string(), agent })
@@ -53,10 +64,16 @@ impl BinaryCache {
     /// Make sure the cache holds `blob` (of `size` bytes) under `d`.
     /// Blocking: call from a blocking context.
     pub fn ensure(&self, d: &Digest, blob: &Readable, size: u64) -> Result<Upload, String> {
-        let url = self.url(d);
-        if self.size_of(&url)? == Some(size) {
+        if self.size_of(&self.url(d))? == Some(size) {
             return Ok(Upload::Present);
         }
+        self.replace(d, blob, size)
+    }
+
+    /// Put `blob` (of `size` bytes) under `d`, whatever the cache holds
+    /// there (a copy a node refused). Blocking.
+    pub fn replace(&self, d: &Digest, blob: &Readable, size: u64) -> Result<Upload, String> {
+        let url = self.url(d);
         let put = self.agent.put(&url);
         let resp = match blob {
             Readable::Bytes(b) => put.send(&b[..]),

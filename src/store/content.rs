@@ -6,22 +6,23 @@
 //! source into bytes or a stored blob when they are really needed (printing
 //! a file, pushing to nodes).
 //!
-//! A `local` source (a file of the deployer named by absolute path, e.g.
-//! `download.local`) is read only from below the project root, the system's
-//! binary directories ([`Resolver::DEFAULT_LOCAL_DIRS`]) and the directories the user
-//! names (`--allow-local DIR`, `KDEPLOY_ALLOW_LOCAL`), symlinks resolved
-//! before the check — as the evaluator confines what a cluster file reads:
-//! the cluster file chooses what to read, so it cannot be what allows it.
-//! The same holds for a secret the cluster names by absolute path (a user's
-//! own CA).
+//! Every file a source reads on the deployer is confined (`confine.rs`:
+//! the project root, the system's binary directories, `--allow-local`
+//! ones; never kdeploy's private state), and a plain source (`text`,
+//! `file`, `local`) holding key material is refused (`key_material.rs`):
+//! keys travel as secrets — kdeploy's own (`secret`) or the user's own
+//! (`secretFile`) — which are hashed with the deployer's key, sent only over
+//! SSH and never stored in the blob store, cached or printed.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use super::artifact::{self, Fetcher};
-use super::secrets::{makes, Made};
-use super::{project_file_path, read_project_file, Digest, Error, Result, SecretStore, Store};
-use crate::schema::{Cluster, Make, Source};
+use super::confine::Confinement;
+use super::key_material::{self, USE_SECRET_FILE};
+use super::secrets::Made;
+use super::{Digest, Error, Result, SecretStore, Store};
+use crate::schema::{Cluster, Source};
 
 /// The identity of a file's content.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -33,7 +34,8 @@ pub enum ContentId {
     Artifact { sha256: String, member: Option<String> },
     /// A secret, named by the keyed blake3 of its bytes (the key never
     /// leaves the deployer, so the name tells nothing about the bytes);
-    /// `None` while the secret is not made yet.
+    /// `None` while the secret (or, for a user's `secretFile`, the secret
+    /// store's hash key) is not made yet.
     Secret { name: String, keyed: Option<Digest> },
 }
 
@@ -71,102 +73,55 @@ pub struct Resolver {
     store: Store,
     secrets: SecretStore,
     fetcher: Box<dyn Fetcher>,
-    /// Where `local` sources may be read from (as given; resolved when used).
-    local_dirs: Vec<PathBuf>,
+    /// Where the files sources name may be read from.
+    confine: Confinement,
+    /// The largest download taken (bytes).
+    max_download: u64,
 }
 
 impl Resolver {
-    /// Where `local` sources may be read from besides the project root and
-    /// the directories the user names: where packages put binaries (the lab
-    /// takes Debian's etcd, containerd and runc from /usr/bin and /usr/sbin).
-    /// Never /etc, /root or /home: that is where a deployer keeps secrets.
-    pub const DEFAULT_LOCAL_DIRS: &'static [&'static str] = &[
-        "/usr/bin",
-        "/usr/sbin",
-        "/usr/local/bin",
-        "/usr/local/sbin",
-        "/usr/lib",
-        "/usr/libexec",
-        "/usr/local/lib",
-        "/opt",
-        "/bin",
-        "/sbin",
-    ];
-
     /// The project root is where `file` sources live; the store defaults to
     /// `.kdeploy/store` below it.
     pub fn new(project_root: impl Into<PathBuf>, store: Store, fetcher: Box<dyn Fetcher>) -> Resolver {
         let project_root = project_root.into();
-        let secrets = SecretStore::new(SecretStore::default_dir(&project_root));
-        let local_dirs =
-            std::iter::once(project_root.clone()).chain(Self::DEFAULT_LOCAL_DIRS.iter().map(PathBuf::from)).collect();
-        Resolver { project_root, store, secrets, fetcher, local_dirs }
+        let confine = Confinement::new(&project_root);
+        let secrets = SecretStore::new(SecretStore::default_dir(&project_root)).confined(confine.clone());
+        let max_download = artifact::max_download();
+        Resolver { project_root, store, secrets, fetcher, confine, max_download }
     }
 
     /// Also read `local` sources from below these directories.
     pub fn allow_local(mut self, dirs: impl IntoIterator<Item = PathBuf>) -> Resolver {
-        self.local_dirs.extend(dirs);
+        self.confine = self.confine.allow(dirs);
+        self.secrets = self.secrets.confined(self.confine.clone());
         self
     }
 
-    /// The directories `local` sources may be read from, as given.
-    pub fn local_dirs(&self) -> &[PathBuf] {
-        &self.local_dirs
+    /// Take downloads of at most `bytes` (default [`artifact::max_download`]).
+    pub fn max_download(mut self, bytes: u64) -> Resolver {
+        self.max_download = bytes;
+        self
     }
 
-    /// The real path of the deployer file `p` names, once it is known to be a
-    /// regular file below one of [`Resolver::local_dirs`] (symlinks resolved
-    /// first, as the evaluator does for project files).
-    pub fn local_file_path(&self, p: &str) -> Result<PathBuf> {
-        if !Path::new(p).is_absolute() {
-            return Err(Error(format!("deployer file {p:?}: must be an absolute path")));
+    /// The real path of the file a plain `file` or `local` source names,
+    /// once it is known to be readable here and not, by its name and
+    /// permissions, key material.
+    fn plain_file(&self, source: &Source) -> Result<PathBuf> {
+        let (what, real) = match source {
+            Source::File(rel) => (format!("project file {rel:?}"), self.confine.project_file(rel)?),
+            Source::Local(p) => (format!("deployer file {p}"), self.confine.deployer_file(p)?),
+            _ => return Err(Error(format!("not a plain file source: {}", source.kind()))),
+        };
+        match key_material::in_file_name(&real) {
+            Some(why) => Err(Error(format!("{what} {why}: {USE_SECRET_FILE}"))),
+            None => Ok(real),
         }
-        let real = std::fs::canonicalize(p).map_err(|e| Error(format!("deployer file {p}: {e}")))?;
-        // Resolved too: `/bin` may be a link to `/usr/bin`, the root `.`.
-        let dirs: Vec<PathBuf> =
-            self.local_dirs.iter().map(|d| std::fs::canonicalize(d).unwrap_or_else(|_| d.clone())).collect();
-        if !dirs.iter().any(|d| real.starts_with(d)) {
-            let resolved =
-                if real == Path::new(p) { String::new() } else { format!(" (resolves to {})", real.display()) };
-            let mut shown: Vec<String> = Vec::new();
-            for d in dirs.iter().map(|d| d.display().to_string()) {
-                if !shown.contains(&d) {
-                    shown.push(d);
-                }
-            }
-            return Err(Error(format!(
-                "deployer file {p}{resolved}: outside the directories local sources may be read from ({}); \
-                 allow its directory with --allow-local DIR or KDEPLOY_ALLOW_LOCAL=DIR[:DIR...]",
-                shown.join(", ")
-            )));
-        }
-        if !real.is_file() {
-            return Err(Error(format!("deployer file {p}: not a regular file")));
-        }
-        Ok(real)
     }
 
-    /// A secret named by absolute path is a deployer file like a `local` one.
-    fn check_own_secret(&self, name: &str) -> Result<()> {
-        if name.starts_with('/') {
-            self.local_file_path(name)?;
-        }
-        Ok(())
-    }
-
-    /// Make the secrets the cluster lacks ([`SecretStore::ensure`]), after
-    /// checking that a user's own CA (`etcd.caDir`, named by absolute path)
-    /// lies where local sources may be read: its key is read only here.
+    /// Make the secrets the cluster lacks ([`SecretStore::ensure`]); a
+    /// user's own CA (`etcd.caDir`, named by absolute path) is read only
+    /// where local sources may be read.
     pub fn ensure_secrets(&self, cluster: &Cluster) -> Result<Made> {
-        for (_, make) in makes(cluster) {
-            let ca = match &make {
-                Make::Ca(ca) => ca,
-                Make::Cert(c) => &c.ca,
-                Make::Token | Make::Hex { .. } => continue,
-            };
-            self.check_own_secret(&ca.cert)?;
-            self.check_own_secret(&ca.key)?;
-        }
         self.secrets.ensure(cluster)
     }
 
@@ -174,7 +129,9 @@ impl Resolver {
     /// project root (one PKI shared by several projects, or secrets on
     /// an encrypted mount).
     pub fn with_secrets(mut self, dir: impl Into<PathBuf>) -> Resolver {
-        self.secrets = SecretStore::new(dir);
+        let dir = dir.into();
+        self.confine = self.confine.keep_private(&dir);
+        self.secrets = SecretStore::new(dir).confined(self.confine.clone());
         self
     }
 
@@ -216,7 +173,18 @@ impl Resolver {
         parallel: usize,
         events: &dyn artifact::FetchEvents,
     ) -> Result<artifact::Fetched> {
-        artifact::fetch_all(&self.store, fetcher, &self.downloads_dir(), artifacts, parallel, events)
+        artifact::fetch_all(&self.getter(fetcher), artifacts, parallel, events)
+    }
+
+    /// Where artifacts come from, through `fetcher`.
+    fn getter<'a>(&'a self, fetcher: &'a dyn Fetcher) -> artifact::Getter<'a> {
+        artifact::Getter {
+            store: &self.store,
+            fetcher,
+            downloads: self.downloads_dir(),
+            confine: &self.confine,
+            max_download: self.max_download,
+        }
     }
 
     /// The artifact is in the store, or dropped by hand into the downloads
@@ -234,28 +202,35 @@ impl Resolver {
                 member: a.member.as_deref().map(|m| normalize_member(m).to_string()),
             }),
             Source::Secret(s) => {
-                self.check_own_secret(&s.name)?;
                 Ok(ContentId::Secret { name: s.name.clone(), keyed: self.secrets.keyed_hash(&s.name)? })
             }
-            Source::File(_) | Source::Local(_) => match self.readable(source)? {
-                Readable::Path(p) => hash_file(&p),
-                Readable::Bytes(b) => Ok(ContentId::of_bytes(&b)),
-            },
+            Source::SecretFile(p) => {
+                Ok(ContentId::Secret { name: p.clone(), keyed: self.secrets.keyed_hash_of(&self.bytes(source)?) })
+            }
+            Source::File(_) | Source::Local(_) => {
+                let real = self.plain_file(source)?;
+                let (id, key) = hash_file(&real)?;
+                match key {
+                    Some(why) => Err(Error(format!("{} {why}: {USE_SECRET_FILE}", shown(source)))),
+                    None => Ok(id),
+                }
+            }
         }
     }
 
     /// Where a source's bytes can be read from: a file on this machine
     /// (streamed, never held whole in memory — binaries are tens of MB) or,
-    /// for inline text and archive members, the bytes themselves.
+    /// for inline text, archive members and secrets, the bytes themselves.
     pub fn readable(&self, source: &Source) -> Result<Readable> {
         match source {
-            Source::File(rel) => Ok(Readable::Path(project_file_path(&self.project_root, rel)?)),
-            Source::Local(p) => Ok(Readable::Path(self.local_file_path(p)?)),
+            Source::File(_) | Source::Local(_) => Ok(Readable::Path(self.plain_file(source)?)),
             Source::Artifact(a) if a.member.is_none() => {
-                let blob = artifact::download_blob(&self.store, &*self.fetcher, &self.downloads_dir(), a, &|_, _| {})?;
+                let blob = self.getter(&*self.fetcher).download_blob(a, &|_, _| {})?;
                 Ok(Readable::Path(self.store.blob_path(&blob)))
             }
-            Source::Text(_) | Source::Artifact(_) | Source::Secret(_) => Ok(Readable::Bytes(self.bytes(source)?)),
+            Source::Text(_) | Source::Artifact(_) | Source::Secret(_) | Source::SecretFile(_) => {
+                Ok(Readable::Bytes(self.bytes(source)?))
+            }
         }
     }
 
@@ -265,31 +240,63 @@ impl Resolver {
     pub fn bytes(&self, source: &Source) -> Result<Vec<u8>> {
         match source {
             Source::Text(t) => Ok(t.as_bytes().to_vec()),
-            Source::File(rel) => read_project_file(&self.project_root, rel),
-            Source::Local(p) => {
-                let real = self.local_file_path(p)?;
-                std::fs::read(&real).map_err(|e| Error(format!("deployer file {p}: {e}")))
+            Source::File(_) | Source::Local(_) => {
+                let real = self.plain_file(source)?;
+                let bytes = std::fs::read(&real).map_err(|e| Error(format!("{}: {e}", shown(source))))?;
+                match key_material::in_content(&bytes) {
+                    Some(why) => Err(Error(format!("{} {why}: {USE_SECRET_FILE}", shown(source)))),
+                    None => Ok(bytes),
+                }
             }
-            Source::Secret(s) => {
-                self.check_own_secret(&s.name)?;
-                self.secrets.read(&s.name)
+            Source::Secret(s) => self.secrets.read(&s.name),
+            Source::SecretFile(p) => {
+                let real = self.confine.user_file(p)?;
+                read_secret_file(&real).map_err(|e| Error(format!("secret file {p}: {e}")))
             }
             Source::Artifact(a) => {
-                let blob = artifact::download_blob(&self.store, &*self.fetcher, &self.downloads_dir(), a, &|_, _| {})?;
-                let bytes = self.store.read(&blob)?;
+                let blob = self.getter(&*self.fetcher).download_blob(a, &|_, _| {})?;
                 match &a.member {
-                    None => Ok(bytes),
-                    Some(m) => artifact::extract_member(&bytes, m)
+                    None => self.store.read(&blob),
+                    Some(m) => artifact::extract_member(&self.store.blob_path(&blob), m, self.max_download)
                         .map_err(|e| Error(format!("artifact {}: member {m:?}: {e}", a.name))),
                 }
             }
         }
     }
 
-    /// Put a source's bytes into the store and name the blob.
+    /// Put a source's bytes into the store and name the blob (never a
+    /// secret's: those stay out of the shared store).
     pub fn store_source(&self, source: &Source) -> Result<Digest> {
+        if source.is_secret() {
+            return Err(Error(format!("{}: a secret never enters the blob store", shown(source))));
+        }
         self.store.put(&self.bytes(source)?)
     }
+}
+
+/// A source as messages name it (never its bytes).
+fn shown(source: &Source) -> String {
+    match source {
+        Source::File(rel) => format!("project file {rel:?}"),
+        Source::Local(p) => format!("deployer file {p}"),
+        Source::SecretFile(p) => format!("secret file {p}"),
+        Source::Secret(s) => format!("secret {}", s.name),
+        Source::Artifact(a) => format!("artifact {}", a.name),
+        Source::Text(_) => "inline text".to_string(),
+    }
+}
+
+/// The largest user's secret file read (keys, tokens and keystores are
+/// kilobytes; it is held in memory and sent as one SSH upload).
+const MAX_SECRET_FILE: u64 = 1 << 20;
+
+fn read_secret_file(real: &Path) -> std::io::Result<Vec<u8>> {
+    let mut out = Vec::new();
+    std::fs::File::open(real)?.take(MAX_SECRET_FILE + 1).read_to_end(&mut out)?;
+    if out.len() as u64 > MAX_SECRET_FILE {
+        return Err(std::io::Error::other(format!("larger than {MAX_SECRET_FILE} bytes, too large for a secret")));
+    }
+    Ok(out)
 }
 
 /// A source's bytes, as [`Resolver::readable`] finds them.
@@ -325,10 +332,31 @@ fn open(p: &Path) -> Result<std::fs::File> {
     std::fs::File::open(p).map_err(|e| Error(format!("deployer file {}: {e}", p.display())))
 }
 
-/// blake3 and size of a file, streamed.
-fn hash_file(p: &Path) -> Result<ContentId> {
+/// blake3 and size of a file, streamed, and why it is key material if it
+/// is (read once: binaries are tens of MB).
+fn hash_file(p: &Path) -> Result<(ContentId, Option<&'static str>)> {
+    let err = |e: std::io::Error| Error(format!("deployer file {}: {e}", p.display()));
+    let mut f = open(p)?;
     let mut h = blake3::Hasher::new();
-    h.update_reader(open(p)?).map_err(|e| Error(format!("deployer file {}: {e}", p.display())))?;
+    let mut scan = key_material::Scan::default();
+    let mut buf = vec![0u8; 256 * 1024];
+    let mut first = Vec::new();
+    loop {
+        let n = f.read(&mut buf).map_err(err)?;
+        if n == 0 {
+            break;
+        }
+        h.update(&buf[..n]);
+        scan.update(&buf[..n]);
+        if first.len() < 64 {
+            first.extend_from_slice(&buf[..n.min(64)]);
+        }
+    }
     let size = h.count();
-    Ok(ContentId::Blob { digest: Digest(*h.finalize().as_bytes()), size })
+    let key = match scan.found() {
+        true => Some("holds a private key"),
+        false if size <= 64 => key_material::in_content(&first),
+        false => None,
+    };
+    Ok((ContentId::Blob { digest: Digest(*h.finalize().as_bytes()), size }, key))
 }

@@ -5,8 +5,12 @@
 //! transfer resumes with a `Range` request where the server allows it
 //! (206), and starts over where it does not (200). Transient failures
 //! (connection errors, 5xx, 429) are retried with a growing pause; a
-//! missing file (4xx) is not. Verifying the checksum is the caller's
-//! (`artifact.rs`), before anything enters the store.
+//! missing file (4xx) is not. A download is bounded by the caller's
+//! limit: one whose `Content-Length` is larger is refused before its body,
+//! one that grows past it is cut off and its partial file removed.
+//! Verifying the checksum is the caller's (`artifact.rs`), before anything
+//! enters the store. Credentials in a URL (`user:password@`) are never
+//! printed: every message naming a URL goes through [`scrub`].
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
@@ -15,7 +19,7 @@ use std::time::Duration;
 
 use ureq::tls::{RootCerts, TlsConfig};
 
-use super::artifact::{Fetcher, FileFetcher, Progress};
+use super::artifact::{too_large, Fetcher, Progress};
 
 /// How a failed attempt is retried: this many attempts in all, the pause
 /// doubling from `first_pause`.
@@ -84,6 +88,33 @@ impl Proxies {
     }
 }
 
+/// The `user:password` of a URL's authority (`scheme://user:password@host/…`),
+/// if it has one.
+pub fn credentials(url: &str) -> Option<&str> {
+    let (_, rest) = url.split_once("://")?;
+    let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
+    authority.rfind('@').map(|at| &authority[..at])
+}
+
+/// `url` with its credentials replaced by `***`.
+pub fn redact(url: &str) -> String {
+    match credentials(url) {
+        Some(c) => url.replacen(&format!("{c}@"), "***@", 1),
+        None => url.to_string(),
+    }
+}
+
+/// `text` (a message about `url`) with `url`'s credentials taken out,
+/// wherever they appear in it.
+pub fn scrub(text: &str, url: &str) -> String {
+    let Some(c) = credentials(url).filter(|c| !c.is_empty()) else { return text.to_string() };
+    let mut out = text.replace(&format!("{c}@"), "***@").replace(c, "***");
+    if let Some((_, password)) = c.split_once(':').filter(|(_, p)| !p.is_empty()) {
+        out = out.replace(password, "***");
+    }
+    out
+}
+
 /// A comma-separated host list as NO_PROXY writes it.
 pub fn split_hosts(list: &str) -> Vec<String> {
     list.split(',').map(str::trim).filter(|h| !h.is_empty()).map(str::to_string).collect()
@@ -130,8 +161,9 @@ impl HttpFetcher {
         self.partial_dir.join(format!("{}.part", &blake3::hash(url.as_bytes()).to_hex()[..32]))
     }
 
-    /// Download `url` into `part`, resuming what is there.
-    fn attempt(&self, url: &str, part: &Path, progress: Progress) -> Result<(), Failed> {
+    /// Download `url` into `part`, resuming what is there, at most `limit`
+    /// bytes in all.
+    fn attempt(&self, url: &str, part: &Path, limit: u64, progress: Progress) -> Result<(), Failed> {
         let have = std::fs::metadata(part).map_or(0, |m| m.len());
         // the bytes as the server keeps them: the checksum is of the file, not of a
         // re-encoding (a .tar.gz served with Content-Encoding: gzip stays as it is)
@@ -160,6 +192,13 @@ impl HttpFetcher {
         };
         let mut have = if append { have } else { 0 };
         let total = resp.body().content_length().map(|n| n + have);
+        let refuse = |why: String| {
+            let _ = std::fs::remove_file(part);
+            Failed { reason: why, transient: false }
+        };
+        if let Some(why) = total.and_then(|t| too_large(t, limit)) {
+            return Err(refuse(format!("the server announces {why}")));
+        }
         progress(have, total);
         let io = |e: std::io::Error| Failed { reason: format!("{}: {e}", part.display()), transient: false };
         let mut out = if append {
@@ -174,6 +213,11 @@ impl HttpFetcher {
                 body.read(&mut buf).map_err(|e| Failed { reason: format!("transfer cut: {e}"), transient: true })?;
             if n == 0 {
                 break;
+            }
+            if have + n as u64 > limit {
+                return Err(refuse(format!(
+                    "more than {limit} bytes, the download limit (--max-download or KDEPLOY_MAX_DOWNLOAD raises it)"
+                )));
             }
             out.write_all(&buf[..n]).map_err(io)?;
             have += n as u64;
@@ -216,23 +260,18 @@ pub(super) fn agent(timeout: Duration, proxy: Option<ureq::Proxy>) -> ureq::Agen
 }
 
 impl Fetcher for HttpFetcher {
-    fn fetch(&self, url: &str, progress: Progress) -> Result<Option<Vec<u8>>, String> {
+    fn fetch(&self, url: &str, limit: u64, progress: Progress) -> Result<Option<PathBuf>, String> {
         if !(url.starts_with("http://") || url.starts_with("https://")) {
-            return FileFetcher.fetch(url, progress);
+            return Ok(None);
         }
         std::fs::create_dir_all(&self.partial_dir).map_err(|e| format!("{}: {e}", self.partial_dir.display()))?;
         let part = self.partial_path(url);
         let mut pause = self.retry.first_pause;
         let mut last = String::new();
         for n in 1..=self.retry.attempts.max(1) {
-            match self.attempt(url, &part, progress) {
-                Ok(()) => {
-                    let bytes = std::fs::read(&part).map_err(|e| format!("{}: {e}", part.display()))?;
-                    // the caller verifies; a mismatch must not resume from these bytes
-                    let _ = std::fs::remove_file(&part);
-                    return Ok(Some(bytes));
-                }
-                Err(f) if !f.transient => return Err(f.reason),
+            match self.attempt(url, &part, limit, progress) {
+                Ok(()) => return Ok(Some(part)),
+                Err(f) if !f.transient => return Err(scrub(&f.reason, url)),
                 Err(f) => {
                     last = f.reason;
                     if n < self.retry.attempts {
@@ -242,6 +281,26 @@ impl Fetcher for HttpFetcher {
                 }
             }
         }
-        Err(format!("{last} (after {} attempts)", self.retry.attempts))
+        Err(scrub(&format!("{last} (after {} attempts)", self.retry.attempts), url))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn credentials_are_found_and_kept_out_of_messages() {
+        let url = "https://kd:s3cr3t@mirror.example:8443/files/etcd.tar.gz";
+        assert_eq!(credentials(url), Some("kd:s3cr3t"));
+        assert_eq!(redact(url), "https://***@mirror.example:8443/files/etcd.tar.gz");
+        let said = format!("cannot fetch {url}: Basic a2Q6czNjcjN0 refused for kd:s3cr3t, password s3cr3t");
+        let clean = scrub(&said, url);
+        assert!(!clean.contains("s3cr3t") && clean.contains("https://***@mirror.example"), "{clean}");
+        for plain in ["https://mirror.example/a@b", "http://10.0.0.5:8080/cache", "file:///opt/x"] {
+            assert_eq!(credentials(plain), None, "{plain}");
+            assert_eq!(redact(plain), plain);
+        }
+        assert_eq!(credentials("http://token@host/x"), Some("token"));
     }
 }

@@ -7,22 +7,27 @@
 //! an HTTP binary cache the nodes fetch from, `compressed` keeps the zstd
 //! form of large blobs for the transfer. Secrets never enter the
 //! blob store: `secrets` keeps them apart (0700/0600) and hashes them with a
-//! key, `pki` makes the certificates among them.
+//! key, `pki` makes the certificates among them. `confine` says which files
+//! of the deployer a source may read, `key_material` which plain sources
+//! hold keys (refused: keys travel as secrets).
 
 mod artifact;
 mod blobs;
 pub mod cache;
 pub mod compressed;
+pub mod confine;
 mod content;
 pub mod http;
+pub mod key_material;
 pub mod pki;
 mod project;
 pub mod secrets;
 
 use std::fmt;
 
-pub use artifact::{FetchEvents, Fetched, Fetcher, FileFetcher, Progress, Quiet};
+pub use artifact::{max_download, FetchEvents, Fetched, Fetcher, FileFetcher, Progress, Quiet, DEFAULT_MAX_DOWNLOAD};
 pub use blobs::{Digest, Store};
+pub use confine::Confinement;
 pub use content::{ContentId, Readable, Resolver};
 pub use project::{project_file_path, read_project_file};
 pub use secrets::SecretStore;

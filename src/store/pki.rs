@@ -134,6 +134,16 @@ pub fn inspect(pem: &[u8]) -> Result<CertInfo, String> {
     })
 }
 
+/// The pin of a PEM certificate's public key as kubeadm takes it in
+/// `caCertHashes`: `sha256:` and the hex SHA-256 of its DER
+/// SubjectPublicKeyInfo.
+pub fn public_key_pin(pem: &[u8]) -> Result<String, String> {
+    use sha2::Digest as _;
+    let (_, p) = x509_parser::pem::parse_x509_pem(pem).map_err(|e| err("not a PEM certificate", e))?;
+    let c = p.parse_x509().map_err(|e| err("not an X.509 certificate", e))?;
+    Ok(format!("sha256:{}", hex::encode(sha2::Sha256::digest(c.public_key().raw))))
+}
+
 /// A subject alternative name as people write it: `DNS:etcd`, `IP:10.0.0.1`.
 fn general_name(n: &x509_parser::extensions::GeneralName) -> String {
     use x509_parser::extensions::GeneralName;
@@ -152,4 +162,28 @@ fn general_name(n: &x509_parser::extensions::GeneralName) -> String {
 /// `now`: it expires within `days` (by default [`RENEW_DAYS`]).
 pub fn is_due_within(not_after: i64, now: OffsetDateTime, days: i64) -> bool {
     not_after - now.unix_timestamp() < days * 86400
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The pin equals what kubeadm's documentation computes with openssl
+    /// (`openssl x509 -pubkey | openssl pkey -pubin -outform der | sha256sum`).
+    #[test]
+    fn public_key_pin_matches_openssl() {
+        let spec = CaSpec { cert: "c".into(), common_name: "kubernetes".into(), key: "k".into(), key_on_nodes: true };
+        let ca = make_ca(&spec, OffsetDateTime::now_utc()).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let cert = dir.path().join("ca.crt");
+        std::fs::write(&cert, &ca.cert).unwrap();
+        let sh = format!(
+            "openssl x509 -in {} -pubkey -noout | openssl pkey -pubin -outform der | sha256sum",
+            cert.display()
+        );
+        let out = std::process::Command::new("sh").args(["-c", &sh]).output().expect("openssl runs");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let want = String::from_utf8_lossy(&out.stdout).split_whitespace().next().unwrap().to_string();
+        assert_eq!(public_key_pin(ca.cert.as_bytes()).unwrap(), format!("sha256:{want}"));
+    }
 }

@@ -10,6 +10,14 @@
 //! yet"); [`SecretStore::ensure`], called by `switch` before hashing, makes
 //! what is missing and never re-makes what exists. Secret bytes never go
 //! into an error message: errors name the file, never its content.
+//!
+//! Every name a secret definition holds (the secret's own, a certificate's
+//! and key's, its CA's) is checked by one rule, [`name_problem`], before
+//! any file is touched — by the engine's validation and again here, so a
+//! closure that bypassed validation cannot reach a file outside the store.
+//! Only a user's own CA (`etcd.caDir`) is named by absolute path; it is
+//! read where it lies, confined as every deployer file a cluster names
+//! (`confine.rs`), and never written.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -19,6 +27,7 @@ use std::path::{Path, PathBuf};
 
 use time::OffsetDateTime;
 
+use super::confine::Confinement;
 use super::pki;
 use super::{Digest, Error, Result};
 use crate::schema::{CaSpec, CertSpec, Cluster, Make, Secret, Source};
@@ -27,6 +36,113 @@ use crate::schema::{CaSpec, CertSpec, Cluster, Make, Secret, Source};
 #[derive(Debug, Clone)]
 pub struct SecretStore {
     dir: PathBuf,
+    /// Where a user's own CA may be read from.
+    confine: Confinement,
+}
+
+/// The store's own files, which no secret may be named.
+const OWN_FILES: [&str; 2] = ["hash.key", "lock"];
+
+/// Why `name` cannot name a file of the secret store (`None`: it can):
+/// relative, parts of letters, digits and `. _ @ -`, none empty or
+/// starting with `.` (so no `..`, and no clash with temporary files).
+/// The one rule for every name field of a secret.
+pub fn name_problem(name: &str) -> Option<&'static str> {
+    if name.is_empty() {
+        Some("is empty")
+    } else if name.starts_with('/') {
+        Some("is absolute (secret names are relative to the secret store)")
+    } else if name.chars().any(char::is_control) {
+        Some("contains a control character")
+    } else if name.split('/').any(|c| c.is_empty() || c.starts_with('.')) {
+        Some("has an empty part or one starting with '.' (such as '..')")
+    } else if !name.bytes().all(|b| b.is_ascii_alphanumeric() || b"/._@-".contains(&b)) {
+        Some("has characters other than letters, digits and / . _ @ -")
+    } else if OWN_FILES.contains(&name) {
+        Some("is a file of the secret store itself")
+    } else {
+        None
+    }
+}
+
+/// Why a name field of a secret is wrong (`None`: it is right); `own`:
+/// the field may name a user's own CA file by absolute, normalised path.
+pub fn field_problem(name: &str, own: bool) -> Option<&'static str> {
+    if own && name.starts_with('/') {
+        let clean = !name.chars().any(char::is_control)
+            && name.len() > 1
+            && name[1..].split('/').all(|c| !c.is_empty() && c != "." && c != "..");
+        return (!clean).then_some("is not a normalised absolute path");
+    }
+    name_problem(name)
+}
+
+/// Every name field of a secret: (field, name, may it be a user's own CA).
+pub fn name_fields(s: &Secret) -> Vec<(&'static str, &str, bool)> {
+    let mut out = vec![("name", s.name.as_str(), matches!(s.make, Make::Ca(_)))];
+    match &s.make {
+        Make::Token | Make::Hex { .. } => {}
+        Make::Ca(ca) => out.extend([("make.cert", ca.cert.as_str(), true), ("make.key", ca.key.as_str(), true)]),
+        Make::Cert(c) => out.extend([
+            ("make.cert", c.cert.as_str(), false),
+            ("make.key", c.key.as_str(), false),
+            ("make.ca.cert", c.ca.cert.as_str(), true),
+            ("make.ca.key", c.ca.key.as_str(), true),
+        ]),
+        // the pin is derived from a CA kdeploy makes: all relative
+        Make::CaPin(p) => {
+            out.extend([("make.ca.cert", p.ca.cert.as_str(), false), ("make.ca.key", p.ca.key.as_str(), false)])
+        }
+    }
+    out
+}
+
+/// Why a secret's names are wrong, one message per wrong field (none:
+/// they are right): each name by [`field_problem`], the secret's own name
+/// one of the files its make produces, and a CA either the user's own
+/// (cert and key absolute) or kdeploy's (both relative).
+pub fn names_problems(s: &Secret) -> Vec<String> {
+    let mut out: Vec<String> = name_fields(s)
+        .into_iter()
+        .filter_map(|(field, name, own)| field_problem(name, own).map(|why| format!("{field} {name:?} {why}")))
+        .collect();
+    let produced: Vec<&str> = match &s.make {
+        Make::Token | Make::Hex { .. } | Make::CaPin(_) => vec![s.name.as_str()],
+        // a CA's key is a file of its own only where it must be on nodes (Kubernetes')
+        Make::Ca(ca) if ca.key_on_nodes => vec![ca.cert.as_str(), ca.key.as_str()],
+        Make::Ca(ca) => vec![ca.cert.as_str()],
+        Make::Cert(c) => vec![c.cert.as_str(), c.key.as_str()],
+    };
+    if !produced.contains(&s.name.as_str()) {
+        out.push(format!("is not a file its make produces ({})", produced.join(", ")));
+    }
+    let ca = match &s.make {
+        Make::Ca(ca) => Some(("make", ca)),
+        Make::Cert(c) => Some(("make.ca", &c.ca)),
+        Make::CaPin(p) => Some(("make.ca", &p.ca)),
+        Make::Token | Make::Hex { .. } => None,
+    };
+    if let Some((at, ca)) = ca.filter(|(_, ca)| ca.cert.starts_with('/') != ca.key.starts_with('/')) {
+        out.push(format!(
+            "{at}.cert {:?} and {at}.key {:?}: a CA is the user's own (both absolute) or kdeploy's (both relative)",
+            ca.cert, ca.key
+        ));
+    }
+    out
+}
+
+/// Every name of every secret `cluster` names, checked: the first wrong
+/// one is an error naming it (quoted: it may hold anything).
+fn check_names(cluster: &Cluster) -> Result<()> {
+    for node in cluster.nodes.values() {
+        for f in node.phases.iter().flat_map(|p| &p.files) {
+            let Source::Secret(s) = &f.source else { continue };
+            if let Some(why) = names_problems(s).into_iter().next() {
+                return Err(Error(format!("secret store: secret {:?}: {why}", s.name)));
+            }
+        }
+    }
+    Ok(())
 }
 
 fn io(what: &str, p: &Path, e: std::io::Error) -> Error {
@@ -41,8 +157,21 @@ pub struct Made {
 }
 
 impl SecretStore {
+    /// The store in `dir`; a user's own CA is read only from the system's
+    /// directories (see [`SecretStore::confined`]).
     pub fn new(dir: impl Into<PathBuf>) -> SecretStore {
-        SecretStore { dir: dir.into() }
+        SecretStore { dir: dir.into(), confine: Confinement::system() }
+    }
+
+    /// The project's store (`.kdeploy/secrets`), reading a user's own CA
+    /// where the project's `local` sources may be read (no `--allow-local`).
+    pub fn of_project(project_root: &Path) -> SecretStore {
+        SecretStore::new(Self::default_dir(project_root)).confined(Confinement::new(project_root))
+    }
+
+    /// Read a user's own CA only where `confine` allows.
+    pub fn confined(self, confine: Confinement) -> SecretStore {
+        SecretStore { confine, ..self }
     }
 
     /// `.kdeploy/secrets` under the project root.
@@ -54,13 +183,20 @@ impl SecretStore {
         &self.dir
     }
 
-    /// Where a secret lives: relative names below the store, absolute
-    /// names (a user's own CA) as given.
-    pub fn path(&self, name: &str) -> PathBuf {
+    /// Where a secret lives: a relative name below the store (once it is
+    /// known to be a secret name), an absolute one (a user's own CA) where
+    /// it lies, once it is known to be a regular file where deployer files
+    /// may be read.
+    pub fn path(&self, name: &str) -> Result<PathBuf> {
         if name.starts_with('/') {
-            PathBuf::from(name)
-        } else {
-            self.dir.join(name)
+            if let Some(why) = field_problem(name, true) {
+                return Err(Error(format!("secret store: {name:?} {why}")));
+            }
+            return self.confine.deployer_file(name);
+        }
+        match name_problem(name) {
+            Some(why) => Err(Error(format!("secret store: secret name {name:?} {why}"))),
+            None => Ok(self.dir.join(name)),
         }
     }
 
@@ -72,22 +208,31 @@ impl SecretStore {
     /// The keyed hash of a secret's bytes, `None` while it (or the hash key)
     /// does not exist yet.
     pub fn keyed_hash(&self, name: &str) -> Result<Option<Digest>> {
-        let Some(key) = self.hash_key() else { return Ok(None) };
-        let p = self.path(name);
-        match fs::read(&p) {
-            Ok(b) => Ok(Some(Digest(*blake3::keyed_hash(&key, &b).as_bytes()))),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(io("cannot read", &p, e)),
+        if !self.exists(name)? {
+            return Ok(None);
         }
+        Ok(self.keyed_hash_of(&self.read(name)?))
+    }
+
+    /// The keyed hash of secret bytes read elsewhere (a user's own key
+    /// file), `None` while the hash key does not exist yet.
+    pub fn keyed_hash_of(&self, bytes: &[u8]) -> Option<Digest> {
+        let key = self.hash_key()?;
+        Some(Digest(*blake3::keyed_hash(&key, bytes).as_bytes()))
     }
 
     pub fn read(&self, name: &str) -> Result<Vec<u8>> {
-        let p = self.path(name);
+        let p = self.path(name)?;
         fs::read(&p).map_err(|e| io("cannot read", &p, e))
     }
 
-    pub fn exists(&self, name: &str) -> bool {
-        self.path(name).is_file()
+    /// Whether the secret exists; a user's own file that exists must also
+    /// lie where it may be read (an error otherwise).
+    pub fn exists(&self, name: &str) -> Result<bool> {
+        if name.starts_with('/') && !Path::new(name).exists() {
+            return Ok(false);
+        }
+        Ok(self.path(name)?.is_file())
     }
 
     fn mkdirs(&self, dir: &Path) -> Result<()> {
@@ -97,9 +242,17 @@ impl SecretStore {
     }
 
     /// Write a secret file: 0600 from its creation, renamed into place.
+    /// Only below the store: a user's own files are never written.
     pub fn write(&self, name: &str, bytes: &[u8]) -> Result<()> {
-        let dest = self.path(name);
-        let parent = dest.parent().expect("secret paths have a parent");
+        if name.starts_with('/') {
+            return Err(Error(format!("secret store: {name} is a file of the user's, never written by kdeploy")));
+        }
+        self.write_at(&self.path(name)?, bytes)
+    }
+
+    /// Write `dest` (in the store) as [`SecretStore::write`] does.
+    fn write_at(&self, dest: &Path, bytes: &[u8]) -> Result<()> {
+        let parent = dest.parent().unwrap_or(&self.dir);
         self.mkdirs(parent)?;
         let tmp = parent.join(format!(".tmp-{}", std::process::id()));
         let _ = fs::remove_file(&tmp);
@@ -110,7 +263,7 @@ impl SecretStore {
             .open(&tmp)
             .map_err(|e| io("cannot create", &tmp, e))?;
         f.write_all(bytes).and_then(|_| f.sync_all()).map_err(|e| io("cannot write", &tmp, e))?;
-        fs::rename(&tmp, &dest).map_err(|e| io("cannot rename into", &dest, e))
+        fs::rename(&tmp, dest).map_err(|e| io("cannot rename into", dest, e))
     }
 
     /// Make every secret the cluster names that does not exist yet (and the
@@ -118,10 +271,11 @@ impl SecretStore {
     /// have expired. Certificates merely due for renewal are left to
     /// `kdeploy certs --renew`, which restarts members one at a time.
     pub fn ensure(&self, cluster: &Cluster) -> Result<Made> {
+        check_names(cluster)?;
         let _lock = self.lock()?;
         let mut made = Made::default();
         if self.hash_key().is_none() {
-            self.write("hash.key", &random(32)?)?;
+            self.write_at(&self.dir.join("hash.key"), &random(32)?)?;
         }
         let now = OffsetDateTime::now_utc();
         for make in makes(cluster) {
@@ -154,13 +308,14 @@ impl SecretStore {
     /// new CA would re-issue every certificate and break trust mid-rollout.
     /// Certificates not made yet are left to `switch`.
     pub fn renew(&self, cluster: &Cluster, within_days: i64, now: OffsetDateTime) -> Result<Made> {
+        check_names(cluster)?;
         let _lock = self.lock()?;
         let mut made = Made::default();
         for (name, make) in makes(cluster) {
             if let Make::Cert(c) = &make {
                 // Once per certificate (its key file names the same recipe),
                 // else a window longer than a lifetime would re-issue twice.
-                if name == c.cert && self.exists(&c.cert) && self.exists(&c.key) {
+                if name == c.cert && self.exists(&c.cert)? && self.exists(&c.key)? {
                     self.ensure_one(&name, &make, now, Some(within_days), &mut made)?;
                 }
             }
@@ -180,13 +335,13 @@ impl SecretStore {
     ) -> Result<()> {
         match make {
             Make::Token => {
-                if !self.exists(name) {
+                if !self.exists(name)? {
                     self.write(name, token()?.as_bytes())?;
                     made.made.push(name.to_string());
                 }
             }
             Make::Hex { bytes } => {
-                if !self.exists(name) {
+                if !self.exists(name)? {
                     self.write(name, hex::encode(random(*bytes as usize)?).as_bytes())?;
                     made.made.push(name.to_string());
                 }
@@ -196,12 +351,21 @@ impl SecretStore {
                 self.ensure_ca(&c.ca, now, made)?;
                 self.ensure_cert(c, now, renew_within, made)?;
             }
+            Make::CaPin(p) => {
+                self.ensure_ca(&p.ca, now, made)?;
+                // Derived: kept equal to the CA's pin (a CA given anew changes it).
+                let pin = pki::public_key_pin(&self.read(&p.ca.cert)?).map_err(Error)?;
+                if self.read(name).ok().as_deref() != Some(pin.as_bytes()) {
+                    self.write(name, pin.as_bytes())?;
+                    made.made.push(name.to_string());
+                }
+            }
         }
         Ok(())
     }
 
     fn ensure_ca(&self, ca: &CaSpec, now: OffsetDateTime, made: &mut Made) -> Result<()> {
-        match (self.exists(&ca.cert), self.exists(&ca.key)) {
+        match (self.exists(&ca.cert)?, self.exists(&ca.key)?) {
             (true, true) => Ok(()),
             (false, false) if !ca.cert.starts_with('/') => {
                 let pair = pki::make_ca(ca, now).map_err(Error)?;
@@ -212,9 +376,18 @@ impl SecretStore {
             }
             _ => Err(Error(format!(
                 "secret store: CA {} and its key {} must both exist (or, for a CA kdeploy makes, both be absent)",
-                self.path(&ca.cert).display(),
-                self.path(&ca.key).display()
+                self.shown(&ca.cert),
+                self.shown(&ca.key)
             ))),
+        }
+    }
+
+    /// Where a secret is, for a message.
+    fn shown(&self, name: &str) -> String {
+        if name.starts_with('/') {
+            name.to_string()
+        } else {
+            self.dir.join(name).display().to_string()
         }
     }
 
@@ -229,9 +402,9 @@ impl SecretStore {
             Digest::of(ca_cert.as_bytes()).hex()
         );
         let spec_name = format!("{}.spec", c.cert);
-        let have_key = self.exists(&c.key);
+        let have_key = self.exists(&c.key)?;
         let reissue = !have_key
-            || !self.exists(&c.cert)
+            || !self.exists(&c.cert)?
             || self.read(&spec_name).ok().as_deref() != Some(spec.as_bytes())
             || match pki::inspect(&self.read(&c.cert)?) {
                 Ok(info) => {
@@ -304,13 +477,37 @@ fn token() -> Result<String> {
 }
 
 /// What `eval --file` prints instead of a secret.
-pub fn placeholder(s: &Secret) -> String {
-    format!("<secret {}: made and kept by kdeploy on the deployer, never printed>\n", s.name)
+pub fn placeholder(source: &Source) -> String {
+    match source {
+        Source::SecretFile(p) => format!("<secret {p}: read on the deployer, sent only to the nodes, never printed>\n"),
+        _ => format!(
+            "<secret {}: made and kept by kdeploy on the deployer, never printed>\n",
+            source.secret_name().unwrap_or("?")
+        ),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn secret_names_are_relative_plain_parts() {
+        for ok in ["lab/etcd/ca.pem", "t/kubeadm/token", "a", "a/b-c_d@e.f", "x/member-n1.pem.spec"] {
+            assert_eq!(name_problem(ok), None, "{ok}");
+        }
+        for bad in [
+            "", "/etc/x", "../x", "a/../b", "a//b", "a/", "./a", ".hidden", "a/.tmp-1", "a\nb", "a b", "a\\b",
+            "hash.key", "lock",
+        ] {
+            assert!(name_problem(bad).is_some(), "{bad:?}");
+        }
+        assert_eq!(field_problem("/srv/pki/ca-key.pem", true), None);
+        for bad in ["/srv/../etc/ca.pem", "/srv//ca.pem", "/", "/srv/ca\n.pem"] {
+            assert!(field_problem(bad, true).is_some(), "{bad:?}");
+        }
+        assert!(field_problem("/srv/pki/ca-key.pem", false).is_some());
+    }
 
     #[test]
     fn tokens_have_kubeadms_format() {

@@ -137,6 +137,7 @@ rec {
   # A certificate subject alternative name: a host, *.domain or an IP address.
   san = strMatching "a host name, *.domain or IP address" "(\\*\\.)?${hostRe}|${ipv6Re}";
   domain = strMatching "a DNS domain" "[a-z0-9]([-a-z0-9.]*[a-z0-9])?";
+  imageTag = strMatching "an image tag like v1.12.1 or 3.10 (letters, digits and . _ -)" "[A-Za-z0-9_][-A-Za-z0-9._]{0,127}";
   version = strMatching "a version like 1.33.5" "[0-9]+(\\.[0-9]+)*([-+][0-9A-Za-z.]+)?";
   duration = strMatching "a duration like 10s, 5m0s or 1h" durationRe;
   sha256 = strMatching "a checksum like sha256:<64 lowercase hex digits>" "sha256:[0-9a-f]{64}";
@@ -147,6 +148,13 @@ rec {
   # An http(s) URL: host (or [IPv6]), optional user and port, a plain path.
   url = strMatching "an http(s) URL like https://host[:port][/path] (no spaces, quotes, % or shell syntax)"
     "https?://([-A-Za-z0-9._+]+(:[-A-Za-z0-9._+]*)?@)?(${hostRe}|[[][0-9A-Fa-f:.]+[]])(:[0-9]+)?(/[-A-Za-z0-9._+@/=,]*)?";
+  # An http(s) URL handed to the nodes (the binary cache): no user:password@, which
+  # would sit in every node's process list; the value is not echoed (it may hold one).
+  nodeUrl = strChecked "an http(s) URL without credentials like http://host[:port][/path]"
+    "https?://([-A-Za-z0-9._+]+(:[-A-Za-z0-9._+]*)?@)?(${hostRe}|[[][0-9A-Fa-f:.]+[]])(:[0-9]+)?(/[-A-Za-z0-9._+@/=,]*)?"
+    (v: if match "https?://[^/]*@.*" v != null
+      then "the URL holds credentials (user:password@), which would sit in every node's process list; restrict the cache by address instead"
+      else null);
   # NO_PROXY: hosts, .domains, CIDRs and * separated by commas.
   noProxy = strMatching "a comma-separated list of hosts, .domains and CIDRs" "[-A-Za-z0-9.*/:_]+(,[-A-Za-z0-9.*/:_]+)*";
   # An image registry with an optional repository path, as image references start.
@@ -173,6 +181,23 @@ rec {
     name = "a path on the deployer (string or path)";
     shape = { kind = "string"; };
     verify = v: if isString v || isPath v then null else "expected a path (string or path), got ${describeValue v}";
+    normalize = v: toString v;
+  };
+
+  # A key or token file read as a secret (a secretFile source): a Nix path, or a string
+  # relative to the project or absolute on the deployer, of plain names (no .., spaces,
+  # quotes or shell syntax).
+  secretPath = let
+    what = "a key or token file (a path, or a string relative to the project or absolute; plain names, no ..)";
+    component = "[.]?[A-Za-z0-9_@+][-A-Za-z0-9_.@+]*";
+  in mk {
+    name = what;
+    shape = { kind = "string"; };
+    verify = v:
+      if isPath v then null
+      else if !(isString v) then "expected ${what}, got ${describeValue v}"
+      else if match "/?${component}(/${component})*" v == null then "${toJSON v} is not ${what}"
+      else null;
     normalize = v: toString v;
   };
 

@@ -39,9 +39,11 @@ let
   confFile = { calico = "/etc/cni/net.d/10-calico.conflist"; flannel = "/etc/cni/net.d/10-flannel.conflist"; }.${plugin} or null;
   kubectl = "${bin}/kubectl --kubeconfig=/etc/kubernetes/admin.conf";
   daemonset = { calico = "calico-node"; flannel = "kube-flannel"; }.${plugin} or null;
+  # a node leaving drains before its interfaces go (./leave.nix)
+  leave = import ./leave.nix ctx group;
 in
 if !group.isK8s || plugin == "none" || plugin == "cni" then { }
-else {
+else node: {
   files =
     text.optionals first (text.optional (plugin == "calico") crds
       ++ map (f: records.file { inherit (f) path text; mode = "0644"; }) manifestFiles)
@@ -55,9 +57,10 @@ else {
       ];
     });
 
-  # Reset (Kubespray reset.yml): the plugin's interfaces, its and kube-proxy's
-  # iptables rules and IPVS services (other rules stay), and the CNI state and config.
-  hooks = [
+  # Reset (Kubespray reset.yml): the node leaves first, then the plugin's interfaces,
+  # its and kube-proxy's iptables rules and IPVS services (other rules stay), and the
+  # CNI state and config.
+  hooks = leave.hooks node ++ [
     (records.hook {
       name = "cni-reset";
       when = "reset";

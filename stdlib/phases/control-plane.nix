@@ -13,22 +13,28 @@ let
   lib = import ../lib;
   tpl = import ../templates/kubeadm.nix;
   inherit (lib) records text;
-  inherit (builtins) concatStringsSep length substring;
+  inherit (builtins) concatStringsSep length;
   cs = ctx.settings;
   bin = cs.paths.binDir;
   kubeadm = "${bin}/kubeadm";
   kubectl = "${bin}/kubectl --kubeconfig=/etc/kubernetes/admin.conf";
   multiCP = length ctx.controlPlanes > 1;
 
-  # The user's own file (relative: project file, absolute: deployer file), else a
-  # secret kdeploy makes and keeps on the deployer (../secrets.nix).
+  # The user's own file (relative: project file, absolute: deployer file), read and sent
+  # as a secret (secretFile: never stored, cached or printed in clear), else a secret
+  # kdeploy makes and keeps on the deployer (../secrets.nix).
   made = import ../secrets.nix ctx;
-  secretSource = p: made:
-    if p == null then { secret = made; }
-    else if substring 0 1 p == "/" then { local = p; } else { file = p; };
+  secretSource = p: made: if p == null then { secret = made; } else { secretFile = p; };
   secret = path: p: made: records.file ({ inherit path; mode = "0600"; } // secretSource p made);
+  made' = file: mode: s: records.file { path = file; inherit mode; secret = s; };
+  caFiles = text.optionals group.isFirstControlPlane [
+      (made' "/etc/kubernetes/ssl/ca.crt" "0644" made.kubernetesCA.cert)
+      (made' "/etc/kubernetes/ssl/ca.key" "0600" made.kubernetesCA.key)
+    ];
   secretFiles =
-    [ (secret "/etc/kubernetes/kdeploy/kubeadm-token" cs.kubeadm.tokenFile made.kubeadmToken) ]
+    [ (secret "/etc/kubernetes/kdeploy/kubeadm-token" cs.kubeadm.tokenFile made.kubeadmToken)
+      (made' "/etc/kubernetes/kdeploy/ca-pin" "0644" made.kubernetesCA.pin) ]
+    ++ caFiles
     ++ text.optional (group.isControlPlane && multiCP)
       (secret "/etc/kubernetes/kdeploy/kubeadm-certificate-key" cs.kubeadm.certificateKeyFile made.certificateKey);
 
@@ -37,13 +43,19 @@ let
   joinFile = "/etc/kubernetes/kubeadm-client.conf";
 
   # Retry a join while the first control plane comes up in the same phase; a failed
-  # attempt is reset so the next one starts clean.
+  # attempt is reset so the next one starts clean. An API server whose CA is not the
+  # pinned one is not a transient failure: refused at once.
   joinScript = file: extra: ''
     set -eu
     ${tpl.renderSecrets}
     kd_render ${file} /run/kdeploy/kubeadm-join.yaml
     i=0
-    until ${kubeadm} join --config=/run/kdeploy/kubeadm-join.yaml${extra}; do
+    until ${kubeadm} join --config=/run/kdeploy/kubeadm-join.yaml${extra} 2>/run/kdeploy/kubeadm-join.err; do
+      cat /run/kdeploy/kubeadm-join.err >&2
+      if grep -q 'none of the public keys' /run/kdeploy/kubeadm-join.err; then
+        echo "kdeploy: the API server's CA is not the one kdeploy pinned (caCertHashes): refusing to join" >&2
+        exit 1
+      fi
       i=$((i + 1))
       if [ "$i" -ge 30 ]; then echo "kdeploy: kubeadm join failed 30 times" >&2; exit 1; fi
       ${kubeadm} reset -f >/dev/null 2>&1 || true
@@ -67,6 +79,15 @@ let
     kd_set_server /etc/kubernetes/admin.conf https://127.0.0.1:${toString ctx.api.port}
     systemctl restart kubelet.service
   '';
+
+  # kdeploy makes the cluster's CA; a CA already on the first control plane that kdeploy
+  # did not put there (a cluster kubeadm set up before) is never replaced under it.
+  foreignCAHook = records.hook {
+    name = "refuse-foreign-ca";
+    when = "pre";
+    run = "echo 'kdeploy: /etc/kubernetes/ssl/ca.crt is a CA kdeploy did not make (a cluster set up without kdeploy?); replacing it would cut every node off: refusing' >&2; exit 1";
+    unless = "test ! -e /etc/kubernetes/ssl/ca.crt || test -L /etc/kubernetes/ssl/ca.crt";
+  };
 
   # disrupts: the anchor goes first and alone, the other control planes then join one
   # at a time (Kubespray joins control planes with throttle 1).
@@ -110,7 +131,12 @@ let
   # control plane is upgraded).
   upgradeFile = "/etc/kubernetes/kubeadm-upgrade.yaml";
   skipped = "[ ${concatStringsSep ", " (tpl.skipPhases ctx)} ]";
-  upgradeConfig = text.lines [
+  # The preflight errors the user ignores at init and join, ignored by the upgrade's
+  # too; and kubeadm's checks of a CoreDNS it does not manage (addon/coredns skipped:
+  # CoreDNS is the addons phase's, and kubeadm refuses a version newer than it knows).
+  ignored = [ "  ignorePreflightErrors: ${builtins.toJSON
+    (cs.kubeadm.ignorePreflightErrors ++ [ "CoreDNSMigration" "CoreDNSUnsupportedPlugins" ])}" ];
+  upgradeConfig = text.lines ([
     "apiVersion: kubeadm.k8s.io/v1beta4"
     "kind: UpgradeConfiguration"
     "apply:"
@@ -119,11 +145,12 @@ let
     "  certificateRenewal: true"
     "  allowExperimentalUpgrades: true"
     "  skipPhases: ${skipped}"
+  ] ++ ignored ++ [
     "node:"
     "  etcdUpgrade: false"
     "  certificateRenewal: true"
     "  skipPhases: ${skipped}"
-  ];
+  ] ++ ignored);
   upgradeApplyHook = records.hook {
     name = "kubeadm-upgrade-apply";
     upgrade = true;
@@ -137,25 +164,20 @@ let
     unless = "grep -q 'kube-apiserver:${version}$' /etc/kubernetes/manifests/kube-apiserver.yaml";
   };
 
-  # Reset (Kubespray reset.yml, remove-node.yml): a control plane leaving a cluster
-  # that remains drains and deletes its own node first (a worker holds no credentials
-  # for that); then kubeadm reset (static pods, kubelet config, PKI, stacked etcd
-  # membership). Skipped on a node kubeadm never set up.
-  drainAndDelete = node: [
-    "  ${kubectl} drain ${node.name} --ignore-daemonsets --delete-emptydir-data --force --timeout=120s ||"
-    "    echo 'kdeploy: drain failed; deleting the node anyway' >&2"
-    "  ${kubectl} delete node ${node.name} --wait=false || echo 'kdeploy: could not delete the node object' >&2"
-  ];
+  # Reset (Kubespray reset.yml, remove-node.yml): kubeadm reset (static pods, kubelet
+  # config, PKI, stacked etcd membership), after the node has left (./leave.nix: drained
+  # and deleted). Skipped on a node kubeadm never set up.
+  leave = import ./leave.nix ctx group;
+  leaveHooks = node: text.optionals (leave.phase == "control-plane") (leave.hooks node);
+  drainAndDelete = node: map (l: "  " + l) (leave.drainAndDelete node.name);
   kubeadmReset = [
     "${kubeadm} reset -f --cri-socket=unix:///var/run/containerd/containerd.sock || exit 1"
     "rm -rf /root/.kube"
   ];
-  resetHook = node: records.hook {
+  resetHook = records.hook {
     name = "kubeadm-reset";
     when = "reset";
-    run = text.lines (text.optionals node.isControlPlane
-      ([ "if [ \"$KDEPLOY_RESET\" != cluster ] && [ -f /etc/kubernetes/admin.conf ]; then" ] ++ drainAndDelete node ++ [ "fi" ])
-      ++ kubeadmReset);
+    run = text.lines kubeadmReset;
     unless = "test ! -e /etc/kubernetes/kubelet.conf && test ! -e /etc/kubernetes/admin.conf";
   };
 
@@ -201,7 +223,7 @@ else if group.isControlPlane then node: {
   ] ++ text.optional (!group.isFirstControlPlane)
     (records.file { path = cpJoinFile; mode = "0640"; text = cpJoinConfig node; });
   hooks =
-    (if group.isFirstControlPlane then [ initHook upgradeApplyHook ]
+    (if group.isFirstControlPlane then [ foreignCAHook initHook upgradeApplyHook ]
     else [
       (records.hook {
         name = "kubeadm-join-control-plane";
@@ -214,7 +236,7 @@ else if group.isControlPlane then node: {
     # on every control plane: the kubeadm upgrade that finishes the last one re-renders
     # kube-proxy's kubeconfig with a control plane's address
     ++ text.optional kubeProxyViaLocalhost kubeProxyHook
-    ++ [ (resetHook node) ];
+    ++ leaveHooks node ++ [ resetHook ];
   checks = [
     (records.check {
       name = "apiserver-ready";
@@ -229,7 +251,7 @@ else node: {
   files = secretFiles ++ [
     (records.file { path = joinFile; mode = "0640"; text = workerJoinConfig node; })
   ];
-  hooks = [ (leaveControlPlaneHook node) workerJoinHook (resetHook node) ];
+  hooks = [ (leaveControlPlaneHook node) workerJoinHook ] ++ leaveHooks node ++ [ resetHook ];
   checks = [
     (records.check {
       name = "kubelet-joined";

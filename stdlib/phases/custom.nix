@@ -10,9 +10,9 @@ let
   inPhase = set: filter (k: set.${k}.phase == name) (attrNames set);
   fileOf = path:
     let f = c.files.${path}; in
-    if (f.text == null) == (f.file == null) then
-      errors.fail "node '${group.example}': custom.files.\"${path}\" needs exactly one of `text` (the content) and `file` (a path in the project)"
-    else records.file { inherit path; inherit (f) mode owner group text file; };
+    if builtins.length (filter (s: s != null) [ f.text f.file f.secretFile ]) != 1 then
+      errors.fail "node '${group.example}': custom.files.\"${path}\" needs exactly one of `text` (the content), `file` (a path in the project) and `secretFile` (a key or token, sent as a secret)"
+    else records.file { inherit path; inherit (f) mode owner group text file secretFile; };
 in
 {
   files = map fileOf (inPhase c.files);

@@ -21,11 +21,13 @@ let
   etcdctl = "${bin}/etcdctl";
   member = group.isEtcd && cs.etcd.deploymentType == "host";
   # Kubespray names: member-* (server/peer), admin-* (etcdctl), node-* (kube-apiserver).
-  # Made by kdeploy (../secrets.nix) unless etcd.certDir names the user's own files.
+  # Made by kdeploy (../secrets.nix) unless etcd.certDir names the user's own files: then
+  # each key is a secret read from there (secretFile), each certificate a plain file.
   own = cs.etcd.certDir;
+  ownSource = f: if f.private then { secretFile = "${own}/${f.name}"; } else { local = "${own}/${f.name}"; };
   certFiles = node: text.optionals tls (map
     (f: records.file ({ path = "${cert}/${f.name}"; mode = f.mode; }
-      // (if own != null then { local = "${own}/${f.name}"; } else { inherit (f) secret; })))
+      // (if own != null then ownSource f else { inherit (f) secret; })))
     ((import ../secrets.nix ctx).etcdFiles { inherit node member; }));
   certDirs = text.optionals tls [
     (records.directory { path = "/etc/ssl/etcd"; mode = "0700"; })

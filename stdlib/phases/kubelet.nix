@@ -43,15 +43,38 @@ let
   anchor = ctx.firstControlPlane.name;
   kubectl = "${bin}/kubectl --kubeconfig=/etc/kubernetes/admin.conf";
   up = cs.upgrade;
-  registered = node: "! ${kubectl} get node ${node.name}";
+  # The API server may be restarting when a drain or an uncordon runs (the anchor's own
+  # kubelet, just replaced, re-creates its static pods; while it starts, it answers
+  # "forbidden"): both wait until it is ready, and a failed drain is tried again. A
+  # guard that cannot tell whether the node is registered does not skip the hook.
+  waitAPI = text.lines [
+    "i=0"
+    "until ${kubectl} get --raw=/readyz >/dev/null 2>&1; do"
+    "  i=$((i + 1))"
+    "  if [ \"$i\" -ge 90 ]; then echo 'kdeploy: the API server is not ready after 180 s' >&2; exit 1; fi"
+    "  sleep 2"
+    "done"
+  ];
+  # (the node first: `kdeploy plan` shows a guard by its first line)
+  registered = node: text.lines [ "node=${node.name}" waitAPI "! ${kubectl} get node \"$node\"" ];
+  retried = what: cmd: text.lines [
+    waitAPI
+    "n=0"
+    "until ${cmd}; do"
+    "  n=$((n + 1))"
+    "  if [ \"$n\" -ge 3 ]; then exit 1; fi"
+    "  echo 'kdeploy: ${what} failed; again in 10 s' >&2"
+    "  sleep 10"
+    "done"
+  ];
   drain = node: records.hook {
     name = "drain";
     when = "pre";
     upgrade = true;
     delegate = anchor;
-    run = if up.drainNodes
+    run = retried "draining ${node.name}" (if up.drainNodes
       then "${kubectl} drain ${node.name} --ignore-daemonsets --delete-emptydir-data --force --grace-period=${toString up.drainGracePeriod} --timeout=${up.drainTimeout}"
-      else "${kubectl} cordon ${node.name}";
+      else "${kubectl} cordon ${node.name}");
     # a node joining in this run is not registered yet: nothing to drain
     unless = registered node;
   };
@@ -60,7 +83,7 @@ let
     name = "uncordon";
     upgrade = true;
     delegate = anchor;
-    run = "${kubectl} uncordon ${node.name}";
+    run = retried "uncordoning ${node.name}" "${kubectl} uncordon ${node.name}";
     unless = registered node;
   };
   resetHook = records.hook {

@@ -56,6 +56,7 @@ in
         "    max_container_log_line_size = ${toString c.maxContainerLogLineSize}"
         "    enable_unprivileged_ports = ${b c.enableUnprivilegedPorts}"
         "    enable_unprivileged_icmp = ${b c.enableUnprivilegedIcmp}"
+      ] ++ text.optional c.restrictOomScoreAdj "    restrict_oom_score_adj = true" ++ [
         "    enable_selinux = false"
         "    disable_apparmor = false"
         "    tolerate_missing_hugetlb_controller = true"

@@ -2,7 +2,7 @@
 # kubeadm-config.yaml for `kubeadm init` (Init + Cluster + KubeProxy + Kubelet
 # configurations), JoinConfiguration for control-plane and worker joins, and the
 # kube-scheduler configuration. Secrets are not in these texts: the placeholders
-# @KDEPLOY_KUBEADM_TOKEN@ and @KDEPLOY_CERTIFICATE_KEY@ are filled on the node by the
+# @KDEPLOY_KUBEADM_TOKEN@, @KDEPLOY_CERTIFICATE_KEY@ and @KDEPLOY_CA_PIN@ are filled on the node by the
 # init/join hooks from the pushed secret files (see `renderSecrets`).
 let
   lib = import ../lib;
@@ -12,6 +12,7 @@ let
 
   tokenPH = "@KDEPLOY_KUBEADM_TOKEN@";
   keyPH = "@KDEPLOY_CERTIFICATE_KEY@";
+  pinPH = "@KDEPLOY_CA_PIN@";
   api = "kubeadm.k8s.io/v1beta4";
 
   args = attrs: map (k: { name = k; value = attrs.${k}; }) (attrNames attrs);
@@ -30,9 +31,22 @@ let
   } // (if ctx.settings.kubeadm.ignorePreflightErrors != [ ] then { ignorePreflightErrors = ctx.settings.kubeadm.ignorePreflightErrors; } else { });
 
   multiCP = ctx: builtins.length ctx.controlPlanes > 1;
+
+  # kdeploy's managed files are symlinks through /var/lib/kdeploy (one rename switches a
+  # phase); a static pod that mounts their directory (the etcd client certificates, the
+  # CA in /etc/kubernetes/ssl) must see the link targets too. Read-only, at the same path.
+  # (Found when the control plane first ran in the lab: the API server could not read
+  # the etcd certificates through dangling links.)
+  kdeployVolume = {
+    name = "kdeploy-managed-files";
+    hostPath = "/var/lib/kdeploy";
+    mountPath = "/var/lib/kdeploy";
+    readOnly = true;
+    pathType = "Directory";
+  };
 in
 rec {
-  inherit tokenPH keyPH;
+  inherit tokenPH keyPH pinPH;
 
   skipPhases = ctx: [ "addon/coredns" ] ++ text.optional ctx.settings.kubeProxy.remove "addon/kube-proxy";
 
@@ -120,7 +134,9 @@ rec {
           }
           // (if fg != [ ] then { feature-gates = concatStringsSep "," fg; } else { })
           // s.apiserver.extraArgs);
+          extraVolumes = [ kdeployVolume ];
         };
+        controllerManager.extraVolumes = [ kdeployVolume ];
         controllerManager.extraArgs = args ({
           node-monitor-grace-period = s.controllerManager.nodeMonitorGracePeriod;
           node-monitor-period = "5s";
@@ -147,12 +163,15 @@ rec {
           }
           // (if fg != [ ] then { feature-gates = concatStringsSep "," fg; } else { })
           // s.scheduler.extraArgs);
-          extraVolumes = [{
-            name = "kubescheduler-config";
-            hostPath = "/etc/kubernetes/kubescheduler-config.yaml";
-            mountPath = "/etc/kubernetes/kubescheduler-config.yaml";
-            readOnly = true;
-          }];
+          extraVolumes = [
+            {
+              name = "kubescheduler-config";
+              hostPath = "/etc/kubernetes/kubescheduler-config.yaml";
+              mountPath = "/etc/kubernetes/kubescheduler-config.yaml";
+              readOnly = true;
+            }
+            kdeployVolume
+          ];
         };
       };
 
@@ -166,7 +185,7 @@ rec {
         metricsBindAddress = "127.0.0.1:10249";
         nodePortAddresses = [ ];
         oomScoreAdj = -999;
-        conntrack = { maxPerCore = 32768; min = 131072; tcpCloseWaitTimeout = "1h0m0s"; tcpEstablishedTimeout = "24h0m0s"; };
+        conntrack = { maxPerCore = s.kubeProxy.conntrackMaxPerCore; min = 131072; tcpCloseWaitTimeout = "1h0m0s"; tcpEstablishedTimeout = "24h0m0s"; };
         iptables = { masqueradeAll = false; masqueradeBit = 14; minSyncPeriod = "0s"; syncPeriod = "30s"; };
         ipvs = { excludeCIDRs = [ ]; minSyncPeriod = "0s"; scheduler = "rr"; syncPeriod = "30s"; strictARP = s.kubeProxy.strictARP; tcpTimeout = "0s"; tcpFinTimeout = "0s"; udpTimeout = "0s"; };
       } // (if fg != [ ] then { featureGates = kubeletTpl.gates fg; } else { });
@@ -177,8 +196,10 @@ rec {
         clusterDNS = ctx.clusterDNS;
       } // (if fg != [ ] then { featureGates = kubeletTpl.gates fg; } else { });
     in
+    # The comment belongs to the first document: kubeadm refuses an empty document
+    # (a comment followed by "---"), found when kubeadm first ran in the lab.
     "# kubeadm init configuration (managed by kdeploy); secrets are filled in by the init hook.\n"
-    + yaml.documents ([ init cluster ] ++ text.optional (!s.kubeProxy.remove) proxy ++ [ kubelet ]);
+    + builtins.substring 4 (-1) (yaml.documents ([ init cluster ] ++ text.optional (!s.kubeProxy.remove) proxy ++ [ kubelet ]));
 
   # The join configuration of every node of a group, as a function of the node:
   # rendered once, with each node's registration (and control-plane endpoint) spliced
@@ -193,7 +214,9 @@ rec {
           bootstrapToken = {
             apiServerEndpoint = ctx.api.controlPlaneEndpoint;
             token = tokenPH;
-            unsafeSkipCAVerification = true;
+            # The CA kdeploy made and gave the first control plane: a join trusts only
+            # an API server that presents it (never unsafeSkipCAVerification).
+            caCertHashes = [ pinPH ];
           };
           tlsBootstrapToken = tokenPH;
         };
@@ -202,7 +225,7 @@ rec {
       };
     in
     node:
-    "# kubeadm join configuration (managed by kdeploy); secrets are filled in by the join hook.\n---\n"
+    "# kubeadm join configuration (managed by kdeploy); secrets are filled in by the join hook.\n"
     + render ({ nodeRegistration = nodeRegistration ctx node; } // (if controlPlane then {
         controlPlane = {
           localAPIEndpoint = { advertiseAddress = node.address; bindPort = s.apiserver.port; };
@@ -243,11 +266,17 @@ rec {
         *) echo "kdeploy: the kubeadm token must look like abcdef.0123456789abcdef" >&2; exit 1 ;;
       esac
       kd_key=$(cat /etc/kubernetes/kdeploy/kubeadm-certificate-key 2>/dev/null || true)
+      kd_pin=$(cat /etc/kubernetes/kdeploy/ca-pin 2>/dev/null || true)
+      case $kd_pin in
+        sha256:????????????????????????????????????????????????????????????????) ;;
+        *) if grep -q ${pinPH} "$1"; then echo "kdeploy: /etc/kubernetes/kdeploy/ca-pin is missing or malformed; refusing to join without pinning the CA" >&2; exit 1; fi ;;
+      esac
       mkdir -p /run/kdeploy && chmod 0700 /run/kdeploy
       ( umask 077
         while IFS= read -r l || [ -n "$l" ]; do
           case $l in *${tokenPH}*) l="''${l%%${tokenPH}*}$kd_token''${l#*${tokenPH}}" ;; esac
           case $l in *${keyPH}*) l="''${l%%${keyPH}*}$kd_key''${l#*${keyPH}}" ;; esac
+          case $l in *${pinPH}*) l="''${l%%${pinPH}*}$kd_pin''${l#*${pinPH}}" ;; esac
           printf '%s\n' "$l"
         done < "$1" > "$2" )
     }

@@ -84,7 +84,7 @@ in
       // (if k.protectKernelDefaults then { protectKernelDefaults = true; } else { })
       // (if k.rotateCertificates then { rotateCertificates = true; } else { })
       // (if k.rotateServerCertificates then { serverTLSBootstrap = true; } else { })
-      // (if atLeast kube "1.35.0" then { failCgroupV1 = true; } else { })
+      // (if atLeast kube "1.35.0" then { failCgroupV1 = k.failCgroupV1; } else { })
       // (if k.kubeReserved != null then { kubeReserved = reserved k.kubeReserved; } else { })
       // (if k.systemReserved != null then { systemReserved = reserved k.systemReserved; } else { })
       // (if k.evictionHard != { } then { evictionHard = k.evictionHard; } else { })

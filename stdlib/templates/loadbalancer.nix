@@ -142,17 +142,24 @@ in
             image = if nginx then ctx.images.nginx else ctx.images.haproxy;
             imagePullPolicy = s.kubernetes.imagePullPolicy;
             resources.requests = { cpu = "25m"; memory = "32M"; };
-            volumeMounts = [{
-              mountPath = if nginx then "/etc/nginx" else "/usr/local/etc/haproxy/";
-              name = if nginx then "etc-nginx" else "etc-haproxy";
-              readOnly = true;
-            }];
+            # The config is a kdeploy symlink into /var/lib/kdeploy: mounted too.
+            volumeMounts = [
+              {
+                mountPath = if nginx then "/etc/nginx" else "/usr/local/etc/haproxy/";
+                name = if nginx then "etc-nginx" else "etc-haproxy";
+                readOnly = true;
+              }
+              { mountPath = "/var/lib/kdeploy"; name = "kdeploy-managed-files"; readOnly = true; }
+            ];
           } // (if hc != null then { livenessProbe = probe; readinessProbe = probe; } else { }))
         ];
-        volumes = [{
-          name = if nginx then "etc-nginx" else "etc-haproxy";
-          hostPath.path = if nginx then "/etc/nginx" else "/etc/haproxy";
-        }];
+        volumes = [
+          {
+            name = if nginx then "etc-nginx" else "etc-haproxy";
+            hostPath.path = if nginx then "/etc/nginx" else "/etc/haproxy";
+          }
+          { name = "kdeploy-managed-files"; hostPath = { path = "/var/lib/kdeploy"; type = "Directory"; }; }
+        ];
       };
     };
 }

@@ -5,15 +5,17 @@ bytes (the connection closes mid-body), as a flaky network would, and for a
 file named as stall:NAME sends half its bytes and then nothing, the
 connection held open, as a hung mirror would; a file named as gzip:NAME is
 served with "Content-Encoding: gzip" (as web servers often label .tar.gz
-files), its bytes unchanged.
+files), its bytes unchanged; a file named as nolength:NAME is served
+without a Content-Length, its end being the connection's (HTTP/1.0).
 
-usage: range_server.py ROOT LOG PORT_FILE [CUT_ONCE_NAME | stall:NAME | gzip:NAME ...]
+usage: range_server.py ROOT LOG PORT_FILE [CUT_ONCE_NAME | stall:NAME | gzip:NAME | nolength:NAME ...]
 Writes the port it listens on to PORT_FILE once ready."""
 import http.server, os, sys, time
 
 root, log, port_file = sys.argv[1], sys.argv[2], sys.argv[3]
 stall = {a[len("stall:"):] for a in sys.argv[4:] if a.startswith("stall:")}
 gzip = {a[len("gzip:"):] for a in sys.argv[4:] if a.startswith("gzip:")}
+nolength = {a[len("nolength:"):] for a in sys.argv[4:] if a.startswith("nolength:")}
 cut = {a for a in sys.argv[4:] if ":" not in a}
 
 
@@ -40,8 +42,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.send_response(206 if rng else 200)
         if rng:
             self.send_header("Content-Range", f"bytes {start}-{len(data) - 1}/{len(data)}")
-        self.send_header("Content-Length", str(len(body)))
         name = os.path.basename(path)
+        if name not in nolength:
+            self.send_header("Content-Length", str(len(body)))
         if name in gzip:
             self.send_header("Content-Encoding", "gzip")
         self.end_headers()
@@ -57,7 +60,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.close_connection = True
             self.connection.shutdown(2)
             return
-        self.wfile.write(body)
+        try:
+            self.wfile.write(body)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # a client that stops reading (one refusing an oversized body)
 
 
 server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)

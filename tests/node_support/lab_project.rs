@@ -1,5 +1,5 @@
 //! A lab test's project and its `kdeploy` runs: a temp project holding
-//! copies of clusters/lab.nix (so its own .kdeploy history) and variants
+//! copies of tests/clusters/lab-etcd.nix (so its own .kdeploy history) and variants
 //! of it, the `kdeploy` command with the lab's key and known_hosts, and
 //! ways to look at a node (over SSH, or inside it without SSH).
 
@@ -93,7 +93,7 @@ pub fn snapshot() -> Vec<String> {
         .collect()
 }
 
-/// A temp project with `base.nix` (= clusters/lab.nix) and variants.
+/// A temp project with `base.nix` (= tests/clusters/lab-etcd.nix) and variants.
 pub struct Project {
     pub dir: tempfile::TempDir,
     lab: String,
@@ -101,7 +101,7 @@ pub struct Project {
 
 impl Project {
     pub fn new() -> Project {
-        let lab = std::fs::read_to_string(repo().join("clusters/lab.nix")).unwrap();
+        let lab = std::fs::read_to_string(repo().join("tests/clusters/lab-etcd.nix")).unwrap();
         let p = Project { dir: tempfile::tempdir().unwrap(), lab };
         std::fs::write(p.base(), &p.lab).unwrap();
         p
@@ -120,9 +120,9 @@ impl Project {
         f
     }
 
-    /// clusters/lab.nix with `from` replaced by `to` (which must occur).
+    /// tests/clusters/lab-etcd.nix with `from` replaced by `to` (which must occur).
     pub fn edited(&self, name: &str, from: &str, to: &str) -> PathBuf {
-        assert!(self.lab.contains(from), "clusters/lab.nix has no `{from}`");
+        assert!(self.lab.contains(from), "tests/clusters/lab-etcd.nix has no `{from}`");
         let f = self.dir.path().join(format!("{name}.nix"));
         std::fs::write(&f, self.lab.replace(from, to)).unwrap();
         f
@@ -150,7 +150,7 @@ impl Project {
         f
     }
 
-    /// Back to the lab cluster (same node hashes as clusters/lab.nix).
+    /// Back to the lab cluster (same node hashes as tests/clusters/lab-etcd.nix).
     pub fn restore(&self) {
         let (out, _) = switch(&self.base());
         assert!(out.status.success(), "restoring the lab failed:\n{}", text(&out));

@@ -7,12 +7,13 @@
 pub mod etcd_writer;
 pub mod lab_check;
 pub mod lab_project;
+pub mod service_prober;
 
 use std::path::PathBuf;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use kdeploy::node::{FileEntry, Manifest, Node, WantedBlob};
+use kdeploy::node::{FileEntry, Manifest, Node, NodeError, NodeLock, WantedBlob};
 use kdeploy::store::Digest;
 use kdeploy::transport::{HostKeyPolicy, SshAuth, SshHost, SshOptions};
 use sha2::Digest as _;
@@ -38,6 +39,22 @@ pub fn file(path: &str, mode: &str, b: &Blob) -> FileEntry {
 /// What `have` checks a node's copy of `b` against: size and sha256.
 pub fn wanted(b: &Blob) -> WantedBlob {
     WantedBlob { hash: b.b3, size: b.bytes.len() as u64, sha256: Some(b.sha.clone()) }
+}
+
+/// Take the node's lock for a test (what a run does first; the commands
+/// that change a node are refused without it), waiting while another test
+/// on the same lab node holds it.
+pub async fn hold(node: &Node<'_>, owner: &str) -> NodeLock {
+    let deadline = std::time::Instant::now() + Duration::from_secs(300);
+    loop {
+        match node.lock(owner).await {
+            Ok(l) => return l,
+            Err(NodeError::Locked { .. }) if std::time::Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(200)).await
+            }
+            Err(e) => panic!("taking the node lock: {e}"),
+        }
+    }
 }
 
 /// Push the blobs the node lacks.
@@ -108,7 +125,7 @@ pub fn lab_has(n: u32) -> bool {
 }
 
 /// The lab's one secret store (its etcd PKI and tokens): what `kdeploy
-/// switch clusters/lab.nix` makes by default. Lab tests that switch copies
+/// switch tests/clusters/lab-etcd.nix` makes by default. Lab tests that switch copies
 /// of the lab cluster from temporary projects point `KDEPLOY_SECRETS` here,
 /// so every run deploys the same PKI instead of a new one per project.
 pub fn lab_secrets() -> PathBuf {

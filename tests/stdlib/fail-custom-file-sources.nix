@@ -1,4 +1,4 @@
-# expect: custom.files."/etc/motd" needs exactly one of `text` (the content) and `file`
+# expect: custom.files."/etc/motd" needs exactly one of `text` (the content), `file`
 let kd = import <kdeploy>; in
 kd.cluster {
   name = "t";

@@ -19,8 +19,8 @@
 #                   them and the example clusters generated YAML parses, hook/check
 #                   scripts pass `sh -n`, units pass systemd-analyze verify (its one
 #                   allowed complaint: a binary the unit runs is absent from this host);
-#                   lab containerd config parses with the host's containerd 1.6, lab
-#                   etcd.env flags exist in etcd 3.4
+#                   the etcd-only lab's (tests/clusters/lab-etcd.nix) containerd config
+#                   parses with the host's containerd 1.6, its etcd.env flags exist in etcd 3.4
 #   5. etcd-smoke   a 3-member etcd 3.4 on 127.0.0.2-4 started from generated etcd.env
 #                   files, checked with the generated health check
 #   6. schemas      every Kubernetes object of the example clusters (static pods, CNI,
@@ -221,9 +221,12 @@ for i, (name, text) in enumerate(units):
 sys.exit(1 if bad else 0)
 EOF
 
+# The dialects of Debian's own containerd 1.6 and etcd 3.4: the etcd-only lab
+# (tests/clusters/lab-etcd.nix) deploys exactly those binaries.
+ev nix "$root/tests/clusters/lab-etcd.nix" > "$tmp/nix.lab-etcd.raw"
 python3 -c "
 import json,sys
-d=json.load(open('$tmp/nix.lab.raw'))
+d=json.load(open('$tmp/nix.lab-etcd.raw'))
 fs=[f for p in d['nodes']['k8s-master']['phases'] for f in p['files'] if f['path']=='/etc/containerd/config.toml']
 open('$tmp/config.toml','w').write(fs[0]['source']['text'])"
 if /usr/bin/containerd --config "$tmp/config.toml" config dump > "$tmp/dump.toml" 2>"$tmp/err" \
@@ -236,7 +239,7 @@ python3 - "$tmp" <<'EOF' && pass "lab etcd.env flags known to etcd $etcd_version
 import json, sys
 tmp = sys.argv[1]
 flags = set(open(f"{tmp}/etcd-flags").read().split())
-d = json.load(open(f"{tmp}/nix.lab.raw"))
+d = json.load(open(f"{tmp}/nix.lab-etcd.raw"))
 env = [f for p in d["nodes"]["k8s-master"]["phases"] for f in p["files"] if f["path"] == "/etc/etcd.env"][0]["source"]["text"]
 bad = [l for l in env.splitlines() if l.startswith("ETCD_") and "--" + l.split("=")[0][5:].lower().replace("_", "-") not in flags]
 if bad: print("unknown to this etcd:", bad)

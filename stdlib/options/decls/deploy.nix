@@ -46,9 +46,9 @@
 
   transfer = {
     cache = opt {
-      type = t.nullOr t.url; default = null; scope = "cluster";
+      type = t.nullOr t.nodeUrl; default = null; scope = "cluster";
       example = "http://10.0.0.5:8080/kdeploy";
-      description = "An HTTP binary cache the nodes fetch blobs from, so the deployer's uplink carries one copy of each however many nodes need it: the deployer uploads each blob a node lacks once (HTTP PUT to <cache>/<blake3 hash>, e.g. an nginx location with dav_methods PUT) and each node fetches it with curl or wget and checks its sha256. Secrets never go there; what a node cannot fetch is sent over SSH. Reached directly by the deployer and the nodes, never through proxy.*.";
+      description = "An HTTP binary cache the nodes fetch blobs from, so the deployer's uplink carries one copy of each however many nodes need it: the deployer uploads each blob a node lacks once (HTTP PUT to <cache>/<blake3 hash>, e.g. an nginx location with dav_methods PUT) and each node fetches it with curl or wget and checks its sha256. Secrets (kdeploy's own and your secretFile ones: etcd.certDir keys, kubeadm.tokenFile, kubeadm.certificateKeyFile) never go there; what a node cannot fetch is sent over SSH, and a blob a node finds damaged there is put again. Reached directly by the deployer and the nodes, never through proxy.*; no credentials in the URL (every node's fetch command would show them): restrict it by address.";
     };
   };
 

@@ -62,6 +62,10 @@
       };
     };
     coredns = {
+      version = opt {
+        type = t.nullOr t.version; default = null; scope = "cluster"; kubespray = "coredns_version";
+        description = "CoreDNS version, the image <kubernetes.imageRepo>/coredns/coredns:v<version> (null: the one pinned for the Kubernetes minor version).";
+      };
       replicas = opt {
         type = t.int; default = 2; scope = "cluster"; kubespray = "coredns_replicas";
         description = "CoreDNS replicas (when the DNS autoscaler is off).";

@@ -16,7 +16,7 @@
     };
     certDir = opt {
       type = t.nullOr t.deployerPath; default = null; scope = "cluster"; kubespray = "etcd_cert_dir";
-      description = "Your own etcd certificates instead of kdeploy's: a directory on the deployer holding Kubespray-named PEM files (ca.pem, member-<node>[-key].pem, admin-<node>[-key].pem on etcd members, node-<node>[-key].pem on control planes), pushed to /etc/ssl/etcd/ssl. null: kdeploy makes them.";
+      description = "Your own etcd certificates instead of kdeploy's: a directory on the deployer holding Kubespray-named PEM files (ca.pem, member-<node>[-key].pem, admin-<node>[-key].pem on etcd members, node-<node>[-key].pem on control planes), pushed to /etc/ssl/etcd/ssl. Each *-key.pem travels as a secret (secretFile: sent only over SSH, never in the blob store, the binary cache, a diff or eval's output); the certificates are plain files. Read where local sources may be (the project, --allow-local). null: kdeploy makes them.";
     };
     caDir = opt {
       type = t.nullOr t.deployerPath; default = null; scope = "cluster"; kubespray = "etcd_cert_dir (ca.pem, ca-key.pem)";

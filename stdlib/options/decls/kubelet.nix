@@ -23,6 +23,10 @@ in
       type = t.enum [ "systemd" "cgroupfs" ]; default = "systemd"; kubespray = "kubelet_cgroup_driver";
       description = "cgroup driver (must match containerd.systemdCgroup).";
     };
+    failCgroupV1 = opt {
+      type = t.bool; default = true; kubespray = "kubelet_fail_cgroup_v1";
+      description = "failCgroupV1 of Kubernetes 1.35 and later: refuse to run on cgroup v1. false keeps a cgroup v1 node (Kubernetes' own deprecation warning applies).";
+    };
     failSwapOn = opt {
       type = t.bool; default = true; kubespray = "kubelet_fail_swap_on";
       description = "Refuse to run with swap on. When true, preinstall turns swap off and masks swap.target.";

@@ -17,6 +17,10 @@
       type = t.registry; default = "registry.k8s.io"; scope = "cluster"; kubespray = "kube_image_repo";
       description = "Registry of the Kubernetes images (pause, control plane, CoreDNS, nodelocaldns, metrics-server).";
     };
+    podInfraVersion = opt {
+      type = t.nullOr t.imageTag; default = null; scope = "cluster"; kubespray = "pod_infra_version";
+      description = "Tag of the pause (sandbox) image, <kubernetes.imageRepo>/pause (null: the one pinned for the Kubernetes minor version).";
+    };
     imagePullPolicy = opt {
       type = t.enum [ "IfNotPresent" "Always" "Never" ]; default = "IfNotPresent"; scope = "cluster";
       kubespray = "k8s_image_pull_policy";
@@ -94,6 +98,10 @@
       type = t.bool; default = false; scope = "cluster"; kubespray = "kube_proxy_remove";
       description = "Do not deploy kube-proxy (kubeadm phase addon/kube-proxy is skipped).";
     };
+    conntrackMaxPerCore = opt {
+      type = t.int; default = 32768; scope = "cluster"; kubespray = "kube_proxy_conntrack_max_per_core";
+      description = "conntrack.maxPerCore of kube-proxy; 0 leaves the kernel's nf_conntrack_max alone (containers and nodes that share the host's conntrack table, as kind does).";
+    };
     strictARP = opt {
       type = t.bool; default = false; scope = "cluster"; kubespray = "kube_proxy_strict_arp";
       description = "ipvs.strictARP of kube-proxy (needed by MetalLB in L2 mode).";
@@ -108,6 +116,14 @@
     type = opt {
       type = t.enum [ "nginx" "haproxy" ]; default = "nginx"; scope = "cluster"; kubespray = "loadbalancer_apiserver_type";
       description = "Implementation of the localhost API load balancer.";
+    };
+    nginxVersion = opt {
+      type = t.imageTag; default = versions.images.nginx; scope = "cluster"; kubespray = "nginx_image_tag";
+      description = "Tag of the nginx image of the localhost load balancer, <download.dockerImageRepo>/library/nginx.";
+    };
+    haproxyVersion = opt {
+      type = t.imageTag; default = versions.images.haproxy; scope = "cluster"; kubespray = "haproxy_image_tag";
+      description = "Tag of the haproxy image of the localhost load balancer, <download.dockerImageRepo>/library/haproxy.";
     };
     port = opt {
       type = t.nullOr t.port; default = null; scope = "cluster"; kubespray = "loadbalancer_apiserver_port";
@@ -136,12 +152,12 @@
     tokenFile = opt {
       type = t.nullOr t.str; default = null; scope = "cluster"; kubespray = "kubeadm_token";
       example = "secrets/kubeadm-token";
-      description = "Your own bootstrap token file (format [a-z0-9]{6}.[a-z0-9]{16}); a relative path is a project file, an absolute one a file on the deployer. null: kdeploy makes one and keeps it in .kdeploy/secrets/<cluster>/kubeadm/token. Pushed to /etc/kubernetes/kdeploy/kubeadm-token (0600) for the init/join hooks; it never enters the evaluated configuration.";
+      description = "Your own bootstrap token file (format [a-z0-9]{6}.[a-z0-9]{16}); a relative path is a project file, an absolute one a file on the deployer. null: kdeploy makes one and keeps it in .kdeploy/secrets/<cluster>/kubeadm/token. Pushed to /etc/kubernetes/kdeploy/kubeadm-token (0600) for the init/join hooks as a secret (secretFile: sent only over SSH, never in the blob store, the binary cache, a diff or eval's output); it never enters the evaluated configuration.";
     };
     certificateKeyFile = opt {
       type = t.nullOr t.str; default = null; scope = "cluster"; kubespray = "kubeadm_certificate_key";
       example = "secrets/kubeadm-certificate-key";
-      description = "Your own file holding the 64-hex-digit key that encrypts the control-plane certificates uploaded by `kubeadm init --upload-certs`. null: kdeploy makes one (.kdeploy/secrets/<cluster>/kubeadm/certificate-key). Used with more than one control-plane node.";
+      description = "Your own file holding the 64-hex-digit key that encrypts the control-plane certificates uploaded by `kubeadm init --upload-certs`. Read and sent as a secret, like tokenFile. null: kdeploy makes one (.kdeploy/secrets/<cluster>/kubeadm/certificate-key). Used with more than one control-plane node.";
     };
     ignorePreflightErrors = opt {
       type = t.listOf t.plainName; default = [ ]; scope = "cluster"; kubespray = "kubeadm_ignore_preflight_errors";

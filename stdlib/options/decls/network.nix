@@ -87,6 +87,14 @@
   };
 
   flannel = {
+    version = opt {
+      type = t.imageTag; default = versions.images.flannel; scope = "cluster"; kubespray = "flannel_version";
+      description = "Tag of the flannel image, <download.dockerImageRepo>/flannel/flannel.";
+    };
+    cniVersion = opt {
+      type = t.imageTag; default = versions.images.flannelCniPlugin; scope = "cluster"; kubespray = "flannel_cni_version";
+      description = "Tag of the flannel CNI plugin image, <download.dockerImageRepo>/flannel/flannel-cni-plugin.";
+    };
     backend = opt {
       type = t.enum [ "vxlan" "host-gw" "wireguard" ]; default = "vxlan"; scope = "cluster"; kubespray = "flannel_backend_type";
       description = "Flannel backend.";

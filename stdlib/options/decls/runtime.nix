@@ -59,6 +59,10 @@ in
       type = t.bool; default = false; kubespray = "containerd_enable_unprivileged_ports";
       description = "Allow unprivileged users to bind ports below 1024 in containers.";
     };
+    restrictOomScoreAdj = opt {
+      type = t.bool; default = false;
+      description = "restrict_oom_score_adj of the CRI plugin: never give a container an oom_score_adj below containerd's own. For nodes that are themselves unprivileged containers without CAP_SYS_RESOURCE (kind, rootless, the kdeploy lab), where a negative score fails every pod sandbox.";
+    };
     enableUnprivilegedIcmp = opt {
       type = t.bool; default = false; kubespray = "containerd_enable_unprivileged_icmp";
       description = "Allow unprivileged ICMP sockets in containers.";
