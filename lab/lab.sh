@@ -702,6 +702,10 @@ prepare_node() {
 	remove_tree "$r"
 	cp -a -- "$image" "$r"
 	printf '%s\n' "$(node_name "$i")" >"$r/etc/hostname"
+	# No name server: debootstrap copied the host's, which is not the lab's to use. With
+	# the Kubernetes lab's default route a query to it waits out its timeouts (sudo looks
+	# up the hostname: 10 s per login as a sudo user); with none, it fails at once.
+	printf '# kdeploy lab node: no name server (lab/lab.sh); the lab names are in /etc/hosts\n' >"$r/etc/resolv.conf"
 	# Every node (and every boot) is a different machine.
 	tr -d '-' </proc/sys/kernel/random/uuid >"$r/etc/machine-id"
 	install_node_key "$i"

@@ -51,7 +51,13 @@ fn compare(file: &Path) -> Result<(), Failed> {
 
 fn main() {
     let args = Arguments::from_args();
-    let have_nix = Command::new("nix-instantiate").arg("--version").output().is_ok_and(|o| o.status.success());
+    // One evaluation before the parallel trials, not read-only: on a fresh machine it
+    // creates the store database, which read-only trials racing to create it could not.
+    let have_nix = Command::new("nix-instantiate")
+        .args(["--eval", "--expr", "null"])
+        .env("HOME", std::env::temp_dir().join("kdeploy-nix-home"))
+        .output()
+        .is_ok_and(|o| o.status.success());
     if !have_nix {
         if std::env::var_os("CI").is_some() {
             eprintln!("nix-instantiate is required for the differential test under CI");

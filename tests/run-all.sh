@@ -1,32 +1,57 @@
 #!/usr/bin/env bash
 # Runs every test of the project: unit tests, the language corpus, the
 # differential tests against real Nix (corpus and example clusters), error
-# snapshots, then the stdlib's own checks (validation rules, golden closures,
-# a real 3-member etcd started from generated files).
+# snapshots, the lab tests against real nodes (etcd, containerd, Kubernetes),
+# then the stdlib's own checks (validation rules, golden closures, a real
+# 3-member etcd started from generated files).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # Whoever runs this, a lab test that cannot reach the lab fails instead of
 # returning early as "ok" (tests/node_support: lab_up()).
 export CI=1
-# The end-to-end tests need real nodes: a Kubernetes-capable lab of 8 nspawn
-# nodes at 10.77.0.11-18 (the etcd-only lab tests use the first 3, the etcd
-# 3 -> 5 -> 3 test the first five, tests/kubernetes_lab.rs the last three),
-# booted unless it is up already, and removed afterwards if we booted it.
-# Kubernetes (1.34.4, and 1.35.4 for the upgrade test), etcd, CoreDNS, flannel
-# for the lab are built from their Go modules once (cached by version), their
-# images pushed to the lab registry.
+logs=${KDEPLOY_LAB_DIR:-.lab}/run-all
+mkdir -p "$logs"
+
+# What the tests need besides kdeploy, prepared while the test binaries build
+# (on 2 cores the Go and Rust builds overlap well: both cold, about 24 minutes
+# together against 35 one after the other; warm, seconds):
+# - a Kubernetes-capable lab of 8 nspawn nodes at 10.77.0.11-18 (the etcd-only
+#   lab tests use the first 3, the etcd 3 -> 5 -> 3 test the first five,
+#   tests/kubernetes_lab.rs the last five), booted unless it is up already and
+#   removed afterwards if we booted it;
+# - Kubernetes 1.34.4 (and 1.35.4, the upgrade test's target), etcd, CoreDNS,
+#   flannel, the CNI plugins, built from their Go modules once (cached by
+#   version), their images pushed to the lab's registry.
 lab_env=${KDEPLOY_LAB_DIR:-.lab}/lab.env
 if ! { lab/lab.sh status >/dev/null 2>&1 && grep -qx 'K8S=1' "$lab_env" && grep -qx 'N=8' "$lab_env"; }; then
-  lab/lab.sh up 8 --k8s
+  echo "== booting the lab (log: $logs/lab.log)"
+  lab/lab.sh up 8 --k8s >"$logs/lab.log" 2>&1 &
+  lab_pid=$!
   trap 'lab/lab.sh down' EXIT
 fi
-lab/build-k8s.sh
-lab/images.sh push 10.77.0.1:5000
-# the version the upgrade test goes to (tests/kubernetes_lab.rs)
-KDEPLOY_K8S_VERSION=1.35.4 lab/build-k8s.sh kubernetes
-KDEPLOY_K8S_VERSION=1.35.4 lab/images.sh push 10.77.0.1:5000
+echo "== building Kubernetes and the rest for the lab, cached by version (log: $logs/build-k8s.log)"
+{ lab/build-k8s.sh && KDEPLOY_K8S_VERSION=1.35.4 lab/build-k8s.sh kubernetes; } >"$logs/build-k8s.log" 2>&1 &
+go_pid=$!
+
 # The `ci` profile (Cargo.toml): release optimisation without LTO or debug
-# info, so the 30-odd test binaries link in minutes.
+# info, so the test binaries link in minutes.
+echo "== building the tests"
+cargo test --workspace --profile ci --no-run
+
+# waited for in turn; a failure shows its log
+await() {
+  local pid=$1 what=$2 log=$3
+  if ! wait "$pid"; then
+    tail -n 40 "$log" >&2
+    echo "run-all: $what failed (whole log: $log)" >&2
+    exit 1
+  fi
+}
+await "$go_pid" "building the lab's Kubernetes" "$logs/build-k8s.log"
+[[ -z ${lab_pid:-} ]] || await "$lab_pid" "booting the lab" "$logs/lab.log"
+lab/images.sh push 10.77.0.1:5000
+KDEPLOY_K8S_VERSION=1.35.4 lab/images.sh push 10.77.0.1:5000
+
 # (every test binary runs even after one failed: the run reports them all)
 cargo test --workspace --profile ci --no-fail-fast
 # The parser and evaluator fuzz (proptest over generated text and programs)
