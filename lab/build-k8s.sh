@@ -18,6 +18,7 @@
 #   cni         bridge host-local loopback portmap      ($KDEPLOY_CNI_VERSION)
 #   etcd        etcd etcdctl                            ($KDEPLOY_ETCD_VERSION)
 #   crictl      crictl                                  ($KDEPLOY_CRICTL_VERSION)
+#   containerd  containerd containerd-shim-runc-v2 ctr  ($KDEPLOY_CONTAINERD_VERSION)
 #   pause       the sandbox image's only process (lab/images/pause, ours)
 #   echo        kd-echo: the lab's test server (lab/images/echo, ours)
 # Output: $KDEPLOY_LAB_CACHE/bin/<component>-<version>/<binaries>, plus a "done" marker.
@@ -40,6 +41,8 @@ CNI_VERSION=${KDEPLOY_CNI_VERSION:-1.9.0}
 CRICTL_VERSION=${KDEPLOY_CRICTL_VERSION:-1.34.0}
 # kubeadm 1.34 refuses an external etcd older than 3.5.24 (Debian 12 has 3.4).
 ETCD_VERSION=${KDEPLOY_ETCD_VERSION:-3.5.33}
+# The stdlib's pin for Kubernetes 1.34 (Kubespray's); runc stays Debian's.
+CONTAINERD_VERSION=${KDEPLOY_CONTAINERD_VERSION:-2.1.4}
 # The CNI reference plugins stdlib/versions.nix places (cni.plugins), by source folder.
 CNI_PLUGINS="main/bridge main/dummy main/host-device main/ipvlan main/loopback main/macvlan
 main/ptp main/tap main/vlan ipam/dhcp ipam/host-local ipam/static meta/bandwidth meta/firewall
@@ -61,6 +64,7 @@ version_of() {
 	flannel-cni) echo "$FLANNEL_CNI_VERSION" ;;
 	cni) echo "$CNI_VERSION" ;;
 	crictl) echo "$CRICTL_VERSION" ;;
+	containerd) echo "$CONTAINERD_VERSION" ;;
 	etcd) echo "$ETCD_VERSION" ;;
 	pause | echo) printf '%s-%s' "$(cat "$SCRIPT_DIR/images/$1/VERSION")" "$(go env GOVERSION)" ;;
 	*) die "unknown component: $1" ;;
@@ -170,6 +174,13 @@ build_component() {
 		build_module "$out" go.etcd.io/etcd/etcdctl/v3 "$ETCD_VERSION" go.etcd.io/etcd/etcdctl/v3
 		;;
 	crictl) build_module "$out" sigs.k8s.io/cri-tools "$CRICTL_VERSION" sigs.k8s.io/cri-tools/cmd/crictl ;;
+	containerd)
+		# without cgo: the btrfs snapshotter (cgo only) is left out, as the lab uses overlayfs
+		build_module "$out" github.com/containerd/containerd/v2 "$CONTAINERD_VERSION" \
+			github.com/containerd/containerd/v2/cmd/containerd \
+			github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2 \
+			github.com/containerd/containerd/v2/cmd/ctr
+		;;
 	pause | echo) build_ours "$out" "$c" ;;
 	esac
 	date -u +%FT%TZ >"$out/done"
@@ -183,7 +194,7 @@ main() {
 		return
 	fi
 	local cs=("$@")
-	((${#cs[@]})) || cs=(kubernetes etcd coredns flannel flannel-cni cni crictl pause echo)
+	((${#cs[@]})) || cs=(kubernetes etcd containerd coredns flannel flannel-cni cni crictl pause echo)
 	local c
 	for c in "${cs[@]}"; do build_component "$c"; done
 }

@@ -35,10 +35,10 @@ WANT_K8S=${KDEPLOY_LAB_K8S:-0}
 . "$SCRIPT_DIR/kubernetes.sh"
 
 # Bump when the image recipe below changes: cached images with another recipe are rebuilt.
-IMAGE_RECIPE=5
+IMAGE_RECIPE=6
 # curl: what a node fetches binary-cache blobs with (Kubespray's nodes have it too);
 # zstd: what it decompresses blobs sent compressed with (without it, they come as they are)
-BASE_PACKAGES=systemd,systemd-sysv,openssh-server,iproute2,dbus,procps,sudo,curl,zstd
+BASE_PACKAGES=systemd,systemd-sysv,openssh-server,iproute2,dbus,procps,sudo,curl,zstd,libnss-myhostname
 # The packages `lab.sh deps` installs on the host.
 HOST_PACKAGES=(systemd-container debootstrap debian-archive-keyring openssh-client iproute2 util-linux)
 # ... and for up --k8s: the registry, the image tools (lab/images.sh) and what the images
@@ -366,6 +366,11 @@ EOF
 			printf '%s\t%s\n' "$(node_addr "$u")" "$(node_name "$u")"
 		done
 	} >"$r/etc/hosts"
+	# A node's own hostname resolves without /etc/hosts or DNS (libnss-myhostname), as on
+	# a systemd distribution: kdeploy's preinstall rewrites /etc/hosts with the cluster's
+	# names only, and sudo looks the hostname up on every call (with no answer, it waits
+	# out the resolver: seconds per login as a sudo user).
+	sed -i 's/^hosts:.*/hosts:          files myhostname dns/' "$r/etc/nsswitch.conf"
 	mkdir -p "$r/root/.ssh"
 	chmod 0700 "$r/root/.ssh"
 	# pam_env complains on every login without it.
@@ -702,10 +707,10 @@ prepare_node() {
 	remove_tree "$r"
 	cp -a -- "$image" "$r"
 	printf '%s\n' "$(node_name "$i")" >"$r/etc/hostname"
-	# No name server: debootstrap copied the host's, which is not the lab's to use. With
-	# the Kubernetes lab's default route a query to it waits out its timeouts (sudo looks
-	# up the hostname: 10 s per login as a sudo user); with none, it fails at once.
-	printf '# kdeploy lab node: no name server (lab/lab.sh); the lab names are in /etc/hosts\n' >"$r/etc/resolv.conf"
+	# The lab host as name server (it serves none: a query is refused), not the host's
+	# own, which debootstrap copied and which is not the lab's to use. CoreDNS forwards
+	# to what this lists and will not start with none.
+	printf '# kdeploy lab node (lab/lab.sh): the lab names are in /etc/hosts\nnameserver %s\n' "$HOST_ADDR" >"$r/etc/resolv.conf"
 	# Every node (and every boot) is a different machine.
 	tr -d '-' </proc/sys/kernel/random/uuid >"$r/etc/machine-id"
 	install_node_key "$i"

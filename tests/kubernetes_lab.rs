@@ -263,7 +263,7 @@ fn the_lab_cluster_from_a_killed_first_run_through_day_two_to_reset() {
     the_re_run_is_a_no_op(&file);
     a_kubelet_setting_changed_then_rolled_back(dir.path(), &file);
     a_join_to_an_api_server_with_another_ca_is_refused(dir.path(), &file);
-    a_worker_added_then_pruned_while_the_service_answers(dir.path(), &file);
+    a_worker_added_then_pruned_while_the_service_answers(dir.path());
     let last = an_upgrade_by_one_minor_version_while_the_service_answers(dir.path()).unwrap_or(file);
 
     // Reset: every node as the lab booted it.
@@ -367,7 +367,7 @@ fn status_of(j: &serde_json::Value, node: &str) -> String {
 /// then pruned from the definition with `switch --prune` (drained from the anchor, its
 /// replica moved to another worker, its Node object gone, the node as the lab booted
 /// it), while a client outside the cluster calls the Service every 100 ms.
-fn a_worker_added_then_pruned_while_the_service_answers(dir: &Path, file: &Path) {
+fn a_worker_added_then_pruned_while_the_service_answers(dir: &Path) {
     let prober = Prober::start("http://10.77.0.16:30080/", "kd-echo ");
 
     // kdnode5 joins as k8s-worker03; a third replica goes there (one per worker)
