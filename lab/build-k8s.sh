@@ -18,7 +18,7 @@
 #   cni         bridge host-local loopback portmap      ($KDEPLOY_CNI_VERSION)
 #   etcd        etcd etcdctl                            ($KDEPLOY_ETCD_VERSION)
 #   crictl      crictl                                  ($KDEPLOY_CRICTL_VERSION)
-#   containerd  containerd containerd-shim-runc-v2 ctr  ($KDEPLOY_CONTAINERD_VERSION)
+#   containerd  containerd containerd-shim-runc-v2 ctr  ($KDEPLOY_CONTAINERD_VERSION; only when named)
 #   pause       the sandbox image's only process (lab/images/pause, ours)
 #   echo        kd-echo: the lab's test server (lab/images/echo, ours)
 # Output: $KDEPLOY_LAB_CACHE/bin/<component>-<version>/<binaries>, plus a "done" marker.
@@ -194,7 +194,7 @@ main() {
 		return
 	fi
 	local cs=("$@")
-	((${#cs[@]})) || cs=(kubernetes etcd containerd coredns flannel flannel-cni cni crictl pause echo)
+	((${#cs[@]})) || cs=(kubernetes etcd coredns flannel flannel-cni cni crictl pause echo)
 	local c
 	for c in "${cs[@]}"; do build_component "$c"; done
 }
