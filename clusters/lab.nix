@@ -68,7 +68,7 @@ kd.cluster {
     flannel.interface = "eth0"; # the nodes have no default route to guess it from
     kubeProxy.mode = "iptables"; # ipvs loads kernel modules; a node has no /lib/modules
     kubeProxy.conntrackMaxPerCore = 0; # the conntrack table is the host's: leave it alone
-    dns.nodelocaldns.enable = false; # not built for the lab
+    dns.nodelocaldns.enable = false; # k8s.io/dns (node-cache) is not served by the module proxy here
     dns.autoscaler.enable = false; # not built for the lab
     dns.coredns.replicas = 2;
     kubeadm.ignorePreflightErrors = [ "SystemVerification" ]; # no /lib/modules, no kernel config

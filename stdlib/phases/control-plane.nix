@@ -118,9 +118,13 @@ let
       done < /run/kdeploy/kube-proxy.yaml | ${kubectl} replace -f -
       ${kubectl} -n kube-system rollout restart daemonset kube-proxy
       rm -f /run/kdeploy/kube-proxy.yaml
+      ${waitKubeProxy}
     '';
     unless = "${kubectl} -n kube-system get configmap kube-proxy -o yaml | { while IFS= read -r l; do case $l in *\"server: ${proxyServer}\"*) exit 0 ;; esac; done; exit 1; }";
   };
+  # Until every kube-proxy runs again, a node's Service rules lag behind: a replica that
+  # a drain stops meanwhile is still sent calls (refused). Upgrades drain right after.
+  waitKubeProxy = "${kubectl} -n kube-system rollout status daemonset/kube-proxy --timeout=300s";
   kubeProxyViaLocalhost = ctx.api.localLB && !cs.kubeProxy.remove && ctx.api.lbPort == ctx.api.port;
 
   version = "v${ctx.versions.kube}";
@@ -154,7 +158,9 @@ let
   upgradeApplyHook = records.hook {
     name = "kubeadm-upgrade-apply";
     upgrade = true;
-    run = "${kubeadm} upgrade apply --yes --config=${upgradeFile}";
+    # kubeadm rolls kube-proxy to the new version: the drains wait for it
+    run = "${kubeadm} upgrade apply --yes --config=${upgradeFile}"
+      + text.optionalString (!cs.kubeProxy.remove) " && ${waitKubeProxy}";
     unless = "${kubectl} get --raw /version | grep -q '\"gitVersion\": *\"${version}\"'";
   };
   upgradeNodeHook = records.hook {
