@@ -137,8 +137,9 @@ cmd_lock() {
     # The lock is the open fd 9 of this shell; the commands below do not
     # inherit it, so killing this shell releases the lock too.
     while b=$(timeout 30 head -c 1 9>&-) && [ -n "$b" ]; do
-        # (gone after `forget`: the holder keeps beating until released)
-        touch "$R/lock.owner" 9>&- 2>/dev/null || true
+        # -c: after `forget` the holder keeps beating until released, and a
+        # lock.owner made again would leave forget's rm a directory not empty
+        touch -c "$R/lock.owner" 9>&- 2>/dev/null || true
     done
     [ ! -f "$R/lock.token" ] || write_token released -
 }
