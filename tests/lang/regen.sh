@@ -27,9 +27,14 @@ tmp=$(mktemp -d) || exit 2
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/home" "$tmp/conf"
 
+# Address space capped at 4 GiB: the corpus's "out of memory" cases must fail
+# in Nix's allocator, not depend on the host's overcommit policy (the
+# Kubernetes lab's kubelet sets vm.overcommit_memory=1, under which Nix's 80 GB
+# genList succeeds and the kernel's OOM killer ends Nix, or something else).
 nix() {
-  env -i PATH="$PATH" HOME="$tmp/home" NIX_CONF_DIR="$tmp/conf" \
-    timeout 300 "$nix_bin" --readonly-mode "$@"
+  ( ulimit -v 4194304
+    env -i PATH="$PATH" HOME="$tmp/home" NIX_CONF_DIR="$tmp/conf" \
+      timeout 300 "$nix_bin" --readonly-mode "$@" )
 }
 
 version=$(nix --version 2>/dev/null)
