@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by the peer benchmarks (bench/switch.sh, bench/day2.sh): logging, timing
 # with GNU time, the lab lifecycle and the lab lock. Expects ROOT, LOCK, LOCK_WAIT and
 # VENV (prepare: the ansible-core venv), WORK (close_masters); a script defines ${half}_half functions for `locked`.

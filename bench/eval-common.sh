@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by the evaluator benchmarks (bench/lang.sh, bench/scale.sh): checks
 # the tools, builds kdeploy (unless KDEPLOY names a binary) and copies it to
 # WORK so a concurrent rebuild cannot swap it mid-run (sets WORK, KD), and
@@ -12,6 +13,7 @@ fi
 WORK=$(mktemp -d /tmp/kdeploy-bench.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 cp "$KDEPLOY" "$WORK/kdeploy"
+# shellcheck disable=SC2034  # used by the scripts that source this
 KD=$WORK/kdeploy
 
 # Peak RSS in MB (max over MEM_RUNS runs) of a command; output discarded.

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by the benchmark scripts: sets RESULTS, the directory a run writes
 # its table and raw numbers to. Raw results are committed with the table they
 # produce, one directory per run named by date and commit (`-dirty` when the

@@ -52,7 +52,7 @@ setup_work() {
 	cp target/release/kdeploy "$WORK/kdeploy"
 	KD=$WORK/kdeploy
 	mkdir -p "$WORK/changed"
-	# one containerd setting, as tests/switch_lab.rs does
+	# one containerd setting, as tests/lab/switch.rs does
 	sed 's/containerd.version = "1.6.20";/containerd.version = "1.6.20"; containerd.maxContainerLogLineSize = 32768;/' \
 		"$LAB_NIX" >"$WORK/changed/lab.nix"
 	grep -q maxContainerLogLineSize "$WORK/changed/lab.nix" || die "could not make the one-setting change"

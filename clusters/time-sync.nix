@@ -8,7 +8,7 @@
 # (or in roleSettings.<role> / nodes.<name>.settings: entries add up, and a node's
 # entry of the same name replaces the cluster's). `kdeploy eval` shows the phase
 # `time-sync` right after preinstall; `kdeploy diff` shows what a change of servers
-# would do; tests/custom_lab.rs converges it on the lab, changes the servers, edits the
+# would do; tests/lab/custom.rs converges it on the lab, changes the servers, edits the
 # file by hand and rolls back.
 #
 # `servers` defaults to the lab's host (10.77.0.1, see lab/lab.sh), so the file evaluates

@@ -133,9 +133,8 @@ flannel_cni() {
 # Debian's nginx has the stream module as a loadable module (the upstream image builds it
 # in): the entry point loads it, then includes the configuration the pod mounts.
 nginx() {
-	local m
 	add_elf /usr/sbin/nginx
-	for m in /usr/lib/nginx/modules/ngx_stream_module.so; do add_elf "$m"; done
+	add_elf /usr/lib/nginx/modules/ngx_stream_module.so
 	add_busybox sh
 	add_passwd
 	mkdir -p "$ROOTFS/var/lib/nginx" "$ROOTFS/var/log/nginx" "$ROOTFS/run" "$ROOTFS/tmp"

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # kubernetes.sh - sourced by lab.sh: what makes a lab node able to run the kubelet, the
 # control plane and containers with limits (`lab.sh up --k8s`), and the lab's image registry.
 #
@@ -40,6 +41,7 @@ k8s_node_cgroups() {
 	name=$(node_name "$1")
 	# CAP_SYSLOG: reading /dev/kmsg (kernel.dmesg_restrict); CAP_SYS_RESOURCE: the negative
 	# oom_score_adj the kubelet and containerd give themselves.
+	# shellcheck disable=SC2054  # one --capability with a comma-separated list
 	K8S_NSPAWN_ARGS=(--bind-ro=/dev/kmsg --capability=CAP_SYSLOG,CAP_SYS_RESOURCE)
 	K8S_CGROUPS=()
 	for c in "${V1_CONTROLLERS[@]}"; do

@@ -1,4 +1,4 @@
-//! Differential test against real Nix: every `tests/lang/eval-okay-*.nix`
+//! Differential test against real Nix: every `lang/tests/corpus/eval-okay-*.nix`
 //! is evaluated by `nix-instantiate --eval --strict --json` (Nix 2.8, from
 //! Debian's nix-bin) and by kdeploy, and the JSON must be identical. The
 //! `.exp` files were produced by Nix too; this test catches a corpus that
@@ -13,7 +13,7 @@ use kdeploy_lang::Session;
 use libtest_mimic::{Arguments, Failed, Trial};
 
 fn corpus_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/lang")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("lang/tests/corpus")
 }
 
 fn repo() -> PathBuf {
@@ -66,7 +66,7 @@ fn main() {
         eprintln!("nix-instantiate not found: skipping the differential test (install nix-bin)");
     }
     let mut files: Vec<PathBuf> = std::fs::read_dir(corpus_dir())
-        .expect("tests/lang exists")
+        .expect("lang/tests/corpus exists")
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| {
             p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("eval-okay-"))

@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # Whoever runs this, a lab test that cannot reach the lab fails instead of
-# returning early as "ok" (tests/node_support: lab_up()).
+# returning early as "ok" (tests/support/node: lab_up()).
 export CI=1
 logs=${KDEPLOY_LAB_DIR:-.lab}/run-all
 mkdir -p "$logs"
@@ -17,7 +17,7 @@ mkdir -p "$logs"
 # together against 35 one after the other; warm, seconds):
 # - a Kubernetes-capable lab of 8 nspawn nodes at 10.77.0.11-18 (the etcd-only
 #   lab tests use the first 3, the etcd 3 -> 5 -> 3 test the first five,
-#   tests/kubernetes_lab.rs the last five), booted unless it is up already and
+#   tests/lab/kubernetes.rs the last five), booted unless it is up already and
 #   removed afterwards if we booted it;
 # - Kubernetes 1.34.4 (and 1.35.4, the upgrade test's target), etcd, CoreDNS,
 #   flannel, the CNI plugins, built from their Go modules once (cached by
@@ -52,13 +52,39 @@ await "$go_pid" "building the lab's Kubernetes" "$logs/build-k8s.log"
 lab/images.sh push 10.77.0.1:5000
 KDEPLOY_K8S_VERSION=1.35.4 lab/images.sh push 10.77.0.1:5000
 
+# The Kubernetes lab tests (kdnode4-8, the longest: about 12 minutes) run
+# beside all the others (kdnode1-5 or no node): a lab test first takes the
+# nodes it changes (tests/support/node: lab_lock_nodes), so two tests never
+# change one node at once. Their output is shown when they end.
+echo "== the Kubernetes lab tests, beside the rest (log: $logs/kubernetes.log)"
+cargo test --profile ci --test lab -- kubernetes:: >"$logs/kubernetes.log" 2>&1 &
+k8s_pid=$!
 # (every test binary runs even after one failed: the run reports them all)
-cargo test --workspace --profile ci --no-fail-fast
+failed=0
+cargo test --workspace --profile ci --no-fail-fast -- --skip kubernetes:: || failed=1
+k8s_failed=0
+wait "$k8s_pid" || k8s_failed=1
+echo "== the Kubernetes lab tests"
+cat "$logs/kubernetes.log"
+((k8s_failed)) && echo "run-all: the Kubernetes lab tests failed (above)" >&2
+
 # The parser and evaluator fuzz (proptest over generated text and programs)
 # once more with many cases: 5000 of each, about ten seconds.
-KDEPLOY_FUZZ_CASES=5000 cargo test --profile ci -p kdeploy-lang --test fuzz
+KDEPLOY_FUZZ_CASES=5000 cargo test --workspace --profile ci --test fuzz || failed=1
 # Real Nix must still agree with the corpus's expectations (CI installs nix-bin).
 if command -v nix-instantiate >/dev/null; then
-  env -i PATH="$PATH" HOME=/tmp/nixhome tests/lang/regen.sh --check
+  env -i PATH="$PATH" HOME=/tmp/nixhome lang/tests/corpus/regen.sh --check || failed=1
 fi
-KDEPLOY=target/ci/kdeploy sh tests/stdlib/run.sh
+KDEPLOY=target/ci/kdeploy sh tests/stdlib/run.sh || failed=1
+
+# Lints: formatting, clippy with warnings denied, shellcheck on every script
+# (warnings and errors; the node program included).
+echo "== lints"
+cargo fmt --check || failed=1
+cargo clippy --workspace --all-targets --quiet -- -D warnings || failed=1
+git ls-files -z '*.sh' .ci/run | xargs -0 shellcheck -S warning || failed=1
+if ((failed || k8s_failed)); then
+  echo "run-all: FAILED (each part's output is above)" >&2
+  exit 1
+fi
+echo "run-all: everything passed"

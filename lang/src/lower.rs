@@ -24,6 +24,9 @@ enum Scope {
     With,
 }
 
+/// The `with` depths made last, keyed by (scope count, skip, `withs` made).
+type WithCache = ((usize, usize, usize), Rc<[u32]>);
+
 pub struct Lowerer<'a> {
     file: FileId,
     /// Directory of the file, for relative path literals.
@@ -39,7 +42,7 @@ pub struct Lowerer<'a> {
     with_positions: Vec<usize>,
     /// The `with` depths made last for a variable, shared by the variables
     /// of the same scope: (scope count, skip, `withs` made) → depths.
-    with_cache: RefCell<Option<((usize, usize, usize), Rc<[u32]>)>>,
+    with_cache: RefCell<Option<WithCache>>,
 }
 
 /// Resolves where a name lives: in a frame, behind `with`s, or nowhere.

@@ -123,7 +123,7 @@ impl<'de> Deserialize<'de> for Identified {
             fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Identified, A::Error> {
                 let id: usize = seq.next_element()?.expect("an identity");
                 // read the value the first time an identity is seen only
-                let tags = if id % 2 == 0 || id == 0 { seq.next_element::<Tags>()? } else { None };
+                let tags = if id.is_multiple_of(2) { seq.next_element::<Tags>()? } else { None };
                 Ok(Identified { id, tags })
             }
         }
@@ -148,7 +148,10 @@ fn shared_values_are_identified_by_their_set() {
     assert_eq!(items[0].id, items[2].id, "one set, one identity");
     assert_ne!(items[1].id, items[3].id, "equal sets made twice are two");
     assert_ne!(items[0].id, items[1].id);
-    assert_eq!(items[0].tags.as_ref().map(|t| &t.tags[..]), (items[0].id % 2 == 0).then_some(&["a".to_string()][..]));
+    assert_eq!(
+        items[0].tags.as_ref().map(|t| &t.tags[..]),
+        items[0].id.is_multiple_of(2).then_some(&["a".to_string()][..])
+    );
 }
 
 #[test]

@@ -14,7 +14,7 @@
 //! `KDEPLOY_FAILPOINT=NAME:stop` stops the deployer there instead
 //! (`SIGSTOP`, as Ctrl-Z would; `SIGCONT` resumes it where it stopped): how
 //! the lab tests a deployer paused past its locks' 30 s while another run
-//! takes them over (`crash_lab.rs`). Test-only, like the names.
+//! takes them over (`tests/lab/crash.rs`). Test-only, like the names.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;

@@ -225,20 +225,26 @@ pub fn plan_node(new: &[PhaseInput<'_>], deployed: &Deployed) -> NodePlan {
     NodePlan { unchanged: false, phases }
 }
 
+/// What a changed node is to become: the closure's phases of the node and
+/// their manifests, committed as `generation` with the node's closure `hash`.
+pub struct Target<'a> {
+    pub phases: &'a [Phase],
+    pub manifests: &'a [Manifest],
+    pub generation: u64,
+    pub hash: Digest,
+}
+
 /// A changed node's work: stage every new activated or generate-only phase
-/// in `gen`, one step per phase to activate or remove (with the closure's
-/// hooks and checks), and commit with the new phase record. `phases` and
-/// `manifests` are the closure's phases of the node and their manifests.
+/// of `target`, one step per phase to activate or remove (with the closure's
+/// hooks and checks), and commit with the new phase record.
 pub fn node_work(
     name: &str,
     plan: &NodePlan,
-    phases: &[Phase],
-    manifests: &[Manifest],
+    target: Target<'_>,
     deployed: &Deployed,
     push: BTreeMap<Digest, Source>,
-    gen: u64,
-    node_hash: Digest,
 ) -> NodeWork {
+    let Target { phases, manifests, generation: gen, hash: node_hash } = target;
     let mut w = NodeWork { name: name.to_string(), stage_generation: gen, ..Default::default() };
     let mut record = BTreeMap::new();
     for pp in &plan.phases {

@@ -8,7 +8,7 @@
 //! record. A failed reset is not undone: run it again to finish.
 //!
 //! [`reset_reached`] works over any [`crate::transport::Host`], so tests
-//! drive it over `LocalHost` (`tests/deploy_local.rs`).
+//! drive it over `LocalHost` (`tests/local/deploy.rs`).
 
 use std::path::PathBuf;
 

@@ -10,7 +10,7 @@
 //!
 //! Everything after connecting is [`switch_reached`], over any [`Host`]
 //! with the node program under a prefix, so tests drive the executor over
-//! `LocalHost` on directories (`tests/deploy_local.rs`).
+//! `LocalHost` on directories (`tests/local/deploy.rs`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -303,7 +303,8 @@ async fn gather_and_plan(
             .map(|((p, pc), m)| PhaseInput { name: &p.name, hash: pc.hash, activate: p.activate, manifest: m })
             .collect();
         let node_plan = planner::plan_node(&inputs, dep);
-        let mut w = planner::node_work(&o.name, &node_plan, &node.phases, &manifests, dep, sources, gen, nc.hash);
+        let target = planner::Target { phases: &node.phases, manifests: &manifests, generation: gen, hash: nc.hash };
+        let mut w = planner::node_work(&o.name, &node_plan, target, dep, sources);
         w.rollout = Some(rollout::for_node(&closures.cluster.settings, &node.roles));
         w.leads = closures.cluster.anchor.as_deref() == Some(o.name.as_str());
         upgrade::keep_hooks(&mut w.steps, upgrading);

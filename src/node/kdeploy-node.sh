@@ -1,4 +1,4 @@
-# shellcheck disable=SC2015,SC2012  # `A && B || die` is meant; ls of numeric names
+# shellcheck shell=sh disable=SC2015,SC2012  # `A && B || die` is meant; ls of numeric names
 # kdeploy node program: the only code kdeploy runs on a node (see
 # src/node/README.md for the layout and the commands). Needs POSIX sh,
 # coreutils, flock (util-linux) and, for units, systemd. Installed as
@@ -27,7 +27,7 @@ is_name() { case $1 in *[!A-Za-z0-9._@-]* | '' | .* | -*) return 1 ;; esac; }
 CTRL=$(printf '[\001-\037\177]')
 is_path() {
     case $1 in
-    /*/../* | */.. | /*/./* | */. | *//* | */ | /) return 1 ;;
+    /*/../* | */.. | /*/./* | */. | *//* | */) return 1 ;; # (`*/` includes `/`)
     /var/lib/kdeploy | /var/lib/kdeploy/* | /proc | /proc/* | /sys | /sys/* | /dev | /dev/*) return 1 ;;
     *$CTRL*) return 1 ;;
     /*) return 0 ;;
@@ -719,7 +719,7 @@ verify_bytes() {
 # a line of state per unit, in order.
 verify_units() {
     units=$(grep -H "^u$TAB" "$@" |
-        sed -n "s|^$R/phases/\([^/]*\)/manifest:u$TAB\([^$TAB]*\)$TAB[^$TAB]*${TAB}1\($TAB.*\)\{0,1\}\$|\1$TAB\2|p")
+        sed -n "s|^$R/phases/\([^/]*\)/manifest:u${TAB}\([^${TAB}]*\)${TAB}[^${TAB}]*${TAB}1\(${TAB}.*\)\{0,1\}\$|\1${TAB}\2|p")
     [ -n "$units" ] || return 0
     printf '%s\n' "$units" | cut -f2 | xargs -d '\n' systemctl is-active -- 2>/dev/null |
         paste /dev/fd/3 - 3<<EOF | while IFS=$TAB read -r ph u state; do

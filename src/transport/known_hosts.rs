@@ -455,7 +455,7 @@ mod tests {
         let k = keys();
         let dir = tempfile::tempdir().unwrap();
         let ca = format!("@cert-authority node1,*.example {}", text(&k.ed));
-        let file = known_hosts(dir.path(), &[ca.clone()]);
+        let file = known_hosts(dir.path(), std::slice::from_ref(&ca));
         assert!(find("node1", 22, &file).is_none());
         let file = known_hosts(dir.path(), &[ca, format!("node1 {}", text(&k.ed2))]);
         assert_eq!(found("node1", 22, &file), Some((2, k.ed2.clone())));

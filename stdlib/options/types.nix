@@ -6,7 +6,7 @@
 #   values    : the allowed values of an enum (null for other types)
 #   shape     : the type's structure as data ({ kind = "string"; }, { kind = "list"; of; },
 #               ...), so tools and tests can walk every string an option holds
-#               (tests/shell_payloads.rs feeds shell syntax to each of them)
+#               (tests/cli/shell_payloads.rs feeds shell syntax to each of them)
 #
 # Values that reach a node's shell, a unit file or an env file sourced by sh (paths, names,
 # hosts, versions, durations, flags, env values) have types whose characters exclude shell

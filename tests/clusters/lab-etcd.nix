@@ -6,7 +6,7 @@
 # (etcd/etcdctl as local files) and etcd (a 3-member etcd 3.4 with mutual TLS from the PKI
 # kdeploy makes on the first switch). The Kubernetes phases are generated, hashed and
 # pushed but not activated (kdeploy.generateOnly), which keeps each of these tests to
-# seconds; Kubernetes itself runs in clusters/lab.nix (tests/kubernetes_lab.rs).
+# seconds; Kubernetes itself runs in clusters/lab.nix (tests/lab/kubernetes.rs).
 let kd = import <kdeploy>; in
 kd.cluster {
   name = "lab";

@@ -1,4 +1,4 @@
-# A lab-like 3-node cluster for the hash-locality tests (tests/closures.rs): the
+# A lab-like 3-node cluster for the hash-locality tests (tests/cli/closures_eval.rs): the
 # arguments switch on one change at a time, and the test asserts exactly which
 # (node, phase) hashes move. No deployer or project files, so it hashes anywhere.
 { workerMaxPods ? null, mirror ? false, etcdVersion ? null }:

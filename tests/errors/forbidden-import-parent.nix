@@ -1,2 +1,2 @@
 # Importing from above the project root is not allowed.
-import ../lang_corpus.rs
+import ../nix_differential.rs

@@ -2,7 +2,7 @@
 # put there: [ { option = "etcd.memberName"; path = [ "etcd" "memberName" ]; value; } ... ].
 # Walks the option declarations (stdlib/options) and each type's `shape`, so a new option
 # is covered without touching this file; a type without a known shape stops it.
-# Used by tests/shell_payloads.rs through cluster.nix.
+# Used by tests/cli/shell_payloads.rs through cluster.nix.
 { payload }:
 let
   options = import <kdeploy/options>;

@@ -14,7 +14,7 @@ kd.cluster {
     etcd.version = etcdVersion;
     download.local = { etcd = "/usr/bin/etcd"; etcdctl = "/usr/bin/etcdctl"; };
     # Plain HTTP: this smoke test has no certificates on the host (kdeploy makes the PKI
-    # at switch time); mutual TLS is exercised against the lab (tests/secrets_lab.rs).
+    # at switch time); mutual TLS is exercised against the lab (tests/lab/secrets.rs).
     etcd.tls = false;
   };
 }

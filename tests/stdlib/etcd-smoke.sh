@@ -36,9 +36,11 @@ for n in m1 m2 m3; do
   addr=$(cat "$work/$n.address")
   (
     set -a
+    # shellcheck source=/dev/null  # the generated env file
     . "$work/$n.env"
-    ETCD_DATA_DIR="$work/data-$n"
-    if [ "$n" != m1 ]; then ETCD_LISTEN_CLIENT_URLS="http://$addr:2379"; fi
+    # exported (set -a) for etcd
+    export ETCD_DATA_DIR="$work/data-$n"
+    if [ "$n" != m1 ]; then export ETCD_LISTEN_CLIENT_URLS="http://$addr:2379"; fi
     set +a
     exec /usr/bin/etcd
   ) > "$work/$n.log" 2>&1 &

@@ -9,7 +9,7 @@ use rowan::ast::AstNode;
 /// Every `.nix` file of the corpus, the stdlib and the example clusters.
 fn texts() -> Vec<(String, String)> {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let mut dirs = vec![root.join("tests/lang"), root.join("stdlib"), root.join("clusters")];
+    let mut dirs = vec![root.join("lang/tests/corpus"), root.join("stdlib"), root.join("clusters")];
     let mut out = Vec::new();
     while let Some(d) = dirs.pop() {
         for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
@@ -56,7 +56,7 @@ fn texts_people_write_pass_and_their_depth_bounds_the_tree() {
         let parsed = rnix::Root::parse(&text);
         let tree = tree_depth(&parsed.tree());
         assert!(tree <= tree_bound(scanned.depth), "{name}: tree {tree} deep, scan said {}", scanned.depth);
-        if !name.contains("/tests/lang/") && scanned.depth > deepest.0 {
+        if !name.contains("/tests/corpus/") && scanned.depth > deepest.0 {
             deepest = (scanned.depth, name);
         }
     }

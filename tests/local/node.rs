@@ -1,0 +1,168 @@
+//! The node program against a directory on this machine (`KDEPLOY_PREFIX`,
+//! through `LocalHost`): store, stage, switch, rollback, commit — the file
+//! logic without SSH or systemd. The same operations on real nodes are in
+//! `tests/lab/node.rs`.
+
+use crate::support;
+use std::fs;
+use std::path::Path;
+
+use kdeploy::node::{Node, NodeError};
+use kdeploy::store::Digest;
+use kdeploy::transport::{Host, LocalHost};
+use support::node::{blob, file, hold, manifest, push, wanted};
+
+fn read(p: &Path) -> String {
+    fs::read_to_string(p).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn stage_switch_rollback_in_a_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = dir.path().to_str().unwrap().to_string();
+    let host = LocalHost::new("local");
+    let node = Node::install_with_prefix(&host, &prefix).await.unwrap();
+    let _lock = hold(&node, "test").await;
+    let st = node.status().await.unwrap();
+    assert_eq!(st.current, None);
+    assert_eq!(st.next, 1);
+
+    let (a1, b1, a2, b2, c2) = (blob("a one\n"), blob("b one\n"), blob("a two\n"), blob("b two\n"), blob("c\n"));
+    push(&node, &[&a1, &b1, &a2, &b2, &c2]).await;
+    assert!(node.missing(&[wanted(&a1), wanted(&c2)]).await.unwrap().is_empty());
+
+    let one = manifest(vec![file("/etc/t/a.conf", "0644", &a1), file("/etc/t/b.conf", "0600", &b1)]);
+    let mut two = manifest(vec![
+        file("/etc/t/a.conf", "0644", &a2),
+        file("/etc/t/b.conf", "0600", &b2),
+        file("/etc/t/c.conf", "0644", &c2),
+    ]);
+    two.directories.push(kdeploy::node::DirEntry {
+        path: "/var/lib/t".into(),
+        mode: "0700".into(),
+        owner: "root".into(),
+        group: "root".into(),
+    });
+    // an unmanaged file where generation 2 puts c.conf
+    fs::create_dir_all(dir.path().join("etc/t")).unwrap();
+    fs::write(dir.path().join("etc/t/c.conf"), "original\n").unwrap();
+
+    node.stage(1, "files", &one).await.unwrap();
+    node.stage(1, "files", &one).await.unwrap(); // idempotent
+    assert!(matches!(node.stage(1, "files", &two).await, Err(NodeError::Command { .. })));
+    node.switch(Some(1), "files").await.unwrap();
+    assert!(node.status().await.unwrap().pending, "a moved link is pending until committed");
+    node.commit(1, &Digest([1; 32]), format!("files\t{}\t1\t1\n", Digest([2; 32])).as_bytes()).await.unwrap();
+    // a generation is committed with its phase record, or keeps the one it has
+    assert_eq!(node.phase_record(1).await.unwrap(), format!("files\t{}\t1\t1\n", Digest([2; 32])));
+    node.commit(1, &Digest([1; 32]), b"").await.unwrap();
+    assert!(!node.status().await.unwrap().pending);
+    assert!(matches!(node.commit(9, &Digest([1; 32]), b"").await, Err(NodeError::Command { .. })));
+    let a = dir.path().join("etc/t/a.conf");
+    let b = dir.path().join("etc/t/b.conf");
+    let c = dir.path().join("etc/t/c.conf");
+    assert_eq!((read(&a), read(&b)), ("a one\n".into(), "b one\n".into()));
+    assert_eq!(fs::read_link(&a).unwrap(), dir.path().join("var/lib/kdeploy/phases/files/files/etc/t/a.conf"));
+    assert_eq!(read(&c), "original\n");
+
+    node.stage(2, "files", &two).await.unwrap();
+    node.switch(Some(2), "files").await.unwrap();
+    assert_eq!((read(&a), read(&b), read(&c)), ("a two\n".into(), "b two\n".into(), "c\n".into()));
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(fs::metadata(&b).unwrap().permissions().mode() & 0o777, 0o600);
+    assert_eq!(fs::metadata(dir.path().join("var/lib/t")).unwrap().permissions().mode() & 0o777, 0o700);
+    let st = node.status().await.unwrap();
+    assert_eq!(st.phases.get("files"), Some(&2));
+    assert_eq!(st.next, 3);
+    assert_eq!(node.manifest(2, "files").await.unwrap(), two);
+
+    // rollback: one rename back; c.conf leaves the phase, the original returns
+    node.rollback_phase("files", Some(1)).await.unwrap();
+    assert_eq!((read(&a), read(&b), read(&c)), ("a one\n".into(), "b one\n".into(), "original\n".into()));
+    assert!(!fs::symlink_metadata(&c).unwrap().file_type().is_symlink());
+    // generation 2 is intact for a later switch
+    let g2 = dir.path().join("var/lib/kdeploy/generations/2/files/files/etc/t/a.conf");
+    assert_eq!(read(&g2), "a two\n");
+
+    // removing the phase removes its managed paths
+    node.rollback_phase("files", None).await.unwrap();
+    assert!(fs::symlink_metadata(&a).is_err());
+    assert_eq!(read(&c), "original\n");
+    let gens = node.list_generations().await.unwrap();
+    assert_eq!(gens, ["1 (current): files", "2: files"]);
+    host.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn corrupted_blob_is_rejected() {
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = dir.path().to_str().unwrap().to_string();
+    let host = LocalHost::new("local");
+    let node = Node::install_with_prefix(&host, &prefix).await.unwrap();
+    let _lock = hold(&node, "test").await;
+    let good = blob("payload");
+    let err = node.put_bytes(&good.b3, &good.sha, b"payloaX").await.unwrap_err();
+    assert!(err.to_string().contains("sha256"), "{err}");
+    assert_eq!(node.missing(&[wanted(&good)]).await.unwrap(), vec![good.b3]);
+    node.put_bytes(&good.b3, &good.sha, &good.bytes).await.unwrap();
+    assert!(node.missing(&[wanted(&good)]).await.unwrap().is_empty());
+    // a stage referring to a missing blob fails and leaves nothing switchable
+    let other = blob("other");
+    let m = manifest(vec![file("/etc/x", "0644", &other)]);
+    assert!(node.stage(1, "p", &m).await.is_err());
+    assert!(node.switch(Some(1), "p").await.is_err());
+}
+
+/// A run stages all of a node's phases in one command: each file gets its
+/// own mode and owner, a phase with a missing blob fails naming itself,
+/// and the phases before it stay staged.
+#[tokio::test(flavor = "multi_thread")]
+async fn several_phases_staged_in_one_command() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = dir.path().to_str().unwrap().to_string();
+    let host = LocalHost::new("local");
+    let node = Node::install_with_prefix(&host, &prefix).await.unwrap();
+    let _lock = hold(&node, "test").await;
+    let (x, y, z) = (blob("x\n"), blob("#!/bin/sh\n"), blob("secret\n"));
+    push(&node, &[&x, &y, &z]).await;
+    let root = nix_uid() == 0;
+    let mut secret = file("/etc/b/deep/key", "0640", &z);
+    if root {
+        (secret.owner, secret.group) = ("nobody".into(), "nogroup".into());
+    }
+    let a = manifest(vec![file("/etc/a/x.conf", "0644", &x), file("/usr/local/bin/a", "0755", &y)]);
+    let b = manifest(vec![secret, file("/etc/b/x.conf", "0600", &x)]);
+    node.stage_phases(1, &[("a", &a), ("b", &b)]).await.unwrap();
+
+    let staged =
+        |g: u64, p: &str, path: &str| dir.path().join(format!("var/lib/kdeploy/generations/{g}/{p}/files{path}"));
+    let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o7777;
+    assert_eq!(read(&staged(1, "a", "/etc/a/x.conf")), "x\n");
+    assert_eq!(mode(&staged(1, "a", "/etc/a/x.conf")), 0o644);
+    assert_eq!(mode(&staged(1, "a", "/usr/local/bin/a")), 0o755);
+    assert_eq!(mode(&staged(1, "b", "/etc/b/x.conf")), 0o600);
+    let key = staged(1, "b", "/etc/b/deep/key");
+    assert_eq!((read(&key), mode(&key)), ("secret\n".into(), 0o640));
+    if root {
+        assert_eq!(fs::metadata(&key).unwrap().uid(), 65534, "owned by nobody");
+    }
+    assert_eq!(node.manifest(1, "a").await.unwrap(), a);
+    assert_eq!(node.manifest(1, "b").await.unwrap(), b);
+    // staged once, staged again: nothing to do
+    node.stage_phases(1, &[("a", &a), ("b", &b)]).await.unwrap();
+
+    let lost = blob("never sent");
+    let c = manifest(vec![file("/etc/c", "0644", &lost)]);
+    let err = node.stage_phases(2, &[("a", &a), ("c", &c)]).await.unwrap_err().to_string();
+    assert!(err.contains("stage c:") && err.contains("not in the store"), "{err}");
+    assert!(staged(2, "a", "").join("../.complete").exists(), "the phase before the failure is staged");
+    assert!(!staged(2, "c", "").join("..").exists(), "the failed phase left nothing");
+    node.switch(Some(2), "a").await.unwrap();
+    assert!(node.switch(Some(2), "c").await.is_err());
+}
+
+fn nix_uid() -> u32 {
+    use std::os::unix::fs::MetadataExt;
+    fs::metadata("/proc/self").unwrap().uid()
+}

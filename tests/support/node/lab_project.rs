@@ -1,0 +1,174 @@
+//! A lab test's project and its `kdeploy` runs: a temp project holding
+//! copies of tests/clusters/lab-etcd.nix (so its own .kdeploy history) and variants
+//! of it, the `kdeploy` command with the lab's key and known_hosts, and
+//! ways to look at a node (over SSH, or inside it without SSH).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use super::lab_check::assert_deployed;
+use super::repo;
+
+pub fn kdeploy_cmd(sub: &str, cluster: &Path, known_hosts: Option<&Path>, extra: &[&str]) -> Command {
+    let lab = repo().join(".lab");
+    let kh = known_hosts.map_or(lab.join("known_hosts"), Path::to_path_buf);
+    let mut c = Command::new(env!("CARGO_BIN_EXE_kdeploy"));
+    c.arg(sub)
+        .arg(cluster)
+        .args(["--ssh-key", lab.join("id_ed25519").to_str().unwrap()])
+        .args(["--known-hosts", kh.to_str().unwrap()])
+        .args(["--output", "json", "--connect-timeout", "3"])
+        .env("KDEPLOY_SECRETS", super::lab_secrets())
+        .args(extra);
+    c
+}
+
+pub fn run(mut c: Command) -> (Output, serde_json::Value) {
+    let out = c.output().unwrap();
+    let json = serde_json::from_slice(&out.stdout).unwrap_or(serde_json::Value::Null);
+    (out, json)
+}
+
+pub fn switch(cluster: &Path) -> (Output, serde_json::Value) {
+    run(kdeploy_cmd("switch", cluster, None, &[]))
+}
+
+pub use crate::support::text;
+
+/// `cmd` run as root inside lab node `i` (`lab.sh exec`, not SSH: the
+/// look at a node stays possible while its sshd refuses root); stdout and
+/// stderr.
+pub fn ssh(i: u32, cmd: &str) -> String {
+    let out = Command::new(repo().join("lab/lab.sh")).args(["exec", &i.to_string(), cmd]).output().unwrap();
+    String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr)
+}
+
+/// Node `i` runs the deployer's Debian etcd, containerd and runc (by
+/// sha256), and etcd and containerd are active.
+pub fn assert_runs_debian_binaries(i: u32) {
+    use sha2::Digest as _;
+    let sums = ssh(i, "sha256sum /usr/local/bin/etcd /usr/local/bin/containerd /usr/local/bin/runc");
+    for (node_path, local) in [
+        ("/usr/local/bin/etcd", "/usr/bin/etcd"),
+        ("/usr/local/bin/containerd", "/usr/bin/containerd"),
+        ("/usr/local/bin/runc", "/usr/sbin/runc"),
+    ] {
+        let want = hex::encode(sha2::Sha256::digest(std::fs::read(local).unwrap()));
+        assert!(sums.contains(&format!("{want}  {node_path}")), "node {i}: {sums}");
+    }
+    assert_eq!(ssh(i, "systemctl is-active etcd containerd").trim(), "active\nactive", "node {i}");
+}
+
+/// Bytes the host has sent into the lab bridge (to the nodes, and to a
+/// cache on it): what left the deployer, counted by the kernel.
+pub fn bridge_tx() -> u64 {
+    std::fs::read_to_string("/sys/class/net/kdbr0/statistics/tx_bytes").unwrap().trim().parse().unwrap()
+}
+
+/// `transfer.KEY` of a JSON recap.
+pub fn transfer(j: &serde_json::Value, key: &str) -> u64 {
+    j["transfer"][key].as_u64().unwrap_or_else(|| panic!("recap transfer.{key}: {j}"))
+}
+
+pub fn active_since(i: u32, unit: &str) -> String {
+    ssh(i, &format!("systemctl show -p ActiveEnterTimestampMonotonic {unit}"))
+}
+
+pub fn config(i: u32) -> String {
+    ssh(i, "cat /etc/containerd/config.toml")
+}
+
+/// State of every node a failed run must not change: the current link
+/// targets, the committed generation and the containerd config.
+pub fn snapshot() -> Vec<String> {
+    (1..=3)
+        .map(|i| ssh(i, "cd /var/lib/kdeploy/phases && for l in *; do echo \"$l -> $(readlink $l)\"; done; cat /var/lib/kdeploy/current; cat /etc/containerd/config.toml; systemctl is-active containerd etcd"))
+        .collect()
+}
+
+/// A temp project with `base.nix` (= tests/clusters/lab-etcd.nix) and variants.
+pub struct Project {
+    pub dir: tempfile::TempDir,
+    lab: String,
+}
+
+impl Project {
+    pub fn new() -> Project {
+        let lab = std::fs::read_to_string(repo().join("tests/clusters/lab-etcd.nix")).unwrap();
+        let p = Project { dir: tempfile::tempdir().unwrap(), lab };
+        std::fs::write(p.base(), &p.lab).unwrap();
+        p
+    }
+
+    pub fn base(&self) -> PathBuf {
+        self.dir.path().join("base.nix")
+    }
+
+    /// `settings` text inserted after the containerd version line.
+    pub fn variant(&self, name: &str, extra: &str) -> PathBuf {
+        let anchor = "containerd.version = \"1.6.20\";";
+        assert!(self.lab.contains(anchor));
+        let f = self.dir.path().join(format!("{name}.nix"));
+        std::fs::write(&f, self.lab.replace(anchor, &format!("{anchor} {extra}"))).unwrap();
+        f
+    }
+
+    /// tests/clusters/lab-etcd.nix with `from` replaced by `to` (which must occur).
+    pub fn edited(&self, name: &str, from: &str, to: &str) -> PathBuf {
+        assert!(self.lab.contains(from), "tests/clusters/lab-etcd.nix has no `{from}`");
+        let f = self.dir.path().join(format!("{name}.nix"));
+        std::fs::write(&f, self.lab.replace(from, to)).unwrap();
+        f
+    }
+
+    /// Like `variant`, plus a pre hook sleeping `secs` in container-runtime
+    /// (added to the evaluated cluster value, as a cluster file may).
+    pub fn slow_variant(&self, name: &str, extra: &str, secs: u32) -> PathBuf {
+        self.hook_variant(name, extra, "container-runtime", &format!("sleep {secs}"))
+    }
+
+    /// Like `variant`, plus a pre hook running `run` in `phase`.
+    pub fn hook_variant(&self, name: &str, extra: &str, phase: &str, run: &str) -> PathBuf {
+        let f = self.variant(name, extra);
+        let anchor = "let kd = import <kdeploy>; in\nkd.cluster";
+        let t = std::fs::read_to_string(&f).unwrap();
+        assert!(t.contains(anchor));
+        let t = t.replace(anchor, "let kd = import <kdeploy>; c = kd.cluster").trim_end().to_string()
+            + &format!(
+                ";\nin c // {{ nodes = builtins.mapAttrs (n: node: node // {{ phases = map (p: if p.name == \"{phase}\" \
+                 then p // {{ hooks = p.hooks ++ [ {{ name = \"slow\"; when = \"pre\"; run = \"{run}\"; unless = null; }} ]; }} \
+                 else p) node.phases; }}) c.nodes; }}\n"
+            );
+        std::fs::write(&f, t).unwrap();
+        f
+    }
+
+    /// Back to the lab cluster (same node hashes as tests/clusters/lab-etcd.nix).
+    pub fn restore(&self) {
+        let (out, _) = switch(&self.base());
+        assert!(out.status.success(), "restoring the lab failed:\n{}", text(&out));
+        assert_deployed(&self.base());
+    }
+}
+
+pub fn statuses(j: &serde_json::Value) -> Vec<(String, String)> {
+    j["nodes"].as_object().map_or(vec![], |m| {
+        m.iter().map(|(k, n)| (k.clone(), n["status"].as_str().unwrap_or("").to_string())).collect()
+    })
+}
+
+pub fn nspawn_child(i: u32) -> String {
+    let st = Command::new(repo().join("lab/lab.sh")).arg("status").output().unwrap();
+    let pid = String::from_utf8_lossy(&st.stdout)
+        .lines()
+        .find(|l| l.starts_with(&format!("kdnode{i} ")))
+        .and_then(|l| l.split_whitespace().nth(4).map(str::to_string))
+        .expect("node pid in lab status");
+    let c = Command::new("pgrep").args(["-P", &pid]).output().unwrap();
+    String::from_utf8_lossy(&c.stdout).lines().next().expect("container init").trim().to_string()
+}
+
+/// Runs `cmd` inside node `i` without SSH (nsenter into its init).
+pub fn inside(i: u32, cmd: &str) -> Output {
+    Command::new("nsenter").args(["-t", &nspawn_child(i), "-a", "sh", "-c", cmd]).output().unwrap()
+}

@@ -1,0 +1,190 @@
+//! Helpers shared by the node and transport tests: blobs with their hashes,
+//! manifests, and access to the lab (`lab/lab.sh`): its key, known_hosts and
+//! node addresses, and the rule "lab down: skip, or fail under CI".
+
+#![allow(dead_code)]
+
+pub mod etcd_writer;
+pub mod lab_check;
+pub mod lab_project;
+pub mod service_prober;
+
+use std::path::PathBuf;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use kdeploy::node::{FileEntry, Manifest, Node, NodeError, NodeLock, WantedBlob};
+use kdeploy::store::Digest;
+use kdeploy::transport::{HostKeyPolicy, SshAuth, SshHost, SshOptions};
+use sha2::Digest as _;
+
+/// A blob: bytes, blake3 hex, sha256 hex.
+pub struct Blob {
+    pub bytes: Vec<u8>,
+    pub b3: Digest,
+    pub sha: String,
+}
+
+pub fn blob(bytes: impl Into<Vec<u8>>) -> Blob {
+    let bytes = bytes.into();
+    let b3 = Digest::of(&bytes);
+    let sha = hex::encode(sha2::Sha256::digest(&bytes));
+    Blob { bytes, b3, sha }
+}
+
+pub fn file(path: &str, mode: &str, b: &Blob) -> FileEntry {
+    FileEntry { path: path.into(), mode: mode.into(), owner: "root".into(), group: "root".into(), hash: b.b3 }
+}
+
+/// What `have` checks a node's copy of `b` against: size and sha256.
+pub fn wanted(b: &Blob) -> WantedBlob {
+    WantedBlob { hash: b.b3, size: b.bytes.len() as u64, sha256: Some(b.sha.clone()) }
+}
+
+/// Take the node's lock for a test (what a run does first; the commands
+/// that change a node are refused without it), waiting while another test
+/// on the same lab node holds it.
+pub async fn hold(node: &Node<'_>, owner: &str) -> NodeLock {
+    let deadline = std::time::Instant::now() + Duration::from_secs(300);
+    loop {
+        match node.lock(owner).await {
+            Ok(l) => return l,
+            Err(NodeError::Locked { .. }) if std::time::Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(200)).await
+            }
+            Err(e) => panic!("taking the node lock: {e}"),
+        }
+    }
+}
+
+/// Push the blobs the node lacks.
+pub async fn push(node: &Node<'_>, blobs: &[&Blob]) {
+    let hashes: Vec<WantedBlob> = blobs.iter().map(|b| wanted(b)).collect();
+    let missing = node.missing(&hashes).await.unwrap();
+    for b in blobs {
+        if missing.contains(&b.b3) {
+            node.put_bytes(&b.b3, &b.sha, &b.bytes).await.unwrap();
+        }
+    }
+}
+
+pub fn manifest(files: Vec<FileEntry>) -> Manifest {
+    Manifest { files, ..Default::default() }
+}
+
+pub use super::repo;
+
+pub fn lab_dir() -> PathBuf {
+    std::env::var_os("KDEPLOY_LAB_DIR").map(PathBuf::from).unwrap_or_else(|| repo().join(".lab"))
+}
+
+/// Is the lab up? Checked once per test binary. Down: panics under CI,
+/// otherwise says so and the test returns early.
+pub fn lab_up() -> bool {
+    static UP: OnceLock<bool> = OnceLock::new();
+    let up = *UP.get_or_init(|| {
+        std::process::Command::new(repo().join("lab/lab.sh"))
+            .arg("status")
+            .output()
+            .map(|o| o.status.success())
+            .unwrap_or(false)
+    });
+    if !up {
+        if std::env::var_os("CI").is_some() {
+            panic!("the lab is not up (CI is set): run `lab/lab.sh up 3` first");
+        }
+        eprintln!("SKIPPED: the lab is not up (`lab/lab.sh up 3`); set CI=1 to make this a failure");
+    }
+    up
+}
+
+/// How many nodes the lab was booted with (`lab/lab.sh up N`), 0 when down.
+pub fn lab_nodes() -> u32 {
+    std::fs::read_to_string(lab_dir().join("lab.env"))
+        .ok()
+        .and_then(|t| t.lines().find_map(|l| l.strip_prefix("N=")?.trim().parse().ok()))
+        .unwrap_or(0)
+}
+
+/// A test that needs `n` lab nodes: true when the lab has them; otherwise
+/// a failure under CI, or a note and false.
+pub fn lab_has(n: u32) -> bool {
+    if !lab_up() {
+        return false;
+    }
+    if lab_nodes() >= n {
+        return true;
+    }
+    if std::env::var_os("CI").is_some() {
+        panic!("this test needs {n} lab nodes (CI is set): run `lab/lab.sh up {n}` first");
+    }
+    eprintln!("SKIPPED: this test needs {n} lab nodes (`lab/lab.sh up {n}`)");
+    false
+}
+
+/// The lab's one secret store (its etcd PKI and tokens): what `kdeploy
+/// switch tests/clusters/lab-etcd.nix` makes by default. Lab tests that switch copies
+/// of the lab cluster from temporary projects point `KDEPLOY_SECRETS` here,
+/// so every run deploys the same PKI instead of a new one per project.
+pub fn lab_secrets() -> PathBuf {
+    repo().join("clusters/.kdeploy/secrets")
+}
+
+/// The lab's nodes are shared: a test that changes nodes first takes them,
+/// so tests on the same nodes run one at a time and tests on disjoint nodes
+/// (the Kubernetes tests on kdnode4-8, the etcd tests on kdnode1-3) may run
+/// at once. Within one test binary each node is a mutex (a poisoned lock is
+/// still a lock); across processes an exclusive `flock` on
+/// `.lab/tests.lock.N`. Nodes are taken in ascending order, so two tests
+/// never wait on each other. Released when the guard drops.
+pub struct LabGuard {
+    _files: Vec<std::fs::File>,
+    _mutexes: Vec<std::sync::MutexGuard<'static, ()>>,
+}
+
+/// Most lab tests: the etcd lab, kdnode1-3 (tests/clusters/lab-etcd.nix).
+pub fn lab_lock() -> LabGuard {
+    lab_lock_nodes(1..=3)
+}
+
+/// Takes lab nodes `nodes` (1-based) for the guard's lifetime.
+pub fn lab_lock_nodes(nodes: std::ops::RangeInclusive<u32>) -> LabGuard {
+    const MAX: usize = 64;
+    static NODES: [std::sync::Mutex<()>; MAX] = [const { std::sync::Mutex::new(()) }; MAX];
+    assert!(*nodes.start() >= 1 && *nodes.end() as usize <= MAX, "lab nodes are 1..={MAX}");
+    let _ = std::fs::create_dir_all(lab_dir());
+    let mut guard = LabGuard { _files: Vec::new(), _mutexes: Vec::new() };
+    for i in nodes {
+        guard._mutexes.push(NODES[i as usize - 1].lock().unwrap_or_else(|p| p.into_inner()));
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(lab_dir().join(format!("tests.lock.{i}")))
+            .ok()
+            .filter(|f| f.lock().is_ok());
+        guard._files.extend(file);
+    }
+    guard
+}
+
+/// Address of lab node `i` (1-based).
+pub fn addr(i: u32) -> String {
+    format!("10.77.0.{}", 10 + i)
+}
+
+pub fn lab_options() -> SshOptions {
+    SshOptions {
+        user: "root".into(),
+        port: 22,
+        auth: SshAuth::KeyFile { path: lab_dir().join("id_ed25519"), passphrase: None },
+        host_keys: HostKeyPolicy::Strict(lab_dir().join("known_hosts")),
+        connect_timeout: Duration::from_secs(10),
+        jump: None,
+        escalate: None,
+    }
+}
+
+pub async fn connect(i: u32) -> SshHost {
+    SshHost::connect(&format!("kdnode{i}"), &addr(i), &lab_options()).await.expect("connect to lab node")
+}
