@@ -2,33 +2,95 @@
 //! time a day-two operation runs, as the issue names it: one HTTP GET per
 //! call from the deployer's machine (a NodePort on a node that stays), one
 //! second to answer. Afterwards: how many calls were made and which failed,
-//! with when and why, so a test can report the failures and hold them to
-//! its goal.
+//! with when and why, and what kdeploy was doing then (its progress lines,
+//! timed by `run_timed`), so a test can report the failures and hold them
+//! to its goal.
 
+use std::io::{BufRead, BufReader, Read};
+use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+/// A failed call: which call it was (0 the first), when (seconds after the
+/// prober started) and why.
+#[derive(Debug, Clone)]
+pub struct Failed {
+    pub call: usize,
+    pub at: f64,
+    pub why: String,
+}
+
 /// What the prober saw.
 #[derive(Debug, Default, Clone)]
 pub struct Calls {
     pub ok: usize,
-    /// (seconds after the start, why) of every failed call.
-    pub failed: Vec<(f64, String)>,
+    pub failed: Vec<Failed>,
 }
+
+/// Lines a command printed, each with the second (after the prober
+/// started) it came.
+pub type Timeline = Vec<(f64, String)>;
 
 impl Calls {
     pub fn summary(&self, during: &str) -> String {
-        let first: Vec<String> = self.failed.iter().take(10).map(|(t, why)| format!("{t:.1} s: {why}")).collect();
+        let first: Vec<String> = self.failed.iter().take(10).map(|f| format!("{:.1} s: {}", f.at, f.why)).collect();
         format!("{} calls answered, {} failed during {during} {first:?}", self.ok, self.failed.len())
+    }
+
+    /// The summary, and for each failed call the last line of `timeline`
+    /// before it: what the operation was doing when the call failed.
+    pub fn explained(&self, during: &str, timeline: &Timeline) -> String {
+        let mut s = self.summary(during);
+        for f in self.failed.iter().take(10) {
+            let doing = timeline.iter().rev().find(|(t, _)| *t <= f.at);
+            let doing = doing.map(|(t, l)| format!("{t:.1} s: {l}")).unwrap_or_else(|| "(before any)".into());
+            s += &format!("\n  call {} failed at {:.1} s; kdeploy had last printed {doing}", f.call, f.at);
+        }
+        s
+    }
+
+    /// No outage: never two failed calls in a row (with a call every 100 ms,
+    /// the Service was never gone for as long as 200 ms), at most `few` in
+    /// all, and calls enough to tell.
+    pub fn assert_no_outage(&self, few: usize, during: &str, timeline: &Timeline) {
+        let why = || self.explained(during, timeline);
+        assert!(self.ok > 100, "too few calls to tell: {}", why());
+        assert!(self.failed.len() <= few, "more than {few} failed calls: {}", why());
+        let in_a_row = self.failed.windows(2).find(|w| w[1].call == w[0].call + 1);
+        assert!(in_a_row.is_none(), "two calls in a row failed (an outage): {}", why());
     }
 }
 
 pub struct Prober {
+    started: Instant,
     stop: Arc<AtomicBool>,
     calls: Arc<Mutex<Calls>>,
     thread: Option<JoinHandle<()>>,
+}
+
+/// Runs `c` to its end with stdout collected and every stderr line timed
+/// against `since` as it comes: its output, stdout as JSON, and the timeline.
+pub fn run_timed(mut c: Command, since: Instant) -> (Output, serde_json::Value, Timeline) {
+    let mut child = c.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("the command starts");
+    let stderr = child.stderr.take().expect("piped");
+    let lines = std::thread::spawn(move || {
+        let mut timeline = Timeline::new();
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            timeline.push((since.elapsed().as_secs_f64(), line));
+        }
+        timeline
+    });
+    let mut stdout = Vec::new();
+    if let Some(mut o) = child.stdout.take() {
+        let _ = o.read_to_end(&mut stdout);
+    }
+    let status = child.wait().expect("the command ends");
+    let timeline = lines.join().unwrap_or_default();
+    let stderr = timeline.iter().map(|(_, l)| format!("{l}\n")).collect::<String>().into_bytes();
+    let json = serde_json::from_slice(&stdout).unwrap_or(serde_json::Value::Null);
+    (Output { status, stdout, stderr }, json, timeline)
 }
 
 impl Prober {
@@ -61,24 +123,32 @@ impl Prober {
         }
         let stop = Arc::new(AtomicBool::new(false));
         let calls = Arc::new(Mutex::new(Calls::default()));
+        let started = Instant::now();
         let thread = {
             let (stop, calls) = (stop.clone(), calls.clone());
             std::thread::spawn(move || {
-                let t0 = Instant::now();
+                let mut n = 0;
                 while !stop.load(Ordering::SeqCst) {
                     let next = Instant::now() + Duration::from_millis(100);
                     let r = call();
+                    let at = started.elapsed().as_secs_f64();
                     if let Ok(mut c) = calls.lock() {
                         match r {
                             Ok(()) => c.ok += 1,
-                            Err(why) => c.failed.push((t0.elapsed().as_secs_f64(), why)),
+                            Err(why) => c.failed.push(Failed { call: n, at, why }),
                         }
                     }
+                    n += 1;
                     std::thread::sleep(next.saturating_duration_since(Instant::now()));
                 }
             })
         };
-        Prober { stop, calls, thread: Some(thread) }
+        Prober { started, stop, calls, thread: Some(thread) }
+    }
+
+    /// When calling started: the time base of `run_timed` for this prober.
+    pub fn started(&self) -> Instant {
+        self.started
     }
 
     /// The calls so far.
