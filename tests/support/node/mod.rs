@@ -135,8 +135,9 @@ pub fn lab_secrets() -> PathBuf {
 /// (the Kubernetes tests on kdnode4-8, the etcd tests on kdnode1-3) may run
 /// at once. Within one test binary each node is a mutex (a poisoned lock is
 /// still a lock); across processes an exclusive `flock` on
-/// `.lab/tests.lock.N`. Nodes are taken in ascending order, so two tests
-/// never wait on each other. Released when the guard drops.
+/// `.lab/tests.lock.N`. All of a test's nodes or none: a test waiting for
+/// kdnode1-5 holds none of them meanwhile, so the tests on kdnode1-3 go on.
+/// Released when the guard drops.
 pub struct LabGuard {
     _files: Vec<std::fs::File>,
     _mutexes: Vec<std::sync::MutexGuard<'static, ()>>,
@@ -153,19 +154,41 @@ pub fn lab_lock_nodes(nodes: std::ops::RangeInclusive<u32>) -> LabGuard {
     static NODES: [std::sync::Mutex<()>; MAX] = [const { std::sync::Mutex::new(()) }; MAX];
     assert!(*nodes.start() >= 1 && *nodes.end() as usize <= MAX, "lab nodes are 1..={MAX}");
     let _ = std::fs::create_dir_all(lab_dir());
+    loop {
+        if let Some(guard) = try_lab_nodes(nodes.clone(), &NODES) {
+            return guard;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// Every node of `nodes`, or none (what was taken is let go when the
+/// partial guard drops).
+fn try_lab_nodes(nodes: std::ops::RangeInclusive<u32>, mutexes: &'static [std::sync::Mutex<()>]) -> Option<LabGuard> {
     let mut guard = LabGuard { _files: Vec::new(), _mutexes: Vec::new() };
     for i in nodes {
-        guard._mutexes.push(NODES[i as usize - 1].lock().unwrap_or_else(|p| p.into_inner()));
-        let file = std::fs::OpenOptions::new()
+        let mutex = match mutexes[i as usize - 1].try_lock() {
+            Ok(g) => g,
+            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => return None,
+        };
+        guard._mutexes.push(mutex);
+        // no lab directory (the lab is down): the mutexes alone
+        let Ok(file) = std::fs::OpenOptions::new()
             .create(true)
             .truncate(false)
             .write(true)
             .open(lab_dir().join(format!("tests.lock.{i}")))
-            .ok()
-            .filter(|f| f.lock().is_ok());
-        guard._files.extend(file);
+        else {
+            continue;
+        };
+        match file.try_lock() {
+            Ok(()) => guard._files.push(file),
+            Err(std::fs::TryLockError::WouldBlock) => return None,
+            Err(std::fs::TryLockError::Error(e)) => panic!("locking lab node {i}: {e}"),
+        }
     }
-    guard
+    Some(guard)
 }
 
 /// Address of lab node `i` (1-based).
