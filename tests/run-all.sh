@@ -60,7 +60,8 @@ KDEPLOY_K8S_VERSION=1.35.4 lab/images.sh push 10.77.0.1:5000
 # themselves: they run last.
 whole_lab=(cache::the_lab_converges_through_a_binary_cache compress::binaries_travel_compressed_to_nodes_with_zstd)
 echo "== the Kubernetes lab tests, beside the rest (log: $logs/kubernetes.log)"
-cargo test --profile ci --test lab -- kubernetes:: >"$logs/kubernetes.log" 2>&1 &
+# (--nocapture: their timings and counts of failed calls are shown even when they pass)
+cargo test --profile ci --test lab -- kubernetes:: --nocapture >"$logs/kubernetes.log" 2>&1 &
 k8s_pid=$!
 # (every test binary runs even after one failed: the run reports them all)
 failed=0
