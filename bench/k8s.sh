@@ -47,12 +47,16 @@ sed 's/kubernetes-1\.34\.4/kubernetes-1.35.4/; s/version = "1\.34\.4"/version = 
 	"$WORK/lab3.nix" >"$WORK/up.nix"
 grep -q k8s-worker03 "$WORK/lab4.nix" && grep -q '"1.35.4"' "$WORK/up.nix" || die "could not derive the cluster files"
 
-kd() { # kd SUB FILE ARGS...
-	local sub=$1 file=$2
-	shift 2
-	env -i PATH="$PATH" KDEPLOY_ALLOW_LOCAL=$BIN "$KD" "$sub" "$file" \
-		--ssh-key "$ROOT/.lab/id_ed25519" --known-hosts "$ROOT/.lab/known_hosts" --output json "$@"
-}
+# kd SUB FILE ARGS...: kdeploy from an empty environment with the lab's key and host
+# keys (a script, not a function: /usr/bin/time runs it)
+cat >"$WORK/kd" <<SCRIPT
+#!/bin/sh
+sub=\$1 file=\$2
+shift 2
+exec env -i PATH="$PATH" KDEPLOY_ALLOW_LOCAL="$BIN" "$KD" "\$sub" "\$file" \\
+	--ssh-key "$ROOT/.lab/id_ed25519" --known-hosts "$ROOT/.lab/known_hosts" --output json "\$@"
+SCRIPT
+chmod +x "$WORK/kd"
 on6() { "$ROOT"/lab/lab.sh exec 6 "$KUBECTL $*"; }
 TSV=$RESULTS/k8s.tsv
 mkdir -p "$RESULTS/k8s-logs"
@@ -62,7 +66,7 @@ step() { # step NAME SUB FILE ARGS...: time one kdeploy command, keep its output
 	local name=$1
 	shift
 	log "$name"
-	timed "$WORK/$name" kd "$@" || { cat "$WORK/$name.stderr" >&2; die "$name failed"; }
+	timed "$WORK/$name" "$WORK/kd" "$@" || { cat "$WORK/$name.stderr" >&2; die "$name failed"; }
 	cp "$WORK/$name.stdout" "$RESULTS/k8s-logs/$name.json"
 	cp "$WORK/$name.stderr" "$RESULTS/k8s-logs/$name.log"
 	record "$TSV" "$name" 1
