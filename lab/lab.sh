@@ -819,6 +819,12 @@ start_node() {
 				exit 1
 			}
 		done
+		# A node lives long: it must not keep open what its caller had open (a
+		# benchmark's lock file, inherited, held the lock for the node's life).
+		for fd in /proc/"$BASHPID"/fd/*; do
+			fd=${fd##*/}
+			if ((fd > 2)); then eval "exec $fd>&-"; fi
+		done
 		exec env "${envs[@]}" setsid systemd-nspawn --quiet --directory="$(node_root "$i")" --boot \
 			--network-namespace-path="/run/netns/$ns" --register=no --keep-unit \
 			--machine="$name" --console=read-only --resolv-conf=off --link-journal=no \
