@@ -1,7 +1,5 @@
-//! Command-line definition (clap) and dispatch. Exit codes: 0 success,
-//! 1 evaluation error, 2 usage error, 3 deploy failed (rolled back) or a
-//! node locked by another run, 4 a node unreachable, 5 a node's lock lost
-//! to another run mid-run, 130 interrupted.
+//! Command-line definition (clap) and dispatch. The exit codes are
+//! `exit::Exit`'s.
 
 use std::process::ExitCode;
 
@@ -12,6 +10,7 @@ mod decode;
 mod diff;
 mod download_bars;
 mod eval;
+pub mod exit;
 mod fetch;
 mod gc;
 mod generations;
@@ -30,17 +29,14 @@ mod tasks;
 
 pub use tasks::compress_names;
 
-pub const EXIT_ERROR: u8 = 1;
-pub const EXIT_USAGE: u8 = 2;
-/// A switch failed on some node (touched nodes were rolled back) or a node was locked.
-pub const EXIT_DEPLOY_FAILED: u8 = 3;
-/// Some node could not be reached; nothing was changed.
-pub const EXIT_UNREACHABLE: u8 = 4;
-/// A node's lock was lost to another run mid-run (the deployer was paused
-/// or cut off): stopped before its next change, nothing undone there.
-pub const EXIT_LOCK_LOST: u8 = 5;
-/// Stopped by Ctrl-C; touched nodes were put back (128 + SIGINT).
-pub const EXIT_INTERRUPTED: u8 = 130;
+pub use exit::Exit;
+// (the names the commands use; each is `Exit`'s code)
+pub const EXIT_ERROR: u8 = Exit::Error.code();
+pub const EXIT_USAGE: u8 = Exit::Usage.code();
+pub const EXIT_DEPLOY_FAILED: u8 = Exit::DeployFailed.code();
+pub const EXIT_UNREACHABLE: u8 = Exit::Unreachable.code();
+pub const EXIT_LOCK_LOST: u8 = Exit::LockLost.code();
+pub const EXIT_INTERRUPTED: u8 = Exit::Interrupted.code();
 
 /// `error: E` on stderr, through [`crate::shown::shown`]: an error may
 /// carry what a node said.
@@ -53,7 +49,7 @@ pub(crate) fn print_error(e: &dyn std::fmt::Display) {
     name = "kdeploy",
     version,
     about = "Declarative Kubernetes clusters: a pure configuration language, hashed per-node closures, atomic switch over SSH.",
-    after_help = "Exit codes: 0 success, 1 evaluation error, 2 usage error, 3 deploy failed (rolled back) or node locked, 4 node unreachable, 5 a node's lock lost to another run mid-run (stopped, nothing undone there), 130 interrupted by Ctrl-C (touched nodes rolled back)."
+    after_help = Exit::help()
 )]
 struct Cli {
     #[command(subcommand)]

@@ -13,6 +13,7 @@ mod closures;
 mod closures_eval;
 mod error_snapshots;
 mod examples;
+mod exit_codes;
 mod hostile_input;
 mod import;
 mod import_fuzz;
