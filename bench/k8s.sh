@@ -93,8 +93,13 @@ k8s_half() {
 	step prune switch "$WORK/lab3.nix" --allow-local "$BIN" --prune
 	! on6 get node k8s-worker03 >/dev/null 2>&1 || die "the pruned worker is still a node"
 	step upgrade switch "$WORK/up.nix" --allow-local "$BIN"
-	[[ $(on6 get nodes -o 'jsonpath={.items[*].status.nodeInfo.kubeletVersion}') == "v1.35.4 v1.35.4 v1.35.4" ]] ||
-		die "not every kubelet runs v1.35.4 after the upgrade"
+	# (a restarted kubelet reports its version with its next status update)
+	local i
+	for ((i = 0; i < 30; i++)); do
+		[[ $(on6 get nodes -o 'jsonpath={.items[*].status.nodeInfo.kubeletVersion}') == "v1.35.4 v1.35.4 v1.35.4" ]] && break
+		sleep 2
+	done
+	((i < 30)) || die "not every kubelet runs v1.35.4 after the upgrade"
 	step reset reset "$WORK/up.nix" --yes
 	"$ROOT"/lab/lab.sh reboot 5 6 7 8 >/dev/null
 }
