@@ -182,6 +182,14 @@ let
     (node: { name = groupKey node; value = map (p: phases.build p ctx (groupOf node)) phaseOrder; })
     nodeList);
 
+  # How the engine batches this node's disrupting steps: its most stateful role
+  # names its group, settings.rollout the group's batch size.
+  rolloutOf = node:
+    let r = clusterSettings.rollout; has = role: elem role node.roles; in
+    if has "etcd" then { group = "etcd"; serial = r.etcd; }
+    else if has "control-plane" then { group = "control-plane"; serial = r.controlPlane; }
+    else { group = "workers"; serial = r.workers; };
+
   nodeOut = node:
     let
       s = node.settings;
@@ -189,6 +197,7 @@ let
     in
     {
       inherit (node) address roles;
+      rollout = rolloutOf node;
       ssh = { inherit (s.ssh) user port key jumpHost become; };
       phases = seq (checkCustomPhases node) (map (phase: phase n) groupPhases.${groupKey node});
       settings = s;
@@ -198,7 +207,12 @@ let
     memberships = import ./membership.nix ctx nodeList;
     # the node whose control-plane phase runs `kubeadm init`; the engine records it
     anchor = if ctx.firstControlPlane == null then null else ctx.firstControlPlane.name;
+    anchorCandidates = map (n: n.name) ctx.controlPlanes;
+    anchorPinned = clusterSettings.kubeadm.initNode != null;
+    kubernetesVersion = clusterSettings.kubernetes.version;
     name = args.name;
+    proxy = { inherit (clusterSettings.proxy) http https noProxy; };
+    transferCache = clusterSettings.transfer.cache;
     schemaVersion = 1;
     inherit phaseOrder;
     upgradePhaseOrder = phases.orderWith clusterSettings.custom.phases customPhaseAt phases.upgradeOrder;

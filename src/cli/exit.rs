@@ -20,19 +20,27 @@ pub enum Exit {
     /// A node's lock was lost to another run mid-run (the deployer was paused
     /// or cut off): stopped before its next change, nothing undone there.
     LockLost,
+    /// The run was refused, before reaching a node or while planning from
+    /// what the nodes answered; nothing was changed (the message says why).
+    Refused,
+    /// The nodes changed and committed, but the deployer's record of it
+    /// could not be written (a `switch` again writes it).
+    NotRecorded,
     /// Stopped by Ctrl-C; touched nodes were put back (128 + SIGINT).
     Interrupted,
 }
 
 impl Exit {
     /// Every exit code, in order.
-    pub const ALL: [Exit; 7] = [
+    pub const ALL: [Exit; 9] = [
         Exit::Success,
         Exit::Error,
         Exit::Usage,
         Exit::DeployFailed,
         Exit::Unreachable,
         Exit::LockLost,
+        Exit::Refused,
+        Exit::NotRecorded,
         Exit::Interrupted,
     ];
 
@@ -44,6 +52,8 @@ impl Exit {
             Exit::DeployFailed => 3,
             Exit::Unreachable => 4,
             Exit::LockLost => 5,
+            Exit::Refused => 6,
+            Exit::NotRecorded => 7,
             Exit::Interrupted => 130,
         }
     }
@@ -57,6 +67,8 @@ impl Exit {
             Exit::DeployFailed => "deployment failed (touched nodes rolled back), or a node is locked by another run",
             Exit::Unreachable => "some node unreachable, or its login refused",
             Exit::LockLost => "a node's lock was lost mid-run",
+            Exit::Refused => "run refused before changing anything",
+            Exit::NotRecorded => "nodes changed but the deployer's record was not written",
             Exit::Interrupted => "interrupted by Ctrl-C (touched nodes rolled back)",
         }
     }
@@ -65,6 +77,17 @@ impl Exit {
     pub fn help() -> String {
         let codes: Vec<String> = Exit::ALL.iter().map(|e| format!("{} {}", e.code(), e.summary())).collect();
         format!("Exit codes: {}.", codes.join("; "))
+    }
+}
+
+impl From<&crate::deploy::Error> for Exit {
+    /// The one place an engine error becomes an exit code.
+    fn from(e: &crate::deploy::Error) -> Exit {
+        use crate::deploy::Error;
+        match e {
+            Error::Refused(_) | Error::Planning(_) => Exit::Refused,
+            Error::NotRecorded(_) => Exit::NotRecorded,
+        }
     }
 }
 

@@ -29,7 +29,14 @@ pub fn state_dir(file: &std::path::Path, root: Option<&PathBuf>) -> PathBuf {
 }
 
 pub fn run(args: GenerationsArgs) -> ExitCode {
-    let gens = record::list(&state_dir(&args.file, args.root.as_ref()));
+    let records = match record::Records::load(&state_dir(&args.file, args.root.as_ref())) {
+        Ok(r) => r,
+        Err(e) => {
+            super::print_error(&e);
+            return ExitCode::from(super::EXIT_ERROR);
+        }
+    };
+    let gens = records.all();
     if args.json {
         println!("{}", serde_json::to_string_pretty(&gens).expect("JSON"));
         return ExitCode::SUCCESS;
@@ -37,7 +44,7 @@ pub fn run(args: GenerationsArgs) -> ExitCode {
     if gens.is_empty() {
         println!("no generations recorded yet");
     }
-    for g in &gens {
+    for g in gens {
         let extra = g.rollback_of.map_or(String::new(), |r| format!(" (rollback to {r})"));
         println!("generation {}  {}{extra}", g.number, record::format_time(g.time));
         for (n, r) in &g.nodes {

@@ -140,7 +140,7 @@ impl Inputs {
             })
             .collect();
         let events = super::download_bars::DownloadBars::for_stderr();
-        let proxies = cluster_proxies(&closures.cluster.settings);
+        let proxies = cluster_proxies(&closures.cluster.proxy);
         if proxies.is_none() {
             return Ok(resolver.fetch_all(&artifacts, FETCH_PARALLEL, &events)?);
         }
@@ -238,12 +238,10 @@ pub const FETCH_PARALLEL: usize = 4;
 /// The cluster's proxies: `proxy.http` for http:// URLs, `proxy.https`
 /// (else `proxy.http`, as most sites give one proxy for both) for
 /// https://, and `proxy.noProxy`.
-fn cluster_proxies(settings: &serde_json::Value) -> Proxies {
-    let proxy = &settings["proxy"];
-    let http = proxy["http"].as_str().map(str::to_string);
+fn cluster_proxies(proxy: &crate::schema::Proxy) -> Proxies {
     Proxies {
-        https: proxy["https"].as_str().map(str::to_string).or(http.clone()),
-        http,
-        no_proxy: proxy["noProxy"].as_str().map_or(vec![], split_hosts),
+        https: proxy.https.clone().or(proxy.http.clone()),
+        http: proxy.http.clone(),
+        no_proxy: proxy.no_proxy.as_deref().map_or(vec![], split_hosts),
     }
 }

@@ -18,12 +18,12 @@ use super::eval::report;
 use super::inputs::{self, Inputs};
 use super::interrupt::run_cancellable;
 use super::switch::{finish, RunArgs};
-use super::{EXIT_ERROR, EXIT_USAGE};
+use super::EXIT_USAGE;
 use crate::deploy::events::{Event, Sink, Tee};
 use crate::deploy::live::Progress;
 use crate::deploy::recap::Recap;
 use crate::deploy::reset::{reset, ResetOptions};
-use crate::deploy::switch::select;
+use crate::deploy::select;
 use crate::deploy::Cancel;
 
 #[derive(Args)]
@@ -102,13 +102,9 @@ pub fn run(args: ResetArgs) -> ExitCode {
     let opts = ResetOptions {
         cluster: closures.cluster.name.clone(),
         on: args.on.clone(),
-        dry_run: args.dry_run,
-        parallel: args.run.parallel,
-        ssh: args.run.ssh.settings(),
-        state_dir: resolver.project_root().join(".kdeploy"),
-        deadlines: args.run.deadlines.deadlines(),
+        run: args.run.options(resolver.project_root().join(".kdeploy"), args.dry_run, 0),
     };
-    let selected = match select(&closures, &opts.on) {
+    let selected = match select::in_cluster(&closures, &opts.on) {
         Ok(s) => s,
         Err(e) => {
             super::print_error(&e);
@@ -139,10 +135,10 @@ pub fn run(args: ResetArgs) -> ExitCode {
     data.took = t0.elapsed().as_secs_f64();
     data.dry_run = args.dry_run;
     match result {
-        Ok((outcome, plan)) => finish(&data, &plan, args.dry_run, args.run.output, outcome),
+        Ok(r) => finish(&data, &r.plan_text, args.dry_run, args.run.output, r.outcome),
         Err(e) => {
             super::print_error(&e);
-            ExitCode::from(EXIT_ERROR)
+            ExitCode::from(super::exit::Exit::from(&e))
         }
     }
 }

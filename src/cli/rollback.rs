@@ -19,7 +19,7 @@ use super::EXIT_ERROR;
 use crate::deploy::events::{Sink, Tee};
 use crate::deploy::live::Progress;
 use crate::deploy::recap::Recap;
-use crate::deploy::record;
+use crate::deploy::record::{self, Records};
 use crate::deploy::rollback::{rollback, target, RollbackOptions};
 use crate::deploy::Cancel;
 
@@ -39,7 +39,7 @@ pub struct RollbackArgs {
     /// The recorded generation to return to (see `kdeploy generations`); default: the previous one.
     #[arg(long, value_name = "N")]
     to: Option<u64>,
-    /// Only these nodes (names; repeat or comma-separate).
+    /// Only these nodes: names or roles (roles recorded since they were kept); repeat or comma-separate.
     #[arg(long, value_name = "NAME")]
     on: Vec<String>,
     /// Project root (default: the file's directory).
@@ -57,13 +57,16 @@ pub fn run(args: RollbackArgs) -> ExitCode {
     let opts = RollbackOptions {
         to: args.to,
         on: args.on.clone(),
-        parallel: args.run.parallel,
-        ssh: args.run.ssh.settings(),
-        state_dir: state_dir(&args.file, args.root.as_ref()),
-        dry_run: args.dry_run,
-        deadlines: args.run.deadlines.deadlines(),
+        run: args.run.options(state_dir(&args.file, args.root.as_ref()), args.dry_run, 0),
     };
-    let tgt = match target(&record::list(&opts.state_dir), opts.to) {
+    let records = match Records::load(&opts.run.state_dir) {
+        Ok(r) => r,
+        Err(e) => {
+            super::print_error(&e);
+            return ExitCode::from(EXIT_ERROR);
+        }
+    };
+    let tgt = match target(records.all(), opts.to) {
         Ok(t) => t,
         Err(e) => {
             super::print_error(&e);
@@ -71,11 +74,13 @@ pub fn run(args: RollbackArgs) -> ExitCode {
         }
     };
     eprintln!("rolling back {} to generation {} ({})", tgt.cluster, tgt.number, record::format_time(tgt.time));
-    let mut nodes: Vec<String> = tgt.nodes.keys().cloned().collect();
-    if !opts.on.is_empty() {
-        let want: Vec<&str> = opts.on.iter().flat_map(|s| s.split(',')).collect();
-        nodes.retain(|n| want.contains(&n.as_str()));
-    }
+    let nodes = match crate::deploy::select::in_generation(tgt, &opts.on) {
+        Ok(n) => n,
+        Err(e) => {
+            super::print_error(&e);
+            return ExitCode::from(super::EXIT_USAGE);
+        }
+    };
     let recap = Recap::new(&tgt.cluster, nodes);
     let progress = Progress::for_stderr(args.run.verbose);
     let sink = Tee(vec![&recap as &dyn Sink, &progress]);
@@ -86,13 +91,13 @@ pub fn run(args: RollbackArgs) -> ExitCode {
     data.took = t0.elapsed().as_secs_f64();
     data.dry_run = args.dry_run;
     match result {
-        Ok((outcome, number, plan)) => {
-            data.generation = number;
-            finish(&data, &plan, args.dry_run, args.run.output, outcome)
+        Ok(r) => {
+            data.generation = r.recorded;
+            finish(&data, &r.plan_text, args.dry_run, args.run.output, r.outcome)
         }
         Err(e) => {
             super::print_error(&e);
-            ExitCode::from(EXIT_ERROR)
+            ExitCode::from(super::exit::Exit::from(&e))
         }
     }
 }

@@ -11,18 +11,13 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
-use futures::future::join_all;
-use serde::Serialize;
 
 use super::generations::state_dir;
 use super::switch::{runtime, OutputFormat, SshArgs};
 use super::{EXIT_DEPLOY_FAILED, EXIT_ERROR, EXIT_UNREACHABLE};
-use crate::deploy::connect::connect_reporting;
-use crate::deploy::events::Collect;
 use crate::deploy::record;
-use crate::node::{Drift, Node};
+use crate::deploy::status::{status, NodeReport};
 use crate::shown::{shown, shown_json};
-use crate::transport::Host;
 
 #[derive(Args)]
 #[command(after_help = "\
@@ -49,72 +44,26 @@ pub struct StatusArgs {
     ssh: SshArgs,
 }
 
-#[derive(Debug, Default, Serialize)]
-#[serde(rename_all = "camelCase")]
-struct NodeReport {
-    reachable: bool,
-    /// (generation, hash) recorded by the deployer's latest generation.
-    recorded_generation: u64,
-    committed_generation: Option<u64>,
-    /// The node is on the recorded generation and hash.
-    as_recorded: bool,
-    pending: bool,
-    drift: Vec<Drift>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    error: Option<String>,
-}
-
-impl NodeReport {
-    fn clean(&self) -> bool {
-        self.reachable && self.as_recorded && !self.pending && self.drift.is_empty() && self.error.is_none()
-    }
-}
-
 pub fn run(args: StatusArgs) -> ExitCode {
     let dir = state_dir(&args.file, args.root.as_ref());
-    let Some(latest) = record::latest(&dir) else {
-        eprintln!("error: no generation recorded in {} yet: run `kdeploy switch` first", dir.display());
-        return ExitCode::from(EXIT_ERROR);
-    };
-    let ssh = args.ssh.settings();
-    let targets: Result<Vec<_>, String> =
-        latest.nodes.iter().map(|(n, r)| ssh.target(n, &r.address, &r.ssh())).collect();
-    let targets = match targets {
-        Ok(t) => t,
+    let records = match record::Records::load(&dir) {
+        Ok(r) => r,
         Err(e) => {
             super::print_error(&e);
             return ExitCode::from(EXIT_ERROR);
         }
     };
-    let mut reports: BTreeMap<String, NodeReport> = latest
-        .nodes
-        .iter()
-        .map(|(n, r)| (n.clone(), NodeReport { recorded_generation: r.generation, ..Default::default() }))
-        .collect();
-    runtime().block_on(async {
-        let (hosts, _) = connect_reporting(&targets, args.parallel, &Collect::default()).await;
-        let read = join_all(hosts.iter().map(|h| async move {
-            let node = Node::install(h).await?;
-            node.status_verified().await
-        }))
-        .await;
-        for (h, st) in hosts.iter().zip(read) {
-            let rep = reports.get_mut(h.name()).expect("a recorded node");
-            rep.reachable = true;
-            let rec = &latest.nodes[h.name()];
-            match st {
-                Ok(st) => {
-                    rep.committed_generation = st.current.as_ref().map(|c| c.0);
-                    rep.as_recorded =
-                        st.current.as_ref().is_some_and(|(g, hash)| *g == rec.generation && hash.hex() == rec.hash);
-                    rep.pending = st.pending;
-                    rep.drift = st.drift;
-                }
-                Err(e) => rep.error = Some(e.to_string()),
-            }
+    let Some(latest) = records.latest().cloned() else {
+        eprintln!("error: no generation recorded in {} yet: run `kdeploy switch` first", dir.display());
+        return ExitCode::from(EXIT_ERROR);
+    };
+    let reports = match runtime().block_on(status(&latest, &args.ssh.settings(), args.parallel)) {
+        Ok(r) => r,
+        Err(e) => {
+            super::print_error(&e);
+            return ExitCode::from(EXIT_ERROR);
         }
-        join_all(hosts.iter().map(|h| h.close())).await;
-    });
+    };
     match args.output {
         OutputFormat::Json => println!(
             "{}",

@@ -16,12 +16,12 @@ use clap::{Args, ValueEnum};
 use super::eval::report;
 use super::inputs::{self, Inputs};
 use super::interrupt::run_cancellable;
-use super::{EXIT_DEPLOY_FAILED, EXIT_ERROR, EXIT_INTERRUPTED, EXIT_LOCK_LOST, EXIT_UNREACHABLE, EXIT_USAGE};
+use super::{EXIT_DEPLOY_FAILED, EXIT_INTERRUPTED, EXIT_LOCK_LOST, EXIT_UNREACHABLE, EXIT_USAGE};
 use crate::deploy::events::{Event, Sink, Tee};
 use crate::deploy::live::Progress;
 use crate::deploy::recap::{Recap, RecapData};
 use crate::deploy::step::Deadlines;
-use crate::deploy::{Cancel, Outcome, SshSettings, SwitchOptions};
+use crate::deploy::{Cancel, Outcome, RunOptions, SshSettings, SwitchOptions};
 use crate::store::cache::BinaryCache;
 
 #[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
@@ -151,13 +151,27 @@ pub struct RunArgs {
     pub deadlines: DeadlineArgs,
 }
 
+impl RunArgs {
+    /// What the engine runs with, records in `state_dir`.
+    pub fn options(&self, state_dir: PathBuf, dry_run: bool, uploads: usize) -> RunOptions {
+        RunOptions {
+            dry_run,
+            parallel: self.parallel,
+            uploads,
+            ssh: self.ssh.settings(),
+            state_dir,
+            deadlines: self.deadlines.deadlines(),
+        }
+    }
+}
+
 pub fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread().worker_threads(4).enable_all().build().expect("tokio runtime")
 }
 
 /// The cluster's `transfer.cache`, if it names one.
-fn binary_cache(settings: &serde_json::Value, timeout_secs: u64) -> Result<Option<Arc<BinaryCache>>, String> {
-    let Some(url) = settings["transfer"]["cache"].as_str() else { return Ok(None) };
+fn binary_cache(url: Option<&str>, timeout_secs: u64) -> Result<Option<Arc<BinaryCache>>, String> {
+    let Some(url) = url else { return Ok(None) };
     BinaryCache::new(url, Duration::from_secs(timeout_secs.max(1))).map(|c| Some(Arc::new(c)))
 }
 
@@ -182,7 +196,7 @@ pub fn run(args: SwitchArgs) -> ExitCode {
         Ok(c) => c,
         Err(f) => return report(&session, f),
     };
-    let cache = match binary_cache(&closures.cluster.settings, args.inputs.download_timeout) {
+    let cache = match binary_cache(closures.cluster.transfer_cache.as_deref(), args.inputs.download_timeout) {
         Ok(c) => c,
         Err(e) => {
             super::print_error(&e);
@@ -192,16 +206,11 @@ pub fn run(args: SwitchArgs) -> ExitCode {
     let opts = SwitchOptions {
         cache,
         on: args.on.clone(),
-        dry_run: args.dry_run,
-        parallel: args.run.parallel,
-        uploads: args.uploads,
-        ssh: args.run.ssh.settings(),
-        state_dir: resolver.project_root().join(".kdeploy"),
-        deadlines: args.run.deadlines.deadlines(),
+        run: args.run.options(resolver.project_root().join(".kdeploy"), args.dry_run, args.uploads),
         prune: args.prune,
         color: std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
     };
-    let selected = match crate::deploy::switch::select(&closures, &opts.on) {
+    let selected = match crate::deploy::select::in_cluster(&closures, &opts.on) {
         Ok(s) => s,
         Err(e) => {
             super::print_error(&e);
@@ -219,10 +228,10 @@ pub fn run(args: SwitchArgs) -> ExitCode {
     data.took = t0.elapsed().as_secs_f64();
     data.dry_run = args.dry_run;
     match result {
-        Ok((outcome, plan)) => finish(&data, &plan, args.dry_run, args.run.output, outcome),
+        Ok(r) => finish(&data, &r.plan_text, args.dry_run, args.run.output, r.outcome),
         Err(e) => {
             super::print_error(&e);
-            ExitCode::from(EXIT_ERROR)
+            ExitCode::from(super::exit::Exit::from(&e))
         }
     }
 }

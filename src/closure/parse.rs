@@ -23,12 +23,23 @@ pub struct Top<N> {
     #[serde(default)]
     anchor: Option<String>,
     #[serde(default)]
+    anchor_candidates: Vec<String>,
+    #[serde(default)]
+    anchor_pinned: bool,
+    #[serde(default)]
+    kubernetes_version: Option<String>,
+    #[serde(default)]
     memberships: BTreeMap<String, crate::schema::Membership>,
     name: String,
     nodes: BTreeMap<String, N>,
     phase_order: Vec<String>,
+    #[serde(default)]
+    proxy: crate::schema::Proxy,
     schema_version: u32,
-    settings: serde_json::Value,
+    #[serde(default)]
+    settings: serde::de::IgnoredAny,
+    #[serde(default)]
+    transfer_cache: Option<String>,
     #[serde(default)]
     upgrade_phase_order: Vec<String>,
     warnings: Vec<String>,
@@ -90,12 +101,17 @@ impl<N> Top<N> {
     pub fn with_nodes(self, nodes: BTreeMap<String, Node>) -> Cluster {
         Cluster {
             anchor: self.anchor,
+            anchor_candidates: self.anchor_candidates,
+            anchor_pinned: self.anchor_pinned,
+            kubernetes_version: self.kubernetes_version,
             memberships: self.memberships,
             name: self.name,
             nodes,
             phase_order: self.phase_order,
+            proxy: self.proxy,
             schema_version: self.schema_version,
             settings: self.settings,
+            transfer_cache: self.transfer_cache,
             upgrade_phase_order: self.upgrade_phase_order,
             warnings: self.warnings,
         }

@@ -274,9 +274,6 @@ fn validate_node(c: &Cluster, name: &str, node: &Node, clean: &mut HashSet<usize
     if node.ssh.user.as_deref() == Some("") || node.ssh.port == Some(0) {
         errs.push(format!("node {name}: ssh.user cannot be empty, ssh.port is 1 to 65535"));
     }
-    if let Err(e) = crate::transport::Escalation::for_login("", &node.ssh.escalation) {
-        errs.push(format!("node {name}: {e}"));
-    }
     if !node.phases.iter().map(|p| p.name.as_str()).eq(c.phase_order.iter().map(String::as_str)) {
         let names: Vec<&str> = node.phases.iter().map(|p| p.name.as_str()).collect();
         errs.push(format!(

@@ -77,7 +77,8 @@ impl SshSettings {
             .unwrap_or_else(|| HostKeyPolicy::default().file().to_path_buf());
         let host_keys =
             if self.accept_new_host_keys { HostKeyPolicy::AcceptNew(file) } else { HostKeyPolicy::Strict(file) };
-        let escalate = Escalation::for_login(&user, &ssh.escalation).map_err(|e| format!("node {name}: {e}"))?;
+        let escalate =
+            Escalation::for_login(&user, ssh.escalation.as_str()).map_err(|e| format!("node {name}: {e}"))?;
         let port = ssh.port.or(entry.port).unwrap_or(22);
         let mut options = SshOptions { user, port, auth, host_keys, jump, escalate, ..Default::default() };
         if let Some(t) = self.connect_timeout {
@@ -144,7 +145,7 @@ mod tests {
 
     fn ssh(user: Option<&str>, jump: Option<&str>) -> Ssh {
         Ssh {
-            escalation: "sudo".into(),
+            escalation: crate::schema::Become::Sudo,
             jump_host: jump.map(str::to_string),
             key: None,
             port: None,

@@ -11,7 +11,7 @@ use std::fmt::Write as _;
 
 use similar::{ChangeTag, TextDiff};
 
-use super::plan::Plan;
+use super::plan::{Diffs, Plan};
 use crate::node::{FileEntry, Node, StoredBlob};
 use crate::schema::Source;
 use crate::shown::shown;
@@ -65,9 +65,6 @@ impl Content {
         }
     }
 }
-
-/// `(node, phase, path)` → the lines to show under the path in the plan.
-pub type Diffs = BTreeMap<(String, String, String), String>;
 
 /// The lines for one changed path: a unified diff of two texts, else what
 /// may be said about each side; a mode or owner change on its own line.

@@ -26,6 +26,7 @@ use std::time::Instant;
 use futures::future::join_all;
 
 use super::bounded;
+use super::error::Error;
 use super::events::{Event, Sink};
 use super::failpoint;
 use super::member_step::{self, Parties};
@@ -83,6 +84,18 @@ impl<'h> Session<'h> {
     /// Every held node by name, for hooks delegated to one of them.
     pub fn held(&self) -> Vec<(&str, &Node<'h>)> {
         self.nodes.iter().map(|o| (o.name.as_str(), &o.node)).collect()
+    }
+
+    /// The held node called `name`.
+    pub fn get(&self, name: &str) -> Option<&Opened<'h>> {
+        self.nodes.iter().find(|o| o.name == name)
+    }
+
+    /// Put a plan's nodes in the session's order, which [`execute`] runs
+    /// them in (a node the session does not hold goes last, and is
+    /// refused there).
+    pub fn sort_like(&self, work: &mut [NodeWork]) {
+        work.sort_by_key(|w| self.nodes.iter().position(|o| o.name == w.name).unwrap_or(usize::MAX));
     }
 
     pub async fn close(self) {
@@ -156,6 +169,8 @@ pub struct Context<'a> {
     pub resolver: Option<&'a Resolver>,
     /// The binary cache the nodes fetch blobs from (`transfer.cache`).
     pub cache: Option<Arc<BinaryCache>>,
+    /// The deployer's records as the run read them.
+    pub records: &'a record::Records,
     /// `.kdeploy` of the project (generation records).
     pub state_dir: &'a Path,
     pub cancel: Cancel,
@@ -169,7 +184,7 @@ pub struct Context<'a> {
 /// Tell the sink what each node will do.
 pub fn announce(plan: &Plan, sink: &dyn Sink) {
     for n in &plan.nodes {
-        if n.steps.is_empty() && n.stage.is_empty() && !n.reset {
+        if n.steps.is_empty() && n.stage.is_empty() && !n.resets() {
             sink.emit(Event::NodeUnchanged { node: n.name.clone() });
             continue;
         }
@@ -185,15 +200,23 @@ pub fn announce(plan: &Plan, sink: &dyn Sink) {
 }
 
 /// Run `plan` on the session's nodes (same order as `plan.nodes`).
-pub async fn execute(session: &Session<'_>, plan: &Plan, cx: &Context<'_>, sink: &dyn Sink) -> Result<Outcome, String> {
+pub async fn execute(session: &Session<'_>, plan: &Plan, cx: &Context<'_>, sink: &dyn Sink) -> Result<Outcome, Error> {
     let nodes = &session.nodes;
+    let planned = plan.nodes.iter().map(|w| w.name.as_str());
+    if !planned.eq(nodes.iter().map(|o| o.name.as_str())) {
+        return Err(Error::Planning(
+            "internal error: the plan's nodes are not the nodes this run holds, in order".into(),
+        ));
+    }
     if plan.unchanged() {
-        return write_record(plan, cx).map(|_| Outcome::Ok);
+        return write_record(plan, cx).map(|_| Outcome::Ok).map_err(Error::NotRecorded);
     }
 
     // push missing blobs to every node, then stage; nothing live changes
     if plan.nodes.iter().any(|n| !n.stage.is_empty()) {
-        let resolver = cx.resolver.ok_or("the plan stages phases but no blob source was given")?;
+        let resolver = cx.resolver.ok_or_else(|| {
+            Error::Planning("internal error: the plan stages phases but no blob source was given".into())
+        })?;
         let blobs = Blobs::new(resolver, cx.cache.clone(), cx.uploads);
         let changed = || plan.nodes.iter().zip(nodes).filter(|(w, _)| !w.stage.is_empty());
         let t0 = Instant::now();
@@ -284,16 +307,15 @@ pub async fn execute(session: &Session<'_>, plan: &Plan, cx: &Context<'_>, sink:
         return Ok(Outcome::LockLost);
     }
     let commits = join_all(plan.nodes.iter().zip(nodes).filter_map(|(w, o)| {
-        let c = w.commit.as_ref()?;
+        let c = w.commit()?;
         Some(async move { (w, o, state::commit(&o.node, c.generation, &c.hash, c.record.as_ref()).await) })
     }))
     .await;
     for (w, o, r) in commits {
         match r {
-            Ok(()) => sink.emit(Event::Committed {
-                node: w.name.clone(),
-                generation: w.commit.as_ref().map_or(0, |c| c.generation),
-            }),
+            Ok(()) => {
+                sink.emit(Event::Committed { node: w.name.clone(), generation: w.commit().map_or(0, |c| c.generation) })
+            }
             // refused for want of the lock (lost between the check above
             // and the commit): another run owns the node, nothing to undo
             Err(_) if o.lock.is_lost() => {
@@ -312,19 +334,19 @@ pub async fn execute(session: &Session<'_>, plan: &Plan, cx: &Context<'_>, sink:
     // its place in the record, so the next reset (or prune) finds it
     let kept = forget(session, plan, sink).await;
     if let Some(g) = &plan.record {
-        record::write(cx.state_dir, &keep_in_record(g, &kept, cx.state_dir))?;
+        record::write(cx.state_dir, &keep_in_record(g, &kept, cx.records)).map_err(Error::NotRecorded)?;
     }
     Ok(if kept.is_empty() { outcome } else { Outcome::Failed })
 }
 
 /// `g` with the entries the latest record had for `kept` (reset nodes
 /// whose `forget` failed: still deployed as far as anyone can tell).
-fn keep_in_record(g: &record::Generation, kept: &[String], state_dir: &Path) -> record::Generation {
+fn keep_in_record(g: &record::Generation, kept: &[String], records: &record::Records) -> record::Generation {
     let mut g = g.clone();
     if kept.is_empty() {
         return g;
     }
-    if let Some(latest) = record::latest_of(state_dir, &g.cluster) {
+    if let Some(latest) = records.latest_of(&g.cluster) {
         for n in kept {
             if let Some(r) = latest.nodes.get(n) {
                 g.nodes.insert(n.clone(), r.clone());
@@ -338,7 +360,7 @@ fn keep_in_record(g: &record::Generation, kept: &[String], state_dir: &Path) -> 
 /// program removes the directories switches created and its own state.
 /// Returns the nodes where that failed.
 async fn forget(session: &Session<'_>, plan: &Plan, sink: &dyn Sink) -> Vec<String> {
-    let reset = plan.nodes.iter().zip(&session.nodes).filter(|(w, _)| w.reset);
+    let reset = plan.nodes.iter().zip(&session.nodes).filter(|(w, _)| w.resets());
     let done = join_all(reset.map(|(w, o)| async move { (w, o.node.forget().await) })).await;
     let mut failed = Vec::new();
     for (w, r) in done {
@@ -509,7 +531,7 @@ async fn undo(session: &Session<'_>, plan: &Plan, touched: &[(usize, usize)], d:
         }
         // what a reset did (`kubeadm reset`, data removed) cannot be put
         // back: a failed reset stops where it failed, the next one finishes it
-        join_all(b.steps.iter().filter(|&&(i, _)| !plan.nodes[i].reset && held(i)).map(|&(i, k)| {
+        join_all(b.steps.iter().filter(|&&(i, _)| !plan.nodes[i].resets() && held(i)).map(|&(i, k)| {
             let (w, node, changed) = (&plan.nodes[i], &nodes[i].node, &changed[&i]);
             async move { report(&w.name, &w.steps[k].phase, step::undo(node, &w.steps[k], changed, d, sink).await) }
         }))

@@ -101,7 +101,8 @@ pub fn records_to_drop(gens: &[Generation], cluster: &str, keep: usize) -> Vec<u
 
 /// Collect garbage on every node of the latest record and in the store.
 pub async fn gc(opts: &GcOptions) -> Result<GcResult, String> {
-    let gens = record::list(&opts.state_dir);
+    let records = record::Records::load(&opts.state_dir)?;
+    let gens = records.all();
     let latest = gens.last().cloned().ok_or("no generations recorded yet (.kdeploy/generations/ is empty)")?;
     let targets: Vec<_> =
         latest.nodes.iter().map(|(n, r)| opts.ssh.target(n, &r.address, &r.ssh())).collect::<Result<_, _>>()?;
@@ -109,7 +110,7 @@ pub async fn gc(opts: &GcOptions) -> Result<GcResult, String> {
         cluster: latest.cluster.clone(),
         keep: opts.keep,
         dry_run: opts.dry_run,
-        records: records_to_drop(&gens, &latest.cluster, opts.keep),
+        records: records_to_drop(gens, &latest.cluster, opts.keep),
         ..Default::default()
     };
     let events = Collect::default();
@@ -117,7 +118,7 @@ pub async fn gc(opts: &GcOptions) -> Result<GcResult, String> {
     let reached: Vec<Reached<'_>> = hosts.iter().map(|h| Reached { host: h, prefix: "" }).collect();
     let outcome = match execute::open(&reached, &lock_owner("gc"), &events).await {
         Ok(session) => {
-            let r = collect(&session, &gens, opts, &mut res).await;
+            let r = collect(&session, gens, opts, &mut res).await;
             session.close().await;
             r
         }

@@ -16,14 +16,18 @@
 //! - `plan_reset` — the pure planner of `reset` and of pruning nodes
 //!   left out of the definition: every linked phase unlinked, last first,
 //!   after its reset hooks.
-//! - `switch`, `rollback`, `reset` — the operations: connect, gather what
-//!   the planner needs from the nodes (`state`), plan, execute; `prune` —
+//! - `operation` — the spine every operation runs on: records read once,
+//!   connect, open, plan, dry run or execute, close; `select` — the one
+//!   `--on` rule; `error` — what a run's error means for the nodes.
+//! - `switch`, `rollback`, `reset` — the operations: whom to reach, what
+//!   the planner needs from the nodes (`state`), the plan; `prune` —
 //!   nodes left out of the definition, named by `switch`, reset by
 //!   `switch --prune`; `upgrade` — which changes of Kubernetes version a
 //!   switch may make, and in what phase order.
 //! - `anchor` — the control plane that ran `kubeadm init`, recorded, and
 //!   never moved by a switch unless the definition asks.
-//! - `gc` — old records, node generations and unused blobs removed.
+//! - `gc` — old records, node generations and unused blobs removed;
+//!   `status` — what each recorded node runs, read without changing it.
 //! - `record` — the deployer's generation history; `connect` — SSH
 //!   settings and connecting.
 //! - Output driven by events (`events`; `render` for progress lines, `live`
@@ -33,6 +37,7 @@ pub mod anchor;
 pub mod bounded;
 pub mod connect;
 pub mod diff;
+pub mod error;
 pub mod events;
 pub mod execute;
 pub mod failpoint;
@@ -41,6 +46,7 @@ pub mod live;
 pub mod manifest;
 pub mod member_step;
 pub mod membership;
+pub mod operation;
 pub mod plan;
 pub mod plan_reset;
 pub mod plan_rollback;
@@ -53,11 +59,15 @@ pub mod render;
 pub mod reset;
 pub mod rollback;
 pub mod rollout;
+pub mod select;
 pub mod state;
+pub mod status;
 pub mod step;
 pub mod switch;
 pub mod upgrade;
 
 pub use connect::SshSettings;
+pub use error::Error;
 pub use execute::{Cancel, Outcome};
+pub use operation::{Report, RunOptions};
 pub use switch::{switch, SwitchOptions};

@@ -8,17 +8,61 @@
 //! contains no I/O handle, so it can be printed (`--dry-run`) and tested
 //! as a value.
 
-use super::diff::Diffs;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
+use serde::Serialize;
+
 use super::membership::{Change, MembershipPlan};
-use super::plan_switch::{FileDiff, RecordedPhase};
 use super::record::Generation;
 use super::rollout::{self, Rollout};
 use crate::closure::{Check, Hook, Source, When};
 use crate::node::{Manifest, UnitPlan};
 use crate::store::Digest;
+
+/// One phase as recorded on the node when its current generation was
+/// committed (see `state.rs`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordedPhase {
+    pub hash: Digest,
+    /// The generation the phase was staged in (and linked to, if active).
+    pub generation: u64,
+    pub active: bool,
+}
+
+/// Paths that differ between the live and the new manifest of a phase.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct FileDiff {
+    pub added: Vec<String>,
+    pub changed: Vec<String>,
+    pub removed: Vec<String>,
+}
+
+impl FileDiff {
+    pub fn between(old: Option<&Manifest>, new: Option<&Manifest>) -> FileDiff {
+        let empty = Manifest::default();
+        let a = old.unwrap_or(&empty).files_by_path();
+        let b = new.unwrap_or(&empty).files_by_path();
+        let mut d = FileDiff::default();
+        for (p, f) in &b {
+            match a.get(p) {
+                None => d.added.push(p.to_string()),
+                Some(o) if o != f => d.changed.push(p.to_string()),
+                _ => {}
+            }
+        }
+        d.removed = a.keys().filter(|p| !b.contains_key(*p)).map(|p| p.to_string()).collect();
+        d
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.added.is_empty() && self.changed.is_empty() && self.removed.is_empty()
+    }
+}
+
+/// What changes inside each changed file, by (node, phase, path): the
+/// lines `diff.rs` wrote for a dry run.
+pub type Diffs = BTreeMap<(String, String, String), String>;
 
 /// One phase link to move on one node, with everything that goes with it.
 #[derive(Debug, Clone)]
@@ -102,10 +146,8 @@ pub struct NodeWork {
     pub stage: Vec<(String, Manifest)>,
     pub stage_generation: u64,
     pub steps: Vec<Step>,
-    pub commit: Option<Commit>,
-    /// A reset (`plan_reset.rs`): after its steps the node program forgets
-    /// kdeploy on the node, and a failed step is not undone.
-    pub reset: bool,
+    /// What the node does once every step of the run succeeded.
+    pub ending: Ending,
     /// How this node's disrupting steps are rationed (`None`: with every
     /// other node at once).
     pub rollout: Option<Rollout>,
@@ -115,10 +157,39 @@ pub struct NodeWork {
     pub leads: bool,
 }
 
+/// How a node's work ends once every step of the run succeeded, and so
+/// what a failure does to its steps.
+#[derive(Debug, Clone, Default)]
+pub enum Ending {
+    /// Nothing to commit (the node is held only, or already there).
+    #[default]
+    Nothing,
+    /// Commit a generation (`switch`, `rollback`); a failed run puts the
+    /// node's touched steps back.
+    Commit(Commit),
+    /// A reset (`plan_reset.rs`): the node program forgets kdeploy on the
+    /// node; a failed step is not undone (what a reset hook removed cannot
+    /// come back), the next reset finishes it.
+    Forget,
+}
+
 impl NodeWork {
+    /// The generation to commit, if the node ends with a commit.
+    pub fn commit(&self) -> Option<&Commit> {
+        match &self.ending {
+            Ending::Commit(c) => Some(c),
+            _ => None,
+        }
+    }
+
+    /// A reset: it forgets kdeploy at the end and is never undone.
+    pub fn resets(&self) -> bool {
+        matches!(self.ending, Ending::Forget)
+    }
+
     /// Nothing to push, stage, move, commit or reset.
     pub fn unchanged(&self) -> bool {
-        self.stage.is_empty() && self.steps.is_empty() && self.commit.is_none() && !self.reset
+        self.stage.is_empty() && self.steps.is_empty() && matches!(self.ending, Ending::Nothing)
     }
 
     /// Phases staged without a step (generate-only phases).
@@ -234,11 +305,11 @@ pub fn render_with(plan: &Plan, diffs: &Diffs) -> String {
     let mut s = String::new();
     let g = |x: Option<u64>| x.map_or("none".to_string(), |g| g.to_string());
     for n in &plan.nodes {
-        if n.steps.is_empty() && n.stage.is_empty() && !n.reset {
+        if n.steps.is_empty() && n.stage.is_empty() && !n.resets() {
             let _ = writeln!(s, "{}: unchanged", n.name);
             continue;
         }
-        let _ = writeln!(s, "{}: {}", n.name, if n.reset { "reset" } else { "changed" });
+        let _ = writeln!(s, "{}: {}", n.name, if n.resets() { "reset" } else { "changed" });
         for st in &n.steps {
             let what = if st.to.is_some() { "activate" } else { "remove" };
             let _ = writeln!(s, "  {} : {what} (generation {} -> {})", st.phase, g(st.from), g(st.to));
@@ -267,7 +338,7 @@ pub fn render_with(plan: &Plan, diffs: &Diffs) -> String {
         for p in n.staged_only() {
             let _ = writeln!(s, "  {p} : stage only (generated, not activated)");
         }
-        if n.reset {
+        if n.resets() {
             let _ = writeln!(s, "  then: forget (directories kdeploy created, /var/lib/kdeploy)");
         }
     }

@@ -19,8 +19,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
-use super::plan::{NodeWork, Step};
-use super::plan_switch::{Deployed, FileDiff};
+use super::plan::{Ending, FileDiff, NodeWork, Step};
+use super::plan_switch::Deployed;
 use super::record::{Generation, NodeRecord};
 use crate::closure::{Hook, When};
 use crate::node::{changed_files, plan_units, Manifest};
@@ -65,7 +65,7 @@ fn hook(r: &crate::node::manifest::ResetHook, scope: Scope) -> Hook {
 /// The work that resets one node: one unlinking step per linked phase,
 /// then `forget`.
 pub fn node_work(name: &str, deployed: &Deployed, scope: Scope) -> NodeWork {
-    let mut w = NodeWork { name: name.to_string(), reset: true, ..Default::default() };
+    let mut w = NodeWork { name: name.to_string(), ending: Ending::Forget, ..Default::default() };
     let live = |p: &str| deployed.manifests.get(p);
     // every file the reset removes: restart triggers of nothing remain,
     // but the unit plan is decided as for any unlink
@@ -165,7 +165,7 @@ mod tests {
     #[test]
     fn every_linked_phase_is_unlinked_with_its_units_stopped_and_its_hooks() {
         let w = node_work("n1", &deployed(), Scope::Nodes);
-        assert!(w.reset && w.stage.is_empty() && w.push.is_empty() && w.commit.is_none());
+        assert!(w.resets() && w.stage.is_empty() && w.push.is_empty() && w.commit().is_none());
         let s: Vec<(&str, Option<u64>, Option<u64>)> =
             w.steps.iter().map(|s| (s.phase.as_str(), s.from, s.to)).collect();
         assert_eq!(s, [("bin", Some(3), None), ("etcd", Some(4), None)]);
@@ -214,7 +214,7 @@ mod tests {
     #[test]
     fn a_node_with_nothing_linked_still_forgets() {
         let w = node_work("n1", &Deployed::default(), Scope::Nodes);
-        assert!(w.steps.is_empty() && w.reset);
+        assert!(w.steps.is_empty() && w.resets());
         assert!(!w.unchanged());
     }
 

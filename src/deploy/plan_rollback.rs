@@ -10,18 +10,17 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
-use super::plan::{Commit, NodeWork, Step};
-use super::plan_switch::{FileDiff, RecordedPhase};
+use super::plan::{Commit, Ending, FileDiff, NodeWork, RecordedPhase, Step};
 use super::record::Generation;
 use crate::node::{changed_files, plan_units, Manifest};
 use crate::store::Digest;
 
 /// The recorded generation to return to: `to`, or the last one before the
 /// generation in effect now.
-pub fn target(gens: &[Generation], to: Option<u64>) -> Result<Generation, String> {
+pub fn target(gens: &[Generation], to: Option<u64>) -> Result<&Generation, String> {
     let latest = gens.last().ok_or("no generations recorded yet (.kdeploy/generations/ is empty)")?;
     if let Some(n) = to {
-        return gens.iter().find(|g| g.number == n).cloned().ok_or_else(|| {
+        return gens.iter().find(|g| g.number == n).ok_or_else(|| {
             let have: Vec<String> = gens.iter().map(|g| g.number.to_string()).collect();
             format!("--to {n}: no such recorded generation (have {})", have.join(", "))
         });
@@ -30,7 +29,6 @@ pub fn target(gens: &[Generation], to: Option<u64>) -> Result<Generation, String
     gens.iter()
         .rev()
         .find(|g| g.number < in_effect)
-        .cloned()
         .ok_or_else(|| format!("generation {in_effect} is the oldest recorded: nothing to roll back to"))
 }
 
@@ -94,7 +92,7 @@ pub fn node_work(name: &str, st: &NodeState, generation: u64, hash: Digest, alre
         });
     }
     if !(already && w.steps.is_empty()) {
-        w.commit = Some(Commit { generation, hash, record: None });
+        w.ending = Ending::Commit(Commit { generation, hash, record: None });
     }
     w
 }

@@ -20,20 +20,10 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use super::plan::{Commit, NodeWork, Step};
+use super::plan::{Commit, Ending, FileDiff, NodeWork, RecordedPhase, Step};
 use crate::closure::{Phase, Source};
 use crate::node::{changed_files, plan_units, Drift, Manifest, NodeStatus, UnitPlan};
 use crate::store::Digest;
-
-/// One phase as recorded on the node when its current generation was
-/// committed (see `state.rs`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RecordedPhase {
-    pub hash: Digest,
-    /// The generation the phase was staged in (and linked to, if active).
-    pub generation: u64,
-    pub active: bool,
-}
 
 /// What a node reported about itself.
 #[derive(Debug, Clone, Default)]
@@ -72,36 +62,6 @@ pub enum PhaseAction {
     /// The phase is gone (or no longer activated) but still linked: unlink
     /// it and stop its units.
     Remove,
-}
-
-/// Paths that differ between the live and the new manifest of a phase.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct FileDiff {
-    pub added: Vec<String>,
-    pub changed: Vec<String>,
-    pub removed: Vec<String>,
-}
-
-impl FileDiff {
-    pub fn between(old: Option<&Manifest>, new: Option<&Manifest>) -> FileDiff {
-        let empty = Manifest::default();
-        let a = old.unwrap_or(&empty).files_by_path();
-        let b = new.unwrap_or(&empty).files_by_path();
-        let mut d = FileDiff::default();
-        for (p, f) in &b {
-            match a.get(p) {
-                None => d.added.push(p.to_string()),
-                Some(o) if o != f => d.changed.push(p.to_string()),
-                _ => {}
-            }
-        }
-        d.removed = a.keys().filter(|p| !b.contains_key(*p)).map(|p| p.to_string()).collect();
-        d
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.added.is_empty() && self.changed.is_empty() && self.removed.is_empty()
-    }
 }
 
 #[derive(Debug, Clone)]
@@ -286,7 +246,7 @@ pub fn node_work(
     }
     let staged: BTreeSet<Digest> = w.stage.iter().flat_map(|(_, m)| m.files.iter().map(|f| f.hash)).collect();
     w.push = push.into_iter().filter(|(d, _)| staged.contains(d)).collect();
-    w.commit = Some(Commit { generation: gen, hash: node_hash, record: Some(record) });
+    w.ending = Ending::Commit(Commit { generation: gen, hash: node_hash, record: Some(record) });
     w
 }
 

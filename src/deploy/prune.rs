@@ -13,11 +13,10 @@
 
 use std::collections::BTreeSet;
 
+use super::connect::SshSettings;
 use super::events::{Event, Sink};
-use super::execute::Reached;
 use super::plan_reset;
-use super::record::{self, Generation};
-use super::switch::SwitchOptions;
+use super::record::{Generation, Records};
 use crate::closure::Closures;
 use crate::transport::NodeTarget;
 
@@ -27,54 +26,44 @@ fn defined(closures: &Closures) -> BTreeSet<&str> {
 
 /// The nodes of the latest record of this cluster that the definition
 /// does not name, with that record.
-pub fn left(closures: &Closures, opts: &SwitchOptions) -> (Vec<String>, Option<Generation>) {
-    let latest = record::latest_of(&opts.state_dir, &closures.cluster.name);
-    let names = plan_reset::left_nodes(latest.as_ref(), &closures.cluster.name, &defined(closures))
-        .into_iter()
-        .cloned()
-        .collect();
+fn left<'r>(closures: &Closures, records: &'r Records) -> (Vec<String>, Option<&'r Generation>) {
+    let latest = records.latest_of(&closures.cluster.name);
+    let names =
+        plan_reset::left_nodes(latest, &closures.cluster.name, &defined(closures)).into_iter().cloned().collect();
     (names, latest)
 }
 
 /// The addresses of the nodes left out of the definition: their etcd
 /// members are not the switch's to remove.
-pub fn left_addresses(closures: &Closures, opts: &SwitchOptions) -> BTreeSet<String> {
-    let (names, latest) = left(closures, opts);
-    names.iter().filter_map(|n| Some(latest.as_ref()?.nodes.get(n)?.address.clone())).collect()
+pub fn left_addresses(closures: &Closures, records: &Records) -> BTreeSet<String> {
+    let (names, latest) = left(closures, records);
+    names.iter().filter_map(|n| Some(latest?.nodes.get(n)?.address.clone())).collect()
 }
 
-/// How to reach the nodes to prune (none without `--prune`): from the
+/// How to reach the nodes to prune (none without `prune`): from the
 /// latest record, as `rollback` reaches nodes.
-pub fn targets(closures: &Closures, opts: &SwitchOptions) -> Result<Vec<NodeTarget>, String> {
-    if !opts.prune {
+pub fn targets(
+    closures: &Closures,
+    records: &Records,
+    prune: bool,
+    ssh: &SshSettings,
+) -> Result<Vec<NodeTarget>, String> {
+    if !prune {
         return Ok(Vec::new());
     }
-    let (names, latest) = left(closures, opts);
-    let g = latest.as_ref();
+    let (names, latest) = left(closures, records);
     names
         .iter()
-        .filter_map(|n| Some((n, g?.nodes.get(n)?)))
-        .map(|(n, r)| opts.ssh.target(n, &r.address, &r.ssh()))
+        .filter_map(|n| Some((n, latest?.nodes.get(n)?)))
+        .map(|(n, r)| ssh.target(n, &r.address, &r.ssh()))
         .collect()
 }
 
-/// Name each node left out of the definition (without `--prune`).
-pub fn name_left(closures: &Closures, opts: &SwitchOptions, sink: &dyn Sink) {
-    if opts.prune {
-        return;
-    }
-    let (names, latest) = left(closures, opts);
+/// Name each node left out of the definition (a switch without `--prune`).
+pub fn name_left(closures: &Closures, records: &Records, sink: &dyn Sink) {
+    let (names, latest) = left(closures, records);
     for n in names {
-        let address = latest.as_ref().and_then(|g| g.nodes.get(&n)).map_or(String::new(), |r| r.address.clone());
+        let address = latest.and_then(|g| g.nodes.get(&n)).map_or(String::new(), |r| r.address.clone());
         sink.emit(Event::NodeLeft { node: n, address });
     }
-}
-
-/// The reached nodes, those of the definition first (in their order),
-/// then the others (nodes to prune).
-pub fn defined_first<'h>(closures: &Closures, nodes: &[Reached<'h>]) -> Vec<Reached<'h>> {
-    let (mut a, b): (Vec<Reached<'h>>, Vec<Reached<'h>>) =
-        nodes.iter().partition(|r| closures.cluster.nodes.contains_key(r.host.name()));
-    a.extend(b);
-    a
 }

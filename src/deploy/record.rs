@@ -19,11 +19,15 @@ pub struct NodeRecord {
     pub port: Option<u16>,
     /// The cluster's `ssh.become`; absent in records from before it existed.
     #[serde(default, rename = "become", skip_serializing_if = "Option::is_none")]
-    pub escalation: Option<String>,
+    pub escalation: Option<crate::schema::Become>,
     pub key: Option<String>,
     /// `user@host:port` of the bastion, if the node was reached through one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub jump_host: Option<String>,
+    /// The node's roles (for `rollback --on ROLE`; empty in records from
+    /// before they were kept).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub roles: Vec<String>,
     /// The generation the node was committed at.
     pub generation: u64,
     /// Node hash (blake3 hex).
@@ -38,7 +42,7 @@ impl NodeRecord {
     /// How to reach the node again, in the closure's terms.
     pub fn ssh(&self) -> crate::schema::Ssh {
         crate::schema::Ssh {
-            escalation: self.escalation.clone().unwrap_or_else(|| "sudo".to_string()),
+            escalation: self.escalation.unwrap_or_default(),
             jump_host: self.jump_host.clone(),
             key: self.key.clone(),
             port: self.port,
@@ -97,31 +101,74 @@ pub fn dir(state_dir: &Path) -> PathBuf {
     state_dir.join("generations")
 }
 
-/// All recorded generations, oldest first (unreadable files are skipped).
-pub fn list(state_dir: &Path) -> Vec<Generation> {
-    let mut out: Vec<Generation> = std::fs::read_dir(dir(state_dir))
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
-        .filter_map(|e| serde_json::from_slice(&std::fs::read(e.path()).ok()?).ok())
-        .collect();
-    out.sort_by_key(|g| g.number);
-    out
+/// Every recorded generation, read once per run, oldest first. A record
+/// that cannot be read is an error naming its file: skipping it would let
+/// an older record decide where the nodes are.
+#[derive(Debug, Clone, Default)]
+pub struct Records {
+    gens: Vec<Generation>,
 }
 
-pub fn latest(state_dir: &Path) -> Option<Generation> {
-    list(state_dir).pop()
+impl Records {
+    /// The records in `state_dir` (none yet: empty).
+    pub fn load(state_dir: &Path) -> Result<Records, String> {
+        let d = dir(state_dir);
+        let entries = match std::fs::read_dir(&d) {
+            Ok(e) => e,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Records::default()),
+            Err(e) => return Err(format!("{}: {e}", d.display())),
+        };
+        let mut gens = Vec::new();
+        for entry in entries {
+            let path = entry.map_err(|e| format!("{}: {e}", d.display()))?.path();
+            // `.N.json.tmp`: a write cut off before its rename
+            let is_record = path.extension().is_some_and(|x| x == "json")
+                && !path.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.'));
+            if is_record {
+                gens.push(read_one(&path)?);
+            }
+        }
+        gens.sort_by_key(|g| g.number);
+        Ok(Records { gens })
+    }
+
+    /// Oldest first.
+    pub fn all(&self) -> &[Generation] {
+        &self.gens
+    }
+
+    pub fn latest(&self) -> Option<&Generation> {
+        self.gens.last()
+    }
+
+    /// The latest generation recorded for `cluster` (one project may hold
+    /// several clusters, selected with `-A`).
+    pub fn latest_of(&self, cluster: &str) -> Option<&Generation> {
+        self.gens.iter().rev().find(|g| g.cluster == cluster)
+    }
+
+    pub fn next_number(&self) -> u64 {
+        self.latest().map_or(1, |g| g.number + 1)
+    }
 }
 
-/// The latest generation recorded for `cluster` (one project may hold
-/// several clusters, selected with `-A`).
-pub fn latest_of(state_dir: &Path, cluster: &str) -> Option<Generation> {
-    list(state_dir).into_iter().rev().find(|g| g.cluster == cluster)
-}
-
-pub fn next_number(state_dir: &Path) -> u64 {
-    latest(state_dir).map_or(1, |g| g.number + 1)
+/// One record, which must be named for its number (`N.json`).
+fn read_one(path: &Path) -> Result<Generation, String> {
+    let unreadable = |why: String| {
+        format!(
+            "deployer record {}: {why}; kdeploy will not guess where the nodes are: restore the file, or move it \
+             out of {} if the generation it recorded is gone",
+            path.display(),
+            path.parent().map_or(String::new(), |p| p.display().to_string())
+        )
+    };
+    let bytes = std::fs::read(path).map_err(|e| unreadable(e.to_string()))?;
+    let g: Generation = serde_json::from_slice(&bytes).map_err(|e| unreadable(e.to_string()))?;
+    let named = path.file_stem().and_then(|s| s.to_str()).and_then(|s| s.parse::<u64>().ok());
+    if named != Some(g.number) {
+        return Err(unreadable(format!("it records generation {} under another name", g.number)));
+    }
+    Ok(g)
 }
 
 pub fn write(state_dir: &Path, g: &Generation) -> Result<(), String> {
@@ -156,6 +203,34 @@ pub fn format_time(secs: u64) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    fn record(number: u64, cluster: &str) -> String {
+        serde_json::json!({"number": number, "cluster": cluster, "time": 0, "phaseOrder": [], "nodes": {}}).to_string()
+    }
+
+    #[test]
+    fn records_are_read_once_newest_last_and_a_bad_one_is_an_error() {
+        let d = tempfile::tempdir().unwrap();
+        assert!(Records::load(d.path()).unwrap().latest().is_none());
+        let gens = dir(d.path());
+        std::fs::create_dir_all(&gens).unwrap();
+        std::fs::write(gens.join("2.json"), record(2, "a")).unwrap();
+        std::fs::write(gens.join("10.json"), record(10, "b")).unwrap();
+        std::fs::write(gens.join(".11.json.tmp"), "cut off").unwrap();
+        let r = Records::load(d.path()).unwrap();
+        assert_eq!(r.all().iter().map(|g| g.number).collect::<Vec<_>>(), [2, 10]);
+        assert_eq!(r.latest_of("a").map(|g| g.number), Some(2));
+        assert_eq!(r.next_number(), 11);
+        // a damaged latest record must not let an older one decide
+        std::fs::write(gens.join("11.json"), "{\"number\": 11, ").unwrap();
+        let e = Records::load(d.path()).unwrap_err();
+        assert!(e.contains("11.json") && e.contains("restore the file"), "{e}");
+        std::fs::write(gens.join("11.json"), record(12, "a")).unwrap();
+        let e = Records::load(d.path()).unwrap_err();
+        assert!(e.contains("generation 12 under another name"), "{e}");
+    }
+
     #[test]
     fn time_format() {
         assert_eq!(super::format_time(0), "1970-01-01 00:00:00 UTC");

@@ -7,24 +7,23 @@
 //! program forgets kdeploy on each node. The nodes leave the deployer
 //! record. A failed reset is not undone: run it again to finish.
 //!
-//! [`reset_reached`] works over any [`crate::transport::Host`], so tests
-//! drive it over `LocalHost` (`tests/local/deploy.rs`).
-
-use std::path::PathBuf;
+//! [`Reset`] is the operation the spine (`operation.rs`) runs; tests drive
+//! it with [`reset_reached`] over `LocalHost` (`tests/local/reset.rs`).
 
 use futures::future::join_all;
 
-use super::connect::{connect_reporting, lock_owner, SshSettings};
+use super::connect::SshSettings;
+use super::error::Error;
 use super::events::Sink;
-use super::execute::{self, Cancel, Context, Opened, Outcome, Reached};
+use super::execute::{Cancel, Opened, Reached, Session};
+use super::operation::{self, Operation, Report, RunOptions};
 use super::plan::{self, NodeWork, Plan};
 use super::plan_reset::{self, Scope};
-use super::record;
+use super::record::{self, Records};
+use super::select;
 use super::state;
-use super::step::Deadlines;
-use super::switch::select;
 use crate::closure::Closures;
-use crate::transport::Host;
+use crate::transport::NodeTarget;
 
 #[derive(Debug, Clone, Default)]
 pub struct ResetOptions {
@@ -32,37 +31,61 @@ pub struct ResetOptions {
     pub cluster: String,
     /// Node names or roles; empty: every node of the cluster.
     pub on: Vec<String>,
-    pub dry_run: bool,
-    pub parallel: usize,
-    pub ssh: SshSettings,
-    /// `.kdeploy` of the project (generation records).
-    pub state_dir: PathBuf,
-    pub deadlines: Deadlines,
+    pub run: RunOptions,
+}
+
+/// A reset: the operation the spine runs.
+pub struct Reset<'a> {
+    pub opts: &'a ResetOptions,
+    /// The cluster's phase order (phases are reset in its reverse).
+    pub order: &'a [String],
+    /// Nodes held but not reset (see [`bystanders`]).
+    pub bystanders: Vec<String>,
+    pub scope: Scope,
+    /// The nodes to reach: those to reset, then the bystanders.
+    pub targets: Vec<NodeTarget>,
+}
+
+impl Operation for Reset<'_> {
+    const NAME: &'static str = "reset";
+
+    fn targets(&self, _: &Records, _: &SshSettings, _: &dyn Sink) -> Result<Vec<NodeTarget>, String> {
+        Ok(self.targets.clone())
+    }
+
+    async fn plan(&self, records: &Records, session: &Session<'_>, _: &dyn Sink) -> Result<Plan, String> {
+        let reset = session.nodes.iter().filter(|o| !self.bystanders.contains(&o.name));
+        let mut work = gather(reset, self.scope).await?;
+        let held: Vec<&str> = session.nodes.iter().map(|o| o.name.as_str()).collect();
+        if let Some(why) = plan::unheld_delegate(&work, &held) {
+            return Err(why);
+        }
+        // the bystanders without work
+        work.extend(self.bystanders.iter().map(|n| NodeWork { name: n.clone(), ..Default::default() }));
+        session.sort_like(&mut work);
+        let waves = plan::waves(self.order, &work, &[]);
+        let gone: Vec<String> = work.iter().filter(|w| w.resets()).map(|w| w.name.clone()).collect();
+        let latest = records.latest_of(&self.opts.cluster);
+        let record = plan_reset::record_without(latest, &gone, records.next_number(), record::now());
+        Ok(Plan { nodes: work, waves, record })
+    }
 }
 
 /// Reset the selected nodes of `closures`. Returns the outcome and, for
 /// `--dry-run`, the plan text.
-pub async fn reset(
-    closures: &Closures,
-    opts: &ResetOptions,
-    cancel: Cancel,
-    sink: &dyn Sink,
-) -> Result<(Outcome, String), String> {
-    let selected = select(closures, &opts.on)?;
+pub async fn reset(closures: &Closures, opts: &ResetOptions, cancel: Cancel, sink: &dyn Sink) -> Result<Report, Error> {
+    let op = prepare(closures, opts).map_err(Error::Refused)?;
+    operation::run(&op, &opts.run, cancel, sink).await
+}
+
+/// The reset of the selected nodes, or why it is refused.
+fn prepare<'a>(closures: &'a Closures, opts: &'a ResetOptions) -> Result<Reset<'a>, String> {
+    let selected = select::in_cluster(closures, &opts.on)?;
     let scope = if selected.len() == closures.cluster.nodes.len() { Scope::Cluster } else { Scope::Nodes };
     anchor_kept(closures, &selected)?;
     let bystanders = bystanders(closures, &selected);
-    let targets = opts.ssh.targets_of(closures, &[&selected[..], &bystanders[..]].concat())?;
-    let (hosts, unreachable) = connect_reporting(&targets, opts.parallel, sink).await;
-    let result = if unreachable {
-        Ok((Outcome::Unreachable, String::new()))
-    } else {
-        let reached: Vec<Reached<'_>> = hosts.iter().map(|h| Reached { host: h, prefix: "" }).collect();
-        let order = &closures.cluster.phase_order;
-        reset_reached(&reached, &bystanders, order, scope, opts, cancel, sink).await
-    };
-    join_all(hosts.iter().map(|h| h.close())).await;
-    result
+    let targets = opts.run.ssh.targets_of(closures, &[&selected[..], &bystanders[..]].concat())?;
+    Ok(Reset { opts, order: &closures.cluster.phase_order, bystanders, scope, targets })
 }
 
 /// The nodes a partial reset holds without resetting them: the anchor,
@@ -80,12 +103,7 @@ fn bystanders(closures: &Closures, selected: &[String]) -> Vec<String> {
 fn anchor_kept(closures: &Closures, selected: &[String]) -> Result<(), String> {
     let c = &closures.cluster;
     let Some(a) = c.anchor.as_ref().filter(|a| selected.contains(a)) else { return Ok(()) };
-    let others: Vec<&String> = c
-        .nodes
-        .iter()
-        .filter(|(n, node)| !selected.contains(n) && node.roles.iter().any(|r| r == "control-plane"))
-        .map(|(n, _)| n)
-        .collect();
+    let others: Vec<&String> = c.anchor_candidates.iter().filter(|n| !selected.contains(n) && *n != a).collect();
     if others.is_empty() {
         return Ok(());
     }
@@ -96,60 +114,15 @@ fn anchor_kept(closures: &Closures, selected: &[String]) -> Result<(), String> {
     ))
 }
 
-/// A reset of the nodes already reached; `order` is the cluster's phase
-/// order (phases are reset in its reverse). The connections stay open.
-/// The nodes of `nodes` named in `bystanders` are only held (see
-/// [`bystanders`]).
+/// A reset of the nodes already reached (see [`Reset`]). The connections
+/// stay open.
 pub async fn reset_reached(
+    op: &Reset<'_>,
     nodes: &[Reached<'_>],
-    bystanders: &[String],
-    order: &[String],
-    scope: Scope,
-    opts: &ResetOptions,
     cancel: Cancel,
     sink: &dyn Sink,
-) -> Result<(Outcome, String), String> {
-    let session = match execute::open(nodes, &lock_owner("reset"), sink).await {
-        Ok(s) => s,
-        Err(s) => {
-            s.close().await;
-            return Ok((Outcome::Failed, String::new()));
-        }
-    };
-    let result = async {
-        let reset = session.nodes.iter().filter(|o| !bystanders.contains(&o.name));
-        let mut work = gather(reset, scope).await?;
-        let held: Vec<&str> = session.nodes.iter().map(|o| o.name.as_str()).collect();
-        if let Some(why) = plan::unheld_delegate(&work, &held) {
-            return Err(why);
-        }
-        // the plan's nodes in the session's order: the bystanders without work
-        work.extend(bystanders.iter().map(|n| NodeWork { name: n.clone(), ..Default::default() }));
-        work.sort_by_key(|w| session.nodes.iter().position(|o| o.name == w.name));
-        let waves = plan::waves(order, &work, &[]);
-        let gone: Vec<String> = work.iter().filter(|w| w.reset).map(|w| w.name.clone()).collect();
-        let latest = record::latest_of(&opts.state_dir, &opts.cluster);
-        let next = record::next_number(&opts.state_dir);
-        let record = plan_reset::record_without(latest.as_ref(), &gone, next, record::now());
-        let plan = Plan { nodes: work, waves, record };
-        execute::announce(&plan, sink);
-        if opts.dry_run {
-            return Ok((Outcome::Ok, plan::render(&plan)));
-        }
-        let cx = Context {
-            resolver: None,
-            cache: None,
-            state_dir: &opts.state_dir,
-            cancel,
-            deadlines: opts.deadlines,
-            parallel: opts.parallel,
-            uploads: 0,
-        };
-        Ok((execute::execute(&session, &plan, &cx, sink).await?, String::new()))
-    }
-    .await;
-    session.close().await;
-    result
+) -> Result<Report, Error> {
+    operation::run_reached(op, &op.opts.run, nodes, cancel, sink).await
 }
 
 /// Read what each opened node runs and plan its reset.

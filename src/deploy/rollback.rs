@@ -16,21 +16,21 @@
 //! a new deployer generation with `rollbackOf`.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 
 use futures::future::join_all;
 
-use super::connect::{connect_reporting, lock_owner, SshSettings};
+use super::connect::SshSettings;
+use super::error::Error;
 use super::events::{Event, Sink};
-use super::execute::{self, Cancel, Context, Opened, Outcome, Reached};
+use super::execute::{Cancel, Opened, Session};
+use super::operation::{self, Operation, Report, RunOptions};
 use super::plan::{self, Plan};
 use super::plan_rollback::{self as planner, NodeState};
-use super::record::{self, Generation};
-use super::rollout::{Group, Rollout, Serial};
+use super::record::{self, Generation, Records};
+use super::select;
 use super::state;
-use super::step::Deadlines;
 use crate::store::Digest;
-use crate::transport::Host;
+use crate::transport::NodeTarget;
 
 #[derive(Debug, Clone, Default)]
 pub struct RollbackOptions {
@@ -38,96 +38,52 @@ pub struct RollbackOptions {
     pub to: Option<u64>,
     /// Node names; empty: every node of the target generation.
     pub on: Vec<String>,
-    pub parallel: usize,
-    pub ssh: SshSettings,
-    pub state_dir: PathBuf,
-    pub dry_run: bool,
-    pub deadlines: Deadlines,
+    pub run: RunOptions,
 }
 
 pub use planner::target;
 
-/// Roll back. Returns the outcome, the deployer generation recorded (on
-/// success) and, for `--dry-run`, the plan text.
-pub async fn rollback(
-    opts: &RollbackOptions,
-    cancel: Cancel,
-    sink: &dyn Sink,
-) -> Result<(Outcome, Option<u64>, String), String> {
-    let gens = record::list(&opts.state_dir);
-    let tgt = target(&gens, opts.to)?;
-    let latest = gens.last().cloned().expect("target found one");
-    if let Some(why) = record::membership_refusal(&latest, &tgt) {
-        return Err(why);
-    }
-    let mut names: Vec<String> = tgt.nodes.keys().cloned().collect();
-    if !opts.on.is_empty() {
-        let want: Vec<&str> = opts.on.iter().flat_map(|s| s.split(',')).filter(|s| !s.is_empty()).collect();
-        if let Some(w) = want.iter().find(|w| !tgt.nodes.contains_key(**w)) {
-            return Err(format!("--on {w}: no node of that name in generation {}", tgt.number));
-        }
-        names.retain(|n| want.contains(&n.as_str()));
-    }
-    for n in latest.nodes.keys().filter(|n| !tgt.nodes.contains_key(*n)) {
-        sink.emit(Event::Warning {
-            node: n.clone(),
-            message: format!("not in generation {}: left as it is", tgt.number),
-        });
-    }
-    let targets: Vec<_> = names
-        .iter()
-        .map(|n| {
-            let r = &tgt.nodes[n];
-            opts.ssh.target(n, &r.address, &r.ssh())
-        })
-        .collect::<Result<_, _>>()?;
-
-    let (hosts, unreachable) = connect_reporting(&targets, opts.parallel, sink).await;
-    let result = if unreachable {
-        Ok((Outcome::Unreachable, None, String::new()))
-    } else {
-        let reached: Vec<Reached<'_>> = hosts.iter().map(|h| Reached { host: h, prefix: "" }).collect();
-        match execute::open(&reached, &lock_owner("rollback"), sink).await {
-            Err(session) => {
-                session.close().await;
-                Ok((Outcome::Failed, None, String::new()))
-            }
-            Ok(session) => {
-                let r = plan_and_run(opts, &tgt, &latest, &session, cancel, sink).await;
-                session.close().await;
-                r
-            }
-        }
-    };
-    join_all(hosts.iter().map(|h| h.close())).await;
-    result
+/// A rollback: the operation the spine runs.
+pub struct Rollback<'a> {
+    pub opts: &'a RollbackOptions,
 }
 
-async fn plan_and_run(
-    opts: &RollbackOptions,
-    tgt: &Generation,
-    latest: &Generation,
-    session: &execute::Session<'_>,
-    cancel: Cancel,
-    sink: &dyn Sink,
-) -> Result<(Outcome, Option<u64>, String), String> {
-    let plan = gather_and_plan(tgt, latest, &session.nodes, &opts.state_dir).await?;
-    execute::announce(&plan, sink);
-    if opts.dry_run {
-        return Ok((Outcome::Ok, None, plan::render(&plan)));
+impl Rollback<'_> {
+    /// The generation to return to and the latest one, or why not.
+    fn ends<'r>(&self, records: &'r Records) -> Result<(&'r Generation, &'r Generation), String> {
+        let tgt = target(records.all(), self.opts.to)?;
+        let latest = records.latest().ok_or("no generations recorded yet")?;
+        if let Some(why) = record::membership_refusal(latest, tgt) {
+            return Err(why);
+        }
+        Ok((tgt, latest))
     }
-    let cx = Context {
-        resolver: None,
-        cache: None,
-        state_dir: &opts.state_dir,
-        cancel,
-        deadlines: opts.deadlines,
-        parallel: opts.parallel,
-        uploads: 0,
-    };
-    let outcome = execute::execute(session, &plan, &cx, sink).await?;
-    let number = plan.record.as_ref().map(|g| g.number).filter(|_| outcome == Outcome::Ok);
-    Ok((outcome, number, String::new()))
+}
+
+impl Operation for Rollback<'_> {
+    const NAME: &'static str = "rollback";
+
+    fn targets(&self, records: &Records, ssh: &SshSettings, sink: &dyn Sink) -> Result<Vec<NodeTarget>, String> {
+        let (tgt, latest) = self.ends(records)?;
+        let names = select::in_generation(tgt, &self.opts.on)?;
+        for n in latest.nodes.keys().filter(|n| !tgt.nodes.contains_key(*n)) {
+            sink.emit(Event::Warning {
+                node: n.clone(),
+                message: format!("not in generation {}: left as it is", tgt.number),
+            });
+        }
+        names.iter().map(|n| ssh.target(n, &tgt.nodes[n].address, &tgt.nodes[n].ssh())).collect()
+    }
+
+    async fn plan(&self, records: &Records, session: &Session<'_>, _: &dyn Sink) -> Result<Plan, String> {
+        let (tgt, latest) = self.ends(records)?;
+        gather_and_plan(tgt, latest, &session.nodes, records.next_number()).await
+    }
+}
+
+/// Roll back: connect to the target generation's nodes, plan, run.
+pub async fn rollback(opts: &RollbackOptions, cancel: Cancel, sink: &dyn Sink) -> Result<Report, Error> {
+    operation::run(&Rollback { opts }, &opts.run, cancel, sink).await
 }
 
 /// Read each node's side of the rollback, then plan it.
@@ -135,7 +91,7 @@ async fn gather_and_plan(
     tgt: &Generation,
     latest: &Generation,
     nodes: &[Opened<'_>],
-    state_dir: &std::path::Path,
+    number: u64,
 ) -> Result<Plan, String> {
     let read = join_all(nodes.iter().map(|o| async move {
         let r = &tgt.nodes[&o.name];
@@ -164,8 +120,7 @@ async fn gather_and_plan(
         let (st, hash, already) = r?;
         let mut w = planner::node_work(&o.name, &st, tgt.nodes[&o.name].generation, hash, already);
         // Generations recorded before rollouts: one node at a time.
-        w.rollout =
-            Some(tgt.nodes[&o.name].rollout.unwrap_or(Rollout { group: Group::Workers, serial: Serial::Count(1) }));
+        w.rollout = Some(tgt.nodes[&o.name].rollout.unwrap_or_default());
         work.push(w);
     }
     let waves = plan::waves(&tgt.phase_order, &work, &[]);
@@ -174,7 +129,7 @@ async fn gather_and_plan(
         records.insert(o.name.clone(), tgt.nodes[&o.name].clone());
     }
     let record = Generation {
-        number: record::next_number(state_dir),
+        number,
         cluster: tgt.cluster.clone(),
         time: record::now(),
         phase_order: tgt.phase_order.clone(),

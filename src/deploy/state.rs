@@ -9,7 +9,8 @@
 
 use std::collections::BTreeMap;
 
-use super::plan_switch::{Deployed, RecordedPhase};
+use super::plan::RecordedPhase;
+use super::plan_switch::Deployed;
 use crate::node::{Manifest, Node, NodeStatus};
 use crate::store::Digest;
 

@@ -8,80 +8,53 @@
 //! commits and records. Any unreachable or locked node: stop before
 //! changing anything.
 //!
-//! Everything after connecting is [`switch_reached`], over any [`Host`]
-//! with the node program under a prefix, so tests drive the executor over
-//! `LocalHost` on directories (`tests/local/deploy.rs`).
+//! [`Switch`] is the operation the spine (`operation.rs`) runs; tests
+//! drive it with [`switch_reached`] over `LocalHost` on directories
+//! (`tests/local/deploy.rs`).
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::path::PathBuf;
+use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use futures::future::join_all;
 
 use super::anchor;
-use super::connect::{connect_reporting, lock_owner, SshSettings};
+use super::connect::SshSettings;
 use super::diff;
+use super::error::Error;
 use super::events::{Event, Sink};
-use super::execute::{self, Context, Opened, Session};
 pub use super::execute::{Cancel, Outcome, Reached};
+use super::execute::{Opened, Session};
 use super::manifest::phase_manifest;
 use super::member_step;
 use super::membership::{self, MembershipPlan};
-use super::plan::{self, NodeWork, Plan};
+use super::operation::{self, Operation, Report, RunOptions};
+use super::plan::{self, Ending, NodeWork, Plan};
 use super::plan_reset::Scope;
 use super::plan_switch::{self as planner, Deployed, PhaseInput};
 use super::prune;
-use super::record::{self, Generation, NodeRecord};
+use super::record::{self, Generation, NodeRecord, Records};
 use super::reset;
-use super::rollout;
+use super::select;
 use super::state;
-use super::step::Deadlines;
 use super::upgrade::{self, Upgrade};
 use crate::closure::{Closures, Source};
 use crate::node::Manifest;
+use crate::store::cache::BinaryCache;
 use crate::store::{ContentId, Digest, Resolver};
-use crate::transport::Host;
+use crate::transport::NodeTarget;
 
 #[derive(Debug, Clone, Default)]
 pub struct SwitchOptions {
     /// Node names or roles; empty: every node.
     pub on: Vec<String>,
-    pub dry_run: bool,
-    pub parallel: usize,
-    /// At most this many nodes receiving blobs over SSH at once (0: the default).
-    pub uploads: usize,
-    pub ssh: SshSettings,
-    /// `.kdeploy` of the project (generation records).
-    pub state_dir: PathBuf,
-    pub deadlines: Deadlines,
+    pub run: RunOptions,
     /// Reset the nodes the latest record lists but the definition no
     /// longer names (without it they are named and left as they are).
     pub prune: bool,
     /// A dry run shows the changed files' diffs coloured (a terminal).
     pub color: bool,
     /// The binary cache the nodes fetch blobs from (`transfer.cache`).
-    pub cache: Option<std::sync::Arc<crate::store::cache::BinaryCache>>,
-}
-
-/// The nodes `--on` selects (names or roles), or an error naming the unknown.
-pub fn select(closures: &Closures, on: &[String]) -> Result<Vec<String>, String> {
-    if on.is_empty() {
-        return Ok(closures.cluster.nodes.keys().cloned().collect());
-    }
-    let mut out = BTreeSet::new();
-    for want in on.iter().flat_map(|s| s.split(',')).filter(|s| !s.is_empty()) {
-        let hits: Vec<&String> = closures
-            .cluster
-            .nodes
-            .iter()
-            .filter(|(n, node)| *n == want || node.roles.iter().any(|r| r == want))
-            .map(|(n, _)| n)
-            .collect();
-        if hits.is_empty() {
-            return Err(format!("--on {want}: no node or role of that name in cluster {}", closures.cluster.name));
-        }
-        out.extend(hits.into_iter().cloned());
-    }
-    Ok(out.into_iter().collect())
+    pub cache: Option<Arc<BinaryCache>>,
 }
 
 fn blob_digest(resolver: &Resolver, source: &Source, cid: &ContentId) -> Result<Digest, String> {
@@ -140,86 +113,69 @@ fn node_manifests(closures: &Closures, name: &str, resolver: &Resolver) -> Resul
     Ok((manifests, sources, skipped))
 }
 
-/// Run a switch. Returns the outcome and, for `--dry-run`, the plan text.
+/// A switch of `closures`: the operation the spine runs.
+pub struct Switch<'a> {
+    pub closures: &'a Closures,
+    pub resolver: &'a Resolver,
+    pub opts: &'a SwitchOptions,
+}
+
+impl Operation for Switch<'_> {
+    const NAME: &'static str = "switch";
+
+    fn targets(&self, records: &Records, ssh: &SshSettings, sink: &dyn Sink) -> Result<Vec<NodeTarget>, String> {
+        let closures = self.closures;
+        let selected = select::in_cluster(closures, &self.opts.on)?;
+        anchor_check(closures, records)?;
+        if let Some(u) = upgrade_of(closures, records)? {
+            upgrade::whole(&u, selected.len(), closures.cluster.nodes.len())?;
+            sink.emit(Event::Upgrading { from: u.from.to_string(), to: u.to.to_string() });
+        }
+        let targets = ssh.targets_of(closures, &selected)?;
+        Ok([targets, prune::targets(closures, records, self.opts.prune, ssh)?].concat())
+    }
+
+    async fn plan(&self, records: &Records, session: &Session<'_>, sink: &dyn Sink) -> Result<Plan, String> {
+        let plan = gather_and_plan(self, records, session, sink).await?;
+        if !self.opts.prune {
+            prune::name_left(self.closures, records, sink);
+        }
+        Ok(plan)
+    }
+
+    async fn dry_run_text(&self, plan: &Plan, session: &Session<'_>) -> Result<String, String> {
+        let diffs = dry_run_diffs(self.closures, self.resolver, self.opts.color, session, plan).await?;
+        Ok(plan::render_with(plan, &diffs))
+    }
+
+    fn blobs(&self) -> (Option<&Resolver>, Option<Arc<BinaryCache>>) {
+        (Some(self.resolver), self.opts.cache.clone())
+    }
+}
+
+/// Run a switch: connect, then as [`switch_reached`].
 pub async fn switch(
     closures: &Closures,
     resolver: &Resolver,
     opts: &SwitchOptions,
     cancel: Cancel,
     sink: &dyn Sink,
-) -> Result<(Outcome, String), String> {
-    let selected = select(closures, &opts.on)?;
-    // refused before any node is reached
-    anchor_check(closures, &opts.state_dir)?;
-    if let Some(u) = upgrade_of(closures, &opts.state_dir)? {
-        upgrade::whole(&u, selected.len(), closures.cluster.nodes.len())?;
-        sink.emit(Event::Upgrading { from: u.from.to_string(), to: u.to.to_string() });
-    }
-    let targets = opts.ssh.targets_of(closures, &selected)?;
-    let targets = [targets, prune::targets(closures, opts)?].concat();
-    let (hosts, unreachable) = connect_reporting(&targets, opts.parallel, sink).await;
-    let reached: Vec<Reached<'_>> = hosts.iter().map(|h| Reached { host: h, prefix: "" }).collect();
-    let result = switch_reached(closures, resolver, opts, &reached, unreachable, cancel, sink).await;
-    join_all(hosts.iter().map(|h| h.close())).await;
-    result
+) -> Result<Report, Error> {
+    operation::run(&Switch { closures, resolver, opts }, &opts.run, cancel, sink).await
 }
 
-/// A switch on the nodes already reached (each must be a node of
-/// `closures`, by its host's name, or, with `opts.prune`, a node the
-/// latest record lists that `closures` does not: it is reset).
-/// `some_unreachable`: other selected nodes were not reached, so nothing
-/// may change. The connections stay open; closing them is the caller's.
+/// A switch on the nodes already reached (each a node of `closures`, by
+/// its host's name, or, with `opts.prune`, a node the latest record lists
+/// that `closures` does not: it is reset). The connections stay open.
 pub async fn switch_reached(
     closures: &Closures,
     resolver: &Resolver,
     opts: &SwitchOptions,
     nodes: &[Reached<'_>],
-    some_unreachable: bool,
     cancel: Cancel,
     sink: &dyn Sink,
-) -> Result<(Outcome, String), String> {
-    if some_unreachable {
-        return Ok((Outcome::Unreachable, String::new()));
-    }
-    // the nodes of the definition first, nodes to prune after them
-    let nodes = &prune::defined_first(closures, nodes);
-    let session = match execute::open(nodes, &lock_owner("switch"), sink).await {
-        Ok(s) => s,
-        Err(s) => {
-            s.close().await;
-            return Ok((Outcome::Failed, String::new()));
-        }
-    };
-    let result = plan_and_run(closures, resolver, opts, &session, cancel, sink).await;
-    session.close().await;
-    result
-}
-
-async fn plan_and_run(
-    closures: &Closures,
-    resolver: &Resolver,
-    opts: &SwitchOptions,
-    session: &Session<'_>,
-    cancel: Cancel,
-    sink: &dyn Sink,
-) -> Result<(Outcome, String), String> {
-    let plan = gather_and_plan(closures, resolver, opts, &session.nodes, sink).await?;
-    prune::name_left(closures, opts, sink);
-    execute::announce(&plan, sink);
-    if opts.dry_run {
-        let diffs = dry_run_diffs(closures, resolver, opts, session, &plan).await?;
-        return Ok((Outcome::Ok, plan::render_with(&plan, &diffs)));
-    }
-    let cx = Context {
-        resolver: Some(resolver),
-        cache: opts.cache.clone(),
-        state_dir: &opts.state_dir,
-        cancel,
-        deadlines: opts.deadlines,
-        parallel: opts.parallel,
-        uploads: opts.uploads,
-    };
-    Ok((execute::execute(session, &plan, &cx, sink).await?, String::new()))
+) -> Result<Report, Error> {
+    operation::run_reached(&Switch { closures, resolver, opts }, &opts.run, nodes, cancel, sink).await
 }
 
 /// What the plan changes inside files, for the nodes of the definition
@@ -227,10 +183,10 @@ async fn plan_and_run(
 async fn dry_run_diffs(
     closures: &Closures,
     resolver: &Resolver,
-    opts: &SwitchOptions,
+    color: bool,
     session: &Session<'_>,
     plan: &Plan,
-) -> Result<diff::Diffs, String> {
+) -> Result<plan::Diffs, String> {
     let mut sources = BTreeMap::new();
     let mut nodes = Vec::new();
     for o in &session.nodes {
@@ -240,25 +196,26 @@ async fn dry_run_diffs(
             nodes.push((o.name.as_str(), &o.node));
         }
     }
-    Ok(diff::collect(plan, &nodes, &sources, resolver, opts.color).await)
+    Ok(diff::collect(plan, &nodes, &sources, resolver, color).await)
 }
 
 /// Read what the changed nodes run, then plan every node: those of the
-/// definition, then the nodes to prune (`all` holds them after the
-/// others).
+/// definition, and the nodes to prune (reset). The plan's nodes are in
+/// the session's order.
 async fn gather_and_plan(
-    closures: &Closures,
-    resolver: &Resolver,
-    opts: &SwitchOptions,
-    all: &[Opened<'_>],
+    op: &Switch<'_>,
+    records: &Records,
+    session: &Session<'_>,
     sink: &dyn Sink,
 ) -> Result<Plan, String> {
-    let k = all.iter().take_while(|o| closures.cluster.nodes.contains_key(&o.name)).count();
-    let (nodes, pruned) = all.split_at(k);
-    if !opts.prune && !pruned.is_empty() {
-        return Err(format!("{} is not a node of cluster {}", pruned[0].name, closures.cluster.name));
+    let (closures, resolver, opts) = (op.closures, op.resolver, op.opts);
+    let all = &session.nodes;
+    let (nodes, pruned): (Vec<&Opened<'_>>, Vec<&Opened<'_>>) =
+        all.iter().partition(|o| closures.cluster.nodes.contains_key(&o.name));
+    if let Some(o) = pruned.iter().find(|_| !opts.prune) {
+        return Err(format!("{} is not a node of cluster {}", o.name, closures.cluster.name));
     }
-    for o in nodes {
+    for o in &nodes {
         for d in &o.status.drift {
             sink.emit(Event::Drift {
                 node: o.name.clone(),
@@ -270,18 +227,17 @@ async fn gather_and_plan(
         }
     }
     let changed: Vec<&Opened<'_>> =
-        nodes.iter().filter(|o| !planner::node_unchanged(&closures.nodes[&o.name].hash, &o.status)).collect();
+        nodes.iter().copied().filter(|o| !planner::node_unchanged(&closures.nodes[&o.name].hash, &o.status)).collect();
     let states = join_all(changed.iter().map(|o| state::read_deployed(&o.node, &o.status))).await;
     let mut deployed: BTreeMap<&str, Deployed> = BTreeMap::new();
     for (o, st) in changed.iter().zip(states) {
         deployed.insert(&o.name, st.map_err(|e| e.to_string())?);
     }
-    let upgrading =
-        upgrade_of(closures, &opts.state_dir)?.is_some() && !closures.cluster.upgrade_phase_order.is_empty();
+    let upgrading = upgrade_of(closures, records)?.is_some() && !closures.cluster.upgrade_phase_order.is_empty();
     // one generation number for the run, free on every changed node
-    let gen = changed.iter().map(|o| o.status.next).chain([record::next_number(&opts.state_dir)]).max().unwrap_or(1);
+    let gen = changed.iter().map(|o| o.status.next).chain([records.next_number()]).max().unwrap_or(1);
     let mut work = Vec::new();
-    for o in nodes {
+    for o in &nodes {
         let Some(dep) = deployed.get(o.name.as_str()) else {
             work.push(NodeWork { name: o.name.clone(), ..Default::default() });
             continue;
@@ -305,7 +261,7 @@ async fn gather_and_plan(
         let node_plan = planner::plan_node(&inputs, dep);
         let target = planner::Target { phases: &node.phases, manifests: &manifests, generation: gen, hash: nc.hash };
         let mut w = planner::node_work(&o.name, &node_plan, target, dep, sources);
-        w.rollout = Some(rollout::for_node(&closures.cluster.settings, &node.roles));
+        w.rollout = Some(node.rollout);
         w.leads = closures.cluster.anchor.as_deref() == Some(o.name.as_str());
         upgrade::keep_hooks(&mut w.steps, upgrading);
         // Nothing to stage and every step re-activates a phase at the
@@ -320,11 +276,10 @@ async fn gather_and_plan(
         if (w.steps.is_empty() && w.stage.is_empty()) || relinks_only {
             // links already right (a run cut off after its last step), or
             // only re-activated: only the commit is missing
-            w.commit = w.commit.map(|mut c| {
+            if let Ending::Commit(c) = &mut w.ending {
                 c.generation = o.status.current.as_ref().map_or(gen, |(g, _)| *g);
                 c.record = None;
-                c
-            });
+            }
         }
         work.push(w);
     }
@@ -333,10 +288,11 @@ async fn gather_and_plan(
         return Err(why);
     }
     let order = if upgrading { &closures.cluster.upgrade_phase_order } else { &closures.cluster.phase_order };
-    work.extend(reset::gather(pruned.iter(), Scope::Pruned).await?);
-    let memberships = gather_memberships(closures, all, &deployed, &work, opts).await?;
+    work.extend(reset::gather(pruned.iter().copied(), Scope::Pruned).await?);
+    session.sort_like(&mut work);
+    let memberships = gather_memberships(closures, records, session, &deployed, &work, opts).await?;
     let waves = plan::waves(order, &work, &memberships);
-    let record = deployer_record(closures, opts, nodes, &work);
+    let record = deployer_record(closures, records, &opts.run.ssh, &nodes, &work);
     Ok(Plan { nodes: work, waves, record })
 }
 
@@ -351,31 +307,33 @@ async fn gather_and_plan(
 /// ([`member_step::refuse_unlisted_leavers`]).
 async fn gather_memberships(
     closures: &Closures,
-    all: &[Opened<'_>],
+    records: &Records,
+    session: &Session<'_>,
     deployed: &BTreeMap<&str, Deployed>,
     work: &[NodeWork],
     opts: &SwitchOptions,
 ) -> Result<Vec<MembershipPlan>, String> {
     let mut plans = Vec::new();
-    let nodes = &all[..all.iter().take_while(|o| closures.cluster.nodes.contains_key(&o.name)).count()];
+    let all = &session.nodes;
+    let nodes: Vec<&Opened<'_>> = all.iter().filter(|o| closures.cluster.nodes.contains_key(&o.name)).collect();
     let addresses: BTreeMap<String, String> =
         closures.cluster.nodes.iter().map(|(n, node)| (n.clone(), node.address.clone())).collect();
-    let recorded = prune::left(closures, opts).1;
-    let address_of = |n: &str| {
-        addresses.get(n).or_else(|| Some(&recorded.as_ref()?.nodes.get(n)?.address)).map_or("", String::as_str)
-    };
+    let recorded = records.latest_of(&closures.cluster.name);
+    let address_of =
+        |n: &str| addresses.get(n).or_else(|| Some(&recorded?.nodes.get(n)?.address)).map_or("", String::as_str);
     let held: Vec<&str> = nodes.iter().map(|o| o.name.as_str()).collect();
-    let left = if opts.prune { Default::default() } else { prune::left_addresses(closures, opts) };
+    let left = if opts.prune { Default::default() } else { prune::left_addresses(closures, records) };
     for (name, spec) in &closures.cluster.memberships {
         if !work.iter().any(|w| w.steps.iter().any(|s| s.phase == spec.phase)) {
             continue;
         }
-        let mut asked: Vec<&Opened<'_>> = nodes.iter().filter(|o| spec.members.contains_key(&o.name)).collect();
-        asked.extend(nodes.iter().filter(|o| !spec.members.contains_key(&o.name)));
+        let mut asked: Vec<&Opened<'_>> =
+            nodes.iter().copied().filter(|o| spec.members.contains_key(&o.name)).collect();
+        asked.extend(nodes.iter().copied().filter(|o| !spec.members.contains_key(&o.name)));
         let mut listed = None;
         let mut errors = Vec::new();
         for o in asked {
-            match member_step::read_list(&o.node, &spec.list, &opts.deadlines).await {
+            match member_step::read_list(&o.node, &spec.list, &opts.run.deadlines).await {
                 Ok(l) => {
                     listed = Some(l);
                     break;
@@ -411,13 +369,13 @@ async fn gather_memberships(
                 continue;
             }
         };
-        let leaving: Vec<(&str, &crate::node::Node<'_>, &str)> = all
+        let leaving: Vec<(&str, &crate::node::Node<'_>, &str)> = work
             .iter()
-            .zip(work)
-            .filter(|(o, w)| !spec.members.contains_key(&o.name) && stops_member(w, &spec.phase))
-            .map(|(o, _)| (o.name.as_str(), &o.node, address_of(&o.name)))
+            .filter(|w| !spec.members.contains_key(&w.name) && stops_member(w, &spec.phase))
+            .filter_map(|w| session.get(&w.name))
+            .map(|o| (o.name.as_str(), &o.node, address_of(&o.name)))
             .collect();
-        member_step::refuse_unlisted_leavers(name, spec, &leaving, &listed, &opts.deadlines).await?;
+        member_step::refuse_unlisted_leavers(name, spec, &leaving, &listed, &opts.run.deadlines).await?;
         let Some(mut plan) = membership::plan(name, spec, &listed, &addresses, &held)? else { continue };
         // a node left out of the definition keeps its member until pruned;
         // a pruned one leaves like any member (hand-off, remove), before
@@ -452,15 +410,17 @@ fn ran_member(d: &Deployed, phase: &str) -> bool {
 /// history already says where every node is (a no-op run).
 fn deployer_record(
     closures: &Closures,
-    opts: &SwitchOptions,
-    nodes: &[Opened<'_>],
+    history: &Records,
+    ssh: &SshSettings,
+    nodes: &[&Opened<'_>],
     work: &[NodeWork],
 ) -> Option<Generation> {
-    let latest = record::latest_of(&opts.state_dir, &closures.cluster.name);
-    let mut records = latest.as_ref().map(|g| g.nodes.clone()).unwrap_or_default();
-    for (o, w) in nodes.iter().zip(work) {
+    let latest = history.latest_of(&closures.cluster.name);
+    let mut records = latest.map(|g| g.nodes.clone()).unwrap_or_default();
+    for o in nodes {
+        let Some(w) = work.iter().find(|w| w.name == o.name) else { continue };
         let n = &closures.cluster.nodes[&o.name];
-        let generation = match &w.commit {
+        let generation = match w.commit() {
             Some(c) => c.generation,
             None => o.status.current.as_ref().map_or(0, |c| c.0),
         };
@@ -470,20 +430,21 @@ fn deployer_record(
                 address: n.address.clone(),
                 user: n.ssh.user.clone(),
                 port: n.ssh.port,
-                escalation: Some(n.ssh.escalation.clone()),
-                key: opts.ssh.key.as_ref().map(|k| k.display().to_string()).or_else(|| n.ssh.key.clone()),
-                jump_host: opts.ssh.jump_host.as_ref().map(|j| j.to_string()).or_else(|| n.ssh.jump_host.clone()),
+                escalation: Some(n.ssh.escalation),
+                key: ssh.key.as_ref().map(|k| k.display().to_string()).or_else(|| n.ssh.key.clone()),
+                jump_host: ssh.jump_host.as_ref().map(|j| j.to_string()).or_else(|| n.ssh.jump_host.clone()),
+                roles: n.roles.clone(),
                 generation,
                 hash: closures.nodes[&o.name].hash.hex(),
-                rollout: Some(rollout::for_node(&closures.cluster.settings, &n.roles)),
+                rollout: Some(n.rollout),
             },
         );
     }
     // nodes left out of the definition stay recorded until pruned
-    let pruned: Vec<&str> = work.iter().filter(|w| w.reset).map(|w| w.name.as_str()).collect();
-    let same_cluster = latest.as_ref().is_some_and(|g| g.cluster == closures.cluster.name);
+    let pruned: Vec<&str> = work.iter().filter(|w| w.resets()).map(|w| w.name.as_str()).collect();
+    let same_cluster = latest.is_some_and(|g| g.cluster == closures.cluster.name);
     records.retain(|n, _| closures.cluster.nodes.contains_key(n) || (same_cluster && !pruned.contains(&n.as_str())));
-    let same = latest.as_ref().is_some_and(|g| {
+    let same = latest.is_some_and(|g| {
         g.cluster == closures.cluster.name
             && nodes.iter().all(|o| {
                 g.nodes
@@ -496,7 +457,7 @@ fn deployer_record(
         return None;
     }
     Some(Generation {
-        number: record::next_number(&opts.state_dir),
+        number: history.next_number(),
         cluster: closures.cluster.name.clone(),
         time: record::now(),
         phase_order: closures.cluster.phase_order.clone(),
@@ -516,27 +477,26 @@ fn deployer_record(
 }
 
 /// Refuse a switch that would move the anchor implicitly (`anchor.rs`).
-fn anchor_check(closures: &Closures, state_dir: &std::path::Path) -> Result<(), String> {
+fn anchor_check(closures: &Closures, records: &Records) -> Result<(), String> {
     let c = &closures.cluster;
-    let latest = record::latest_of(state_dir, &c.name);
-    let recorded = latest.as_ref().and_then(|g| g.anchor.as_deref());
-    let explicit = c.settings["kubeadm"]["initNode"].is_string();
-    let still = recorded.is_some_and(|a| c.nodes.get(a).is_some_and(|n| n.roles.iter().any(|r| r == "control-plane")));
-    let deployed = c.anchor.as_ref().is_some_and(|b| latest.as_ref().is_some_and(|g| g.nodes.contains_key(b)));
-    match anchor::refusal(recorded, c.anchor.as_deref(), explicit, still, deployed) {
+    let latest = records.latest_of(&c.name);
+    let recorded = latest.and_then(|g| g.anchor.as_deref());
+    let still = recorded.is_some_and(|a| c.anchor_candidates.iter().any(|n| n == a));
+    let deployed = c.anchor.as_ref().is_some_and(|b| latest.is_some_and(|g| g.nodes.contains_key(b)));
+    match anchor::refusal(recorded, c.anchor.as_deref(), c.anchor_pinned, still, deployed) {
         Some(e) => Err(e),
         None => Ok(()),
     }
 }
 
 fn kubernetes_version(closures: &Closures) -> Option<&str> {
-    closures.cluster.settings["kubernetes"]["version"].as_str()
+    closures.cluster.kubernetes_version.as_deref()
 }
 
 /// The change of Kubernetes version from the latest recorded generation
 /// of this cluster to `closures`, or why it is refused.
-pub fn upgrade_of(closures: &Closures, state_dir: &std::path::Path) -> Result<Option<Upgrade>, String> {
+pub fn upgrade_of(closures: &Closures, records: &Records) -> Result<Option<Upgrade>, String> {
     let Some(to) = kubernetes_version(closures) else { return Ok(None) };
-    let latest = record::latest_of(state_dir, &closures.cluster.name);
-    upgrade::check(latest.as_ref().and_then(|g| g.kubernetes_version.as_deref()), to)
+    let latest = records.latest_of(&closures.cluster.name);
+    upgrade::check(latest.and_then(|g| g.kubernetes_version.as_deref()), to)
 }

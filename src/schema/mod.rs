@@ -12,8 +12,10 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+pub mod rollout;
 mod shared;
 mod text;
+pub use rollout::Rollout;
 pub use shared::Phase;
 pub use text::{Interning, Text};
 
@@ -25,6 +27,16 @@ pub struct Cluster {
     /// planes, or from an older stdlib).
     #[serde(default)]
     pub anchor: Option<String>,
+    /// The nodes that could be the anchor (the control planes).
+    #[serde(default)]
+    pub anchor_candidates: Vec<String>,
+    /// The definition names the anchor itself (`kubeadm.initNode`), so it
+    /// may move it.
+    #[serde(default)]
+    pub anchor_pinned: bool,
+    /// The Kubernetes version the nodes run, for the upgrade rules.
+    #[serde(default)]
+    pub kubernetes_version: Option<String>,
     /// Memberships the engine changes one member at a time (etcd's), by
     /// name; empty from an older stdlib.
     #[serde(default)]
@@ -32,13 +44,33 @@ pub struct Cluster {
     pub name: String,
     pub nodes: BTreeMap<String, Node>,
     pub phase_order: Vec<String>,
+    /// Proxies for the deployer's downloads.
+    #[serde(default)]
+    pub proxy: Proxy,
     pub schema_version: u32,
-    pub settings: serde_json::Value,
+    /// The options as the definition set them, for readers of `kdeploy
+    /// eval --json`; the engine never reads them (what it needs has a
+    /// field of its own), so they are skipped, not kept.
+    #[serde(default, skip_serializing)]
+    pub settings: serde::de::IgnoredAny,
+    /// The binary cache the nodes fetch blobs from (`transfer.cache`).
+    #[serde(default)]
+    pub transfer_cache: Option<String>,
     /// The phase order when `kubernetes.version` changes (the control
     /// plane before the kubelets); empty from an older stdlib.
     #[serde(default)]
     pub upgrade_phase_order: Vec<String>,
     pub warnings: Vec<String>,
+}
+
+/// `proxy.*`: for http:// URLs, for https:// ones (`None`: the http
+/// one), and the hosts reached directly (comma-separated).
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Proxy {
+    pub http: Option<String>,
+    pub https: Option<String>,
+    pub no_proxy: Option<String>,
 }
 
 /// A membership as the stdlib describes it (`stdlib/membership.nix`): the
@@ -79,6 +111,10 @@ pub struct Node {
     pub address: String,
     pub phases: Vec<Phase>,
     pub roles: Vec<String>,
+    /// How the node's disrupting steps are batched (from an older stdlib
+    /// or a hand-written closure: one node at a time).
+    #[serde(default)]
+    pub rollout: Rollout,
     /// The node's resolved settings: for readers of `kdeploy eval --json`;
     /// the engine reads the cluster's, so they are skipped, not kept.
     #[serde(default, skip_serializing)]
@@ -86,8 +122,24 @@ pub struct Node {
     pub ssh: Ssh,
 }
 
-fn default_become() -> String {
-    "sudo".to_string()
+/// How a non-root login becomes root (`ssh.become`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Become {
+    #[default]
+    Sudo,
+    Doas,
+    None,
+}
+
+impl Become {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Become::Sudo => "sudo",
+            Become::Doas => "doas",
+            Become::None => "none",
+        }
+    }
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -95,8 +147,8 @@ fn default_become() -> String {
 pub struct Ssh {
     /// How a non-root `user` becomes root: "sudo", "doas" or "none"
     /// (closures written by hand may leave it out: sudo).
-    #[serde(rename = "become", default = "default_become")]
-    pub escalation: String,
+    #[serde(rename = "become", default)]
+    pub escalation: Become,
     pub jump_host: Option<String>,
     pub key: Option<String>,
     /// null: the user's ~/.ssh/config, else 22.

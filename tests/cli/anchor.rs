@@ -50,7 +50,7 @@ fn a_control_plane_sorting_first_does_not_take_over_kubeadm_init() {
     assert!(hooks_of(&dir, "cp0").contains("hook  kubeadm-init"), "{}", hooks_of(&dir, "cp0"));
     // ...and the switch refuses before reaching any node
     let (code, _, err) = switch(&dir);
-    assert_eq!(code, 1, "{err}");
+    assert_eq!(code, 6, "{err}");
     assert!(err.contains("cp0 would run `kubeadm init` because its name sorts before k8s-master's"), "{err}");
     assert!(err.contains("kubeadm.initNode = \"k8s-master\""), "{err}");
     assert!(!err.contains("unreachable"), "a node was tried: {err}");
@@ -74,13 +74,13 @@ fn moving_the_anchor_is_a_choice_and_must_name_a_control_plane() {
     )
     .unwrap();
     let (code, _, err) = switch(&dir);
-    assert_eq!(code, 1, "{err}");
+    assert_eq!(code, 6, "{err}");
     assert!(err.contains("because k8s-master, which ran it") && err.contains("is no longer a control plane"), "{err}");
 
     // naming one that has not joined yet is refused too...
     let dir = project("moved", CP0, r#"kubeadm.initNode = "cp0";"#);
     let (code, _, err) = switch(&dir);
-    assert_eq!(code, 1, "{err}");
+    assert_eq!(code, 6, "{err}");
     assert!(err.contains("cp0 has not been deployed yet"), "{err}");
     // ...once the last switch recorded it (it joined), the anchor moves
     let record = serde_json::json!({
@@ -100,7 +100,7 @@ fn moving_the_anchor_is_a_choice_and_must_name_a_control_plane() {
 fn the_anchor_is_not_reset_while_other_control_planes_stay() {
     let dir = project("reset", CP0, r#"kubeadm.initNode = "k8s-master";"#);
     let (code, _, err) = kdeploy(&["reset", "lab.nix", "--on", "k8s-master", "--yes", "--connect-timeout", "1"], &dir);
-    assert_eq!(code, 1, "{err}");
+    assert_eq!(code, 6, "{err}");
     assert!(err.contains("k8s-master ran `kubeadm init` (the anchor) and cp0 stay"), "{err}");
     assert!(!err.contains("unreachable"), "a node was tried: {err}");
     // the other control plane may go

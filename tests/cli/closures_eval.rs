@@ -213,3 +213,19 @@ fn wrong_schema_version_is_rejected() {
     v["schemaVersion"] = 2.into();
     assert!(invalid(&v).contains("schemaVersion 2 is not supported"));
 }
+
+#[test]
+fn typed_fields_the_engine_reads_are_checked_at_load() {
+    // a hand-written closure that bypasses the stdlib's option types
+    let mut v = lab_json();
+    v["nodes"]["k8s-master"]["ssh"]["become"] = "su".into();
+    let e = invalid(&v);
+    assert!(e.contains("node k8s-master") && e.contains("become") && e.contains("`doas`"), "{e}");
+    let mut v = lab_json();
+    v["nodes"]["k8s-master"]["rollout"]["serial"] = "0%".into();
+    let e = invalid(&v);
+    assert!(e.contains("node k8s-master") && e.contains("not a batch size"), "{e}");
+    let mut v = lab_json();
+    v["nodes"]["k8s-master"]["rollout"]["group"] = "masters".into();
+    assert!(invalid(&v).contains("rollout.group"), "unknown group accepted");
+}

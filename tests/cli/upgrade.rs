@@ -47,7 +47,7 @@ fn unsupported_version_changes_are_refused_before_any_node_is_reached() {
     ] {
         let dir = project(recorded);
         let (code, _, err) = switch(&dir);
-        assert_eq!(code, 1, "{recorded}: {err}");
+        assert_eq!(code, 6, "{recorded}: {err}");
         assert!(err.contains(why), "{recorded}: {err}");
         assert!(!err.contains("unreachable") && !err.contains("192.0.2."), "{recorded}: a node was tried: {err}");
     }
@@ -59,7 +59,7 @@ fn unsupported_version_changes_are_refused_before_any_node_is_reached() {
 fn an_upgrade_on_some_nodes_only_is_refused() {
     let dir = project("1.32.0");
     let (code, _, err) = switch_with(&dir, &["--on", "k8s-master"]);
-    assert_eq!(code, 1, "{err}");
+    assert_eq!(code, 6, "{err}");
     assert!(err.contains("an upgrade runs on every node of the cluster; run it without --on (1 of 3"), "{err}");
     assert!(!err.contains("192.0.2."), "a node was tried: {err}");
 }

@@ -71,7 +71,11 @@ fn one_node_reset_to_clean_then_a_switch_brings_it_back() {
     let paths = managed_paths(W2);
     assert!(paths.iter().any(|f| f == "/etc/etcd.env"), "{paths:?}");
     // the switch recorded the node that runs kubeadm init
-    let latest = kdeploy::deploy::record::latest(&p.dir.path().join(".kdeploy")).expect("a recorded generation");
+    let latest = kdeploy::deploy::record::Records::load(&p.dir.path().join(".kdeploy"))
+        .unwrap()
+        .latest()
+        .cloned()
+        .expect("a recorded generation");
     assert_eq!(latest.anchor.as_deref(), Some("k8s-master"));
 
     // not on a terminal and no --yes: refused, nothing touched

@@ -190,6 +190,8 @@ fn one_file(text: &str) -> serde_json::Value {
 async fn a_damaged_cached_blob_is_put_again() {
     use kdeploy::deploy::events::Collect;
     use kdeploy::deploy::switch::{switch_reached, Reached};
+    use kdeploy::deploy::Report;
+    use kdeploy::deploy::RunOptions;
     use kdeploy::deploy::{Cancel, Outcome, SwitchOptions};
     use kdeploy::store::{FileFetcher, Resolver, Store};
 
@@ -206,13 +208,13 @@ async fn a_damaged_cached_blob_is_put_again() {
     let resolver = Resolver::new(&root, Store::new(root.join(".kdeploy/store")), Box::new(FileFetcher));
     let closures = kdeploy::closure::load(&one_file(&text).to_string(), &resolver).unwrap();
     let cache = Arc::new(BinaryCache::new(&nginx.cache_url(), Duration::from_secs(5)).unwrap());
-    let opts = SwitchOptions { state_dir: root.join(".kdeploy"), cache: Some(cache), ..Default::default() };
+    let opts = SwitchOptions { run: RunOptions::at(root.join(".kdeploy")), cache: Some(cache), ..Default::default() };
     let host = LocalHost::new("n1");
     let prefix = dir.path().join("n1").display().to_string();
     let reached = [Reached { host: &host, prefix: &prefix }];
     let sink = Collect::default();
-    let (outcome, _) =
-        switch_reached(&closures, &resolver, &opts, &reached, false, Cancel::default(), &sink).await.unwrap();
+    let Report { outcome, .. } =
+        switch_reached(&closures, &resolver, &opts, &reached, Cancel::default(), &sink).await.unwrap();
     assert_eq!(outcome, Outcome::Ok);
     assert_eq!(std::fs::read_to_string(dir.path().join("n1/etc/demo.conf")).unwrap(), text);
     // the node refused the junk and got the blob over SSH; the cache holds the right bytes again

@@ -12,7 +12,9 @@ use kdeploy::closure::{self, Closures};
 use kdeploy::deploy::events::{Collect, Event};
 use kdeploy::deploy::record;
 use kdeploy::deploy::switch::{switch_reached, Reached};
+use kdeploy::deploy::RunOptions;
 use kdeploy::deploy::{Cancel, Outcome, SwitchOptions};
+use kdeploy::deploy::{Error, Report};
 use kdeploy::node::Node;
 use kdeploy::store::{FileFetcher, Resolver, Store};
 use kdeploy::transport::LocalHost;
@@ -40,7 +42,7 @@ impl Lab {
     }
 
     fn options(&self) -> SwitchOptions {
-        SwitchOptions { state_dir: self.dir.path().join(".kdeploy"), ..Default::default() }
+        SwitchOptions { run: RunOptions::at(self.dir.path().join(".kdeploy")), ..Default::default() }
     }
 
     fn resolver(&self) -> Resolver {
@@ -91,16 +93,19 @@ impl Lab {
 
     /// One switch over both nodes; returns the outcome and every event.
     async fn switch(&self, closures: &Closures) -> (Outcome, Vec<Event>) {
+        let (r, events) = self.try_switch(closures).await;
+        (r.unwrap().outcome, events)
+    }
+
+    /// One switch over both nodes, as the engine ends it, and every event.
+    async fn try_switch(&self, closures: &Closures) -> (Result<Report, Error>, Vec<Event>) {
         let hosts: Vec<LocalHost> = NODES.iter().map(|n| LocalHost::new(n)).collect();
         let prefixes: Vec<String> = NODES.iter().map(|n| self.prefix(n).display().to_string()).collect();
         let reached: Vec<Reached<'_>> =
             hosts.iter().zip(&prefixes).map(|(h, p)| Reached { host: h, prefix: p }).collect();
         let sink = Collect::default();
-        let (outcome, _) =
-            switch_reached(closures, &self.resolver(), &self.options(), &reached, false, Cancel::default(), &sink)
-                .await
-                .unwrap();
-        (outcome, sink.0.into_inner().unwrap())
+        let r = switch_reached(closures, &self.resolver(), &self.options(), &reached, Cancel::default(), &sink).await;
+        (r, sink.0.into_inner().unwrap())
     }
 
     /// (committed generation, next free number) as the node reports it.
@@ -119,7 +124,7 @@ impl Lab {
     }
 
     fn recorded_generations(&self) -> Vec<u64> {
-        record::list(&self.options().state_dir).iter().map(|g| g.number).collect()
+        record::Records::load(&self.options().run.state_dir).unwrap().all().iter().map(|g| g.number).collect()
     }
 }
 
@@ -224,4 +229,46 @@ async fn dropping_a_phase_and_nothing_else_commits_a_new_generation() {
     let (outcome, events) = lab.switch(&dropped).await;
     assert_eq!(outcome, Outcome::Ok, "{events:#?}");
     assert_eq!(count(&events, |e| matches!(e, Event::NodeUnchanged { .. })), 2, "{events:#?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_record_that_cannot_be_written_says_the_nodes_changed_and_the_next_switch_writes_it() {
+    let lab = Lab::new();
+    assert_eq!(lab.switch(&lab.closures(1, None)).await.0, Outcome::Ok);
+    // the next record's temporary file cannot be created: a directory stands there
+    let blocker = lab.dir.path().join(".kdeploy/generations/.2.json.tmp");
+    std::fs::create_dir_all(blocker.join("x")).unwrap();
+    let (r, events) = lab.try_switch(&lab.closures(2, None)).await;
+    let e = r.expect_err("the record was not written");
+    assert!(matches!(e, Error::NotRecorded(_)) && !e.nothing_changed(), "{e:?}");
+    assert!(e.to_string().contains("run `kdeploy switch` again"), "{e}");
+    assert_eq!(count(&events, |e| matches!(e, Event::Committed { generation: 2, .. })), 2, "{events:#?}");
+    for n in NODES {
+        assert_eq!(base_and_app(&lab, n), expected(2, n));
+        assert_eq!(lab.status(n).await.0, Some(2));
+    }
+    assert_eq!(lab.recorded_generations(), [1]);
+    // the cause gone, a switch changes nothing on the nodes and records where they are
+    std::fs::remove_dir_all(&blocker).unwrap();
+    let (outcome, events) = lab.switch(&lab.closures(2, None)).await;
+    assert_eq!(outcome, Outcome::Ok, "{events:#?}");
+    assert_eq!(count(&events, |e| matches!(e, Event::NodeUnchanged { .. })), 2, "{events:#?}");
+    assert_eq!(lab.recorded_generations(), [1, 2]);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_damaged_latest_record_stops_the_run_before_anything_changes() {
+    let lab = Lab::new();
+    assert_eq!(lab.switch(&lab.closures(1, None)).await.0, Outcome::Ok);
+    let latest = lab.dir.path().join(".kdeploy/generations/1.json");
+    let text = std::fs::read_to_string(&latest).unwrap();
+    std::fs::write(&latest, &text[..text.len() / 2]).unwrap();
+    let (r, events) = lab.try_switch(&lab.closures(2, None)).await;
+    let e = r.expect_err("refused");
+    assert!(matches!(e, Error::Refused(_)) && e.nothing_changed(), "{e:?}");
+    assert!(e.to_string().contains("1.json"), "{e}");
+    assert!(events.is_empty(), "a node was opened: {events:#?}");
+    for n in NODES {
+        assert_eq!(base_and_app(&lab, n), expected(1, n));
+    }
 }

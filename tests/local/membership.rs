@@ -14,6 +14,8 @@ use std::path::{Path, PathBuf};
 use kdeploy::closure::{self, Closures};
 use kdeploy::deploy::events::{Collect, Event};
 use kdeploy::deploy::switch::{switch_reached, Reached};
+use kdeploy::deploy::Report;
+use kdeploy::deploy::RunOptions;
 use kdeploy::deploy::{Cancel, Outcome, SwitchOptions};
 use kdeploy::store::{FileFetcher, Resolver, Store};
 use kdeploy::transport::LocalHost;
@@ -107,10 +109,10 @@ impl Project {
         let prefixes: Vec<String> = NODES.iter().map(|n| self.node_dir(n).join("root").display().to_string()).collect();
         let reached: Vec<Reached<'_>> =
             hosts.iter().zip(&prefixes).map(|(h, p)| Reached { host: h, prefix: p }).collect();
-        let opts = SwitchOptions { state_dir: self.dir.path().join(".kdeploy"), ..Default::default() };
+        let opts = SwitchOptions { run: RunOptions::at(self.dir.path().join(".kdeploy")), ..Default::default() };
         let sink = Collect::default();
-        let (outcome, _) =
-            switch_reached(closures, &self.resolver(), &opts, &reached, false, Cancel::default(), &sink).await.unwrap();
+        let Report { outcome, .. } =
+            switch_reached(closures, &self.resolver(), &opts, &reached, Cancel::default(), &sink).await.unwrap();
         (outcome, sink.0.into_inner().unwrap())
     }
 }

@@ -14,8 +14,10 @@ use kdeploy::closure::{self, Closures};
 use kdeploy::deploy::events::{Collect, Event};
 use kdeploy::deploy::plan_reset::Scope;
 use kdeploy::deploy::record;
-use kdeploy::deploy::reset::{reset_reached, ResetOptions};
+use kdeploy::deploy::reset::{reset_reached, Reset, ResetOptions};
 use kdeploy::deploy::switch::{switch_reached, Reached};
+use kdeploy::deploy::Report;
+use kdeploy::deploy::RunOptions;
 use kdeploy::deploy::{Cancel, Outcome, SwitchOptions};
 use kdeploy::store::{FileFetcher, Resolver, Store};
 use kdeploy::transport::LocalHost;
@@ -108,11 +110,11 @@ impl Project {
     async fn switch(&self, closures: &Closures, nodes: &[&str], prune: bool) -> (Outcome, Vec<Event>) {
         let hosts: Vec<LocalHost> = nodes.iter().map(|n| LocalHost::new(n)).collect();
         let prefixes: Vec<String> = nodes.iter().map(|n| self.prefix(n).display().to_string()).collect();
-        let opts = SwitchOptions { state_dir: self.state_dir(), prune, ..Default::default() };
+        let opts = SwitchOptions { run: RunOptions::at(self.state_dir()), prune, ..Default::default() };
         let sink = Collect::default();
         let reached = self.reached(&hosts, &prefixes);
-        let (outcome, _) =
-            switch_reached(closures, &self.resolver(), &opts, &reached, false, Cancel::default(), &sink).await.unwrap();
+        let Report { outcome, .. } =
+            switch_reached(closures, &self.resolver(), &opts, &reached, Cancel::default(), &sink).await.unwrap();
         (outcome, sink.0.into_inner().unwrap())
     }
 
@@ -133,17 +135,24 @@ impl Project {
         let nodes: Vec<&str> = held().copied().collect();
         let hosts: Vec<LocalHost> = nodes.iter().map(|n| LocalHost::new(n)).collect();
         let prefixes: Vec<String> = nodes.iter().map(|n| self.prefix(n).display().to_string()).collect();
-        let opts = ResetOptions { cluster: "local".into(), state_dir: self.state_dir(), dry_run, ..Default::default() };
+        let run = RunOptions { dry_run, ..RunOptions::at(self.state_dir()) };
+        let opts = ResetOptions { cluster: "local".into(), run, ..Default::default() };
         let sink = Collect::default();
         let order = ["base".to_string(), "app".to_string()];
         let reached = self.reached(&hosts, &prefixes);
-        let (outcome, plan) =
-            reset_reached(&reached, &bystanders, &order, scope, &opts, Cancel::default(), &sink).await?;
+        let Report { outcome, plan_text: plan, .. } = reset_reached(
+            &Reset { opts: &opts, order: &order, bystanders, scope, targets: vec![] },
+            &reached,
+            Cancel::default(),
+            &sink,
+        )
+        .await
+        .map_err(|e| e.to_string())?;
         Ok((outcome, plan, sink.0.into_inner().unwrap()))
     }
 
     fn recorded_nodes(&self) -> Vec<String> {
-        record::latest(&self.state_dir()).map_or(vec![], |g| g.nodes.keys().cloned().collect())
+        record::Records::load(&self.state_dir()).unwrap().latest().map_or(vec![], |g| g.nodes.keys().cloned().collect())
     }
 
     fn log_lines(&self) -> Vec<String> {

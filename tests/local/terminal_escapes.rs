@@ -16,6 +16,8 @@ use kdeploy::deploy::events::{Sink, Tee};
 use kdeploy::deploy::recap::Recap;
 use kdeploy::deploy::render::Lines;
 use kdeploy::deploy::switch::{switch_reached, Reached};
+use kdeploy::deploy::Report;
+use kdeploy::deploy::RunOptions;
 use kdeploy::deploy::{Cancel, Outcome, SwitchOptions};
 use kdeploy::store::{FileFetcher, Resolver, Store};
 use kdeploy::transport::LocalHost;
@@ -97,9 +99,12 @@ impl Project {
         let progress = Lines::new(lines.clone(), true);
         let recap = Recap::new("local", ["n1".to_string()]);
         let sink = Tee(vec![&progress as &dyn Sink, &recap]);
-        let opts = SwitchOptions { state_dir: self.dir.path().join(".kdeploy"), dry_run, ..Default::default() };
-        let (outcome, plan) =
-            switch_reached(closures, &self.resolver(), &opts, &reached, false, Cancel::default(), &sink).await.unwrap();
+        let opts = SwitchOptions {
+            run: RunOptions { dry_run, ..RunOptions::at(self.dir.path().join(".kdeploy")) },
+            ..Default::default()
+        };
+        let Report { outcome, plan_text: plan, .. } =
+            switch_reached(closures, &self.resolver(), &opts, &reached, Cancel::default(), &sink).await.unwrap();
         let data = recap.data();
         (outcome, lines.text(), data.text(), data.json(), plan)
     }

@@ -18,6 +18,8 @@ use std::path::PathBuf;
 use kdeploy::closure::{self, Closures};
 use kdeploy::deploy::events::{Collect, Event};
 use kdeploy::deploy::switch::{switch_reached, Reached};
+use kdeploy::deploy::Report;
+use kdeploy::deploy::RunOptions;
 use kdeploy::deploy::{Cancel, Outcome, SwitchOptions};
 use kdeploy::store::{FileFetcher, Resolver, Store};
 use kdeploy::transport::LocalHost;
@@ -97,6 +99,8 @@ impl Project {
             }));
             json!({
                 "address": "127.0.0.1", "roles": [if cp { "control-plane" } else { "worker" }], "settings": {},
+                "rollout": if cp { json!({"group": "control-plane", "serial": 1}) }
+                           else { json!({"group": "workers", "serial": "50%"}) },
                 "ssh": {"jumpHost": null, "key": null, "port": 22, "user": "root"},
                 "phases": phases,
             })
@@ -105,8 +109,7 @@ impl Project {
             "name": "up", "anchor": ANCHOR, "schemaVersion": closure::SCHEMA_VERSION, "warnings": [],
             "phaseOrder": ["kubelet", "control-plane"],
             "upgradePhaseOrder": ["control-plane", "kubelet"],
-            "settings": {"kubernetes": {"version": version},
-                         "rollout": {"etcd": 1, "controlPlane": 1, "workers": "50%"}},
+            "kubernetesVersion": version, "anchorCandidates": ["cp1", "cp2"],
             "nodes": NODES.iter().map(|n| (n.to_string(), node(n))).collect::<serde_json::Map<String, Value>>(),
         });
         closure::load(&cluster.to_string(), &self.resolver()).unwrap()
@@ -118,14 +121,18 @@ impl Project {
         let prefixes: Vec<String> = nodes.iter().map(|n| self.prefix(n).display().to_string()).collect();
         let reached: Vec<Reached<'_>> =
             hosts.iter().zip(&prefixes).map(|(h, p)| Reached { host: h, prefix: p }).collect();
-        let opts = SwitchOptions { state_dir: self.dir.path().join(".kdeploy"), dry_run, ..Default::default() };
+        let opts = SwitchOptions {
+            run: RunOptions { dry_run, ..RunOptions::at(self.dir.path().join(".kdeploy")) },
+            ..Default::default()
+        };
         let sink = Collect::default();
-        let r = switch_reached(closures, &self.resolver(), &opts, &reached, false, Cancel::default(), &sink).await;
+        let r = switch_reached(closures, &self.resolver(), &opts, &reached, Cancel::default(), &sink).await;
         let events: Vec<Event> = sink.0.into_inner().unwrap();
-        r.map(|(o, plan)| {
+        r.map(|Report { outcome: o, plan_text: plan, .. }| {
             assert_eq!(o, Outcome::Ok, "{events:#?}");
             (o, plan)
         })
+        .map_err(|e| e.to_string())
     }
 
     fn take_log(&self) -> Vec<String> {

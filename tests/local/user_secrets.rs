@@ -20,6 +20,7 @@ use kdeploy::closure;
 use kdeploy::deploy::events::Collect;
 use kdeploy::deploy::switch::{switch_reached, Reached};
 use kdeploy::deploy::{Cancel, Outcome, SwitchOptions};
+use kdeploy::deploy::{Report, RunOptions};
 use kdeploy::store::cache::BinaryCache;
 use kdeploy::store::{FileFetcher, Resolver, SecretStore, Store};
 use kdeploy::transport::LocalHost;
@@ -257,7 +258,7 @@ impl Deployer {
         self.root.join("nodes").join(node).display().to_string()
     }
 
-    async fn switch(&self, cluster: &Value, dry_run: bool) -> (Outcome, String) {
+    async fn switch(&self, cluster: &Value, dry_run: bool) -> Report {
         let resolver = self.resolver();
         if !dry_run {
             // what `switch` does first: the hash key (and kdeploy's own secrets)
@@ -271,14 +272,11 @@ impl Deployer {
         let reached: Vec<Reached<'_>> =
             hosts.iter().zip(&prefixes).map(|(h, p)| Reached { host: h, prefix: p }).collect();
         let opts = SwitchOptions {
-            state_dir: self.root.join(".kdeploy"),
+            run: RunOptions { dry_run, ..RunOptions::at(self.root.join(".kdeploy")) },
             cache: Some(self.cache.clone()),
-            dry_run,
             ..Default::default()
         };
-        switch_reached(&closures, &resolver, &opts, &reached, false, Cancel::default(), &Collect::default())
-            .await
-            .unwrap()
+        switch_reached(&closures, &resolver, &opts, &reached, Cancel::default(), &Collect::default()).await.unwrap()
     }
 }
 
@@ -295,7 +293,7 @@ async fn a_users_etcd_keys_never_reach_the_binary_cache_and_a_dry_run_masks_them
     let cache = Arc::new(BinaryCache::new(&nginx.cache_url(), Duration::from_secs(5)).unwrap());
     let deployer = Deployer { root: dir.path().to_path_buf(), cache };
 
-    let (outcome, _) = deployer.switch(&pki, false).await;
+    let Report { outcome, .. } = deployer.switch(&pki, false).await;
     assert_eq!(outcome, Outcome::Ok);
     // the nodes hold their keys (sent over SSH), the cache only certificates
     let key = std::fs::read_to_string(dir.path().join("pki/member-cp2-key.pem")).unwrap();
@@ -316,7 +314,7 @@ async fn a_users_etcd_keys_never_reach_the_binary_cache_and_a_dry_run_masks_them
     // a new key, shown by a dry run without its content
     let new_key = private_key();
     write(&dir.path().join("pki/member-cp2-key.pem"), &new_key, 0o600);
-    let (outcome, plan) = deployer.switch(&pki, true).await;
+    let Report { outcome, plan_text: plan, .. } = deployer.switch(&pki, true).await;
     assert_eq!(outcome, Outcome::Ok);
     let at = plan.find("/etc/ssl/etcd/ssl/member-cp2-key.pem").unwrap_or_else(|| panic!("{plan}"));
     assert!(plan[at..].contains("secret: content changes (not shown)"), "{plan}");

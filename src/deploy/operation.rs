@@ -1,0 +1,173 @@
+//! The one spine every operation that changes nodes runs on (`switch`,
+//! `rollback`, `reset`): read the deployer's records once → the nodes to
+//! reach (refusals that need no node come first) → connect → open every
+//! node (node program, lock, status) → the operation's pure plan →
+//! announce → a dry run's text, or the executor → let go of the locks →
+//! close the connections. An operation says only what differs: whom to
+//! reach ([`Operation::targets`]), how to plan ([`Operation::plan`]) and,
+//! for `switch`, where blob bytes come from ([`Operation::blobs`]).
+//! Tests drive [`run_reached`] over `LocalHost` nodes they reached
+//! themselves.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use futures::future::join_all;
+
+use super::connect::{connect_reporting, lock_owner, SshSettings};
+use super::error::Error;
+use super::events::Sink;
+use super::execute::{self, Cancel, Context, Outcome, Reached, Session};
+use super::plan::{self, Plan};
+use super::record::Records;
+use super::step::Deadlines;
+use crate::store::cache::BinaryCache;
+use crate::store::Resolver;
+use crate::transport::{Host, NodeTarget};
+
+/// What every operation is run with.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// Plan and show, change nothing.
+    pub dry_run: bool,
+    /// At most this many nodes connected and pushed to at once (0: the default).
+    pub parallel: usize,
+    /// Of those, at most this many receive blobs over SSH at once (0: the default).
+    pub uploads: usize,
+    pub ssh: SshSettings,
+    /// `.kdeploy` of the project (generation records).
+    pub state_dir: PathBuf,
+    pub deadlines: Deadlines,
+}
+
+impl RunOptions {
+    /// Defaults, with the records in `state_dir`.
+    pub fn at(state_dir: impl Into<PathBuf>) -> RunOptions {
+        RunOptions { state_dir: state_dir.into(), ..Default::default() }
+    }
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Report {
+    pub outcome: Outcome,
+    /// The deployer generation this run recorded, when it succeeded and
+    /// recorded one.
+    pub recorded: Option<u64>,
+    /// A dry run's plan as text (empty otherwise).
+    pub plan_text: String,
+}
+
+impl Report {
+    fn of(outcome: Outcome) -> Report {
+        Report { outcome, recorded: None, plan_text: String::new() }
+    }
+}
+
+/// What one operation adds to the spine. (Its futures need not be
+/// `Send`: a run is driven by `block_on`, never spawned, so the lint
+/// about auto-trait bounds on `async fn` in traits does not apply.)
+#[allow(async_fn_in_trait)]
+pub trait Operation {
+    /// Who holds the nodes' locks (shown to a run that finds them taken).
+    const NAME: &'static str;
+
+    /// The nodes to reach, and how. Refusals that need no node go here,
+    /// so they come before anything is reached.
+    fn targets(&self, records: &Records, ssh: &SshSettings, sink: &dyn Sink) -> Result<Vec<NodeTarget>, String>;
+
+    /// The plan, from the opened nodes.
+    async fn plan(&self, records: &Records, session: &Session<'_>, sink: &dyn Sink) -> Result<Plan, String>;
+
+    /// What a dry run prints.
+    async fn dry_run_text(&self, plan: &Plan, _session: &Session<'_>) -> Result<String, String> {
+        Ok(plan::render(plan))
+    }
+
+    /// Where the bytes of the blobs the plan stages come from, and the
+    /// binary cache the nodes fetch them from (`None`: it stages nothing).
+    fn blobs(&self) -> (Option<&Resolver>, Option<Arc<BinaryCache>>) {
+        (None, None)
+    }
+}
+
+/// Run `op`: connect to its targets, then [`run_reached`]. Any target
+/// not reached: nothing changes ([`Outcome::Unreachable`]).
+pub async fn run<O: Operation>(op: &O, opts: &RunOptions, cancel: Cancel, sink: &dyn Sink) -> Result<Report, Error> {
+    let records = Records::load(&opts.state_dir).map_err(Error::Refused)?;
+    let targets = op.targets(&records, &opts.ssh, sink).map_err(Error::Refused)?;
+    let (hosts, unreachable) = connect_reporting(&targets, opts.parallel, sink).await;
+    let result = if unreachable {
+        Ok(Report::of(Outcome::Unreachable))
+    } else {
+        let reached: Vec<Reached<'_>> = hosts.iter().map(|h| Reached { host: h, prefix: "" }).collect();
+        held(op, opts, &records, &reached, cancel, sink).await
+    };
+    join_all(hosts.iter().map(|h| h.close())).await;
+    result
+}
+
+/// Run `op` on nodes already reached (each must be one of its targets,
+/// by its host's name). The connections stay open; closing them is the
+/// caller's.
+pub async fn run_reached<O: Operation>(
+    op: &O,
+    opts: &RunOptions,
+    nodes: &[Reached<'_>],
+    cancel: Cancel,
+    sink: &dyn Sink,
+) -> Result<Report, Error> {
+    let records = Records::load(&opts.state_dir).map_err(Error::Refused)?;
+    held(op, opts, &records, nodes, cancel, sink).await
+}
+
+/// Open every node; plan and run while holding them all; let go.
+async fn held<O: Operation>(
+    op: &O,
+    opts: &RunOptions,
+    records: &Records,
+    nodes: &[Reached<'_>],
+    cancel: Cancel,
+    sink: &dyn Sink,
+) -> Result<Report, Error> {
+    let session = match execute::open(nodes, &lock_owner(O::NAME), sink).await {
+        Ok(s) => s,
+        Err(s) => {
+            s.close().await;
+            return Ok(Report::of(Outcome::Failed));
+        }
+    };
+    let result = plan_and_execute(op, opts, records, &session, cancel, sink).await;
+    session.close().await;
+    result
+}
+
+async fn plan_and_execute<O: Operation>(
+    op: &O,
+    opts: &RunOptions,
+    records: &Records,
+    session: &Session<'_>,
+    cancel: Cancel,
+    sink: &dyn Sink,
+) -> Result<Report, Error> {
+    let plan = op.plan(records, session, sink).await.map_err(Error::Planning)?;
+    execute::announce(&plan, sink);
+    if opts.dry_run {
+        let plan_text = op.dry_run_text(&plan, session).await.map_err(Error::Planning)?;
+        return Ok(Report { plan_text, ..Report::of(Outcome::Ok) });
+    }
+    let (resolver, cache) = op.blobs();
+    let cx = Context {
+        resolver,
+        cache,
+        records,
+        state_dir: &opts.state_dir,
+        cancel,
+        deadlines: opts.deadlines,
+        parallel: opts.parallel,
+        uploads: opts.uploads,
+    };
+    let outcome = execute::execute(session, &plan, &cx, sink).await?;
+    let recorded = plan.record.as_ref().map(|g| g.number).filter(|_| outcome == Outcome::Ok);
+    Ok(Report { recorded, ..Report::of(outcome) })
+}
