@@ -1,8 +1,8 @@
 # shellcheck shell=sh disable=SC2015,SC2012  # `A && B || die` is meant; ls of numeric names
 # kdeploy node program: the only code kdeploy runs on a node (see
 # src/node/README.md for the layout, the commands and the protocol). The
-# shell language is POSIX sh (dash, busybox sh and bash all run it), but the
-# tools it calls are not: it needs GNU coreutils, findutils and diffutils,
+# shell language is POSIX sh (checked by shellcheck; run by the node's
+# /bin/sh), but the tools it calls are not POSIX: it needs GNU coreutils, findutils and diffutils,
 # util-linux's flock and, for units, systemd -- `requires` below lists
 # every tool and GNU feature, and the deployer runs it before installing.
 # Installed as /var/lib/kdeploy/bin/node-<hash>.sh and run as

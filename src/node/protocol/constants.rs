@@ -123,7 +123,7 @@ mod tests {
             if code.starts_with('#') {
                 continue;
             }
-            for w in code.split(|c: char| c == ';' || c == '|' || c == '&').map(str::trim) {
+            for w in code.split([';', '|', '&']).map(str::trim) {
                 let bare = |cmd: &str| {
                     w.strip_prefix(cmd)
                         .and_then(|r| r.split_whitespace().next())

@@ -313,7 +313,7 @@ mod tests {
     #[test]
     fn stdin_lines() {
         let w = WantedBlob { hash: Digest([1; 32]), size: 5, sha256: None };
-        assert_eq!(have_input(&[w.clone()]).unwrap(), format!("{} 5\n", Digest([1; 32]).hex()));
+        assert_eq!(have_input(std::slice::from_ref(&w)).unwrap(), format!("{} 5\n", Digest([1; 32]).hex()));
         let with = WantedBlob { sha256: Some("a\nb".into()), ..w };
         assert!(have_input(&[with]).is_err());
         assert!(fetch_input(&[(Digest([1; 32]), "00", 1)]).is_err());
