@@ -187,11 +187,8 @@ async fn run_checks(
 pub async fn unit_ops(node: &Node<'_>, phase: &str, ops: &[String], limit: Duration) -> Result<(), Fail> {
     match node.units_within(ops, Some(limit)).await {
         Ok(()) => Ok(()),
-        Err(NodeError::UnitFailed { what, journal, .. }) => {
-            let unit = journal
-                .lines()
-                .find_map(|l| l.strip_prefix("kdeploy-node: unit ").and_then(|r| r.split(' ').next()))
-                .map(str::to_string);
+        Err(NodeError::UnitFailed { what, units, journal, .. }) => {
+            let unit = units.into_iter().next();
             Err(Fail {
                 phase: Some(phase.to_string()),
                 unit,

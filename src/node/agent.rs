@@ -1,23 +1,30 @@
 //! [`Node`]: the deployer's handle on one node's kdeploy state — every method
 //! is one command of the node program (one round trip, one SSH channel),
-//! over any [`Host`]. Nothing here decides *what* to do; orchestration does.
-//! Each handle has its own lock token (see `lock.rs`): the commands that
-//! change the node carry it (`--held TOKEN`), and what else the run does
-//! on the node (hooks, checks, membership commands) goes through the node
-//! program's `run` with it ([`Node::exec_held`]), so all of it is refused
-//! once the lock is not this run's.
+//! over any [`Host`]: a [`Request`] encoded by the protocol module, sent,
+//! and its reply or refusal decoded there (`protocol/`); nothing here reads
+//! the program's text itself. Nothing here decides *what* to do either;
+//! orchestration does. Each handle has its own lock token (see `lock.rs`):
+//! the commands that change the node carry it (`--held TOKEN`), and what
+//! else the run does on the node (hooks, checks, membership commands) goes
+//! through the node program's `run` with it ([`Node::exec_held`]), so all
+//! of it is refused once the lock is not this run's.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use super::exit::NodeExit;
-use super::gc::{parse_info, GcReport, NodeGeneration};
+use super::gc::{GcReport, NodeGeneration};
 use super::lock::{new_token, NodeLock};
 use super::manifest::{Manifest, ManifestError};
 use super::plan::{plan_units, UnitPlan};
+use super::protocol::request::{fetch_input, have_input, is_sha256};
+use super::protocol::{
+    refusal, reply, BadRequest, Code, Failure, Malformed, NodeState, NodeStatus, NotFetched, PhaseRecord, Request,
+    StoredBlob, WantedBlob, VERSION,
+};
 use super::put_stream::{Body, PutBlob, PutStream};
 use super::script;
 use crate::store::Digest;
@@ -29,106 +36,43 @@ pub enum NodeError {
     Transport(#[from] TransportError),
     #[error("{host}: {command}: {message}")]
     Command { host: String, command: String, status: u32, message: String },
+    /// Another live run holds the node (code `locked`), or the commands of
+    /// the run this one took the lock over from still run (code `busy`):
+    /// either way, try again later.
     #[error("{host}: is locked by another kdeploy run: {owner}")]
     Locked { host: String, owner: String },
     /// The node refused a command that changes it: this run's lock token
-    /// is not the live holder's (exit 77).
+    /// is not the live holder's (code `lock-lost`).
     #[error(
         "{host}: this run does not hold the node's lock any more (lost while the deployer was paused or cut \
          off for 30 s or more; held now by: {holder})"
     )]
     LockLost { host: String, holder: String },
+    /// `units`: these units failed (code `unit-failed`); their status and
+    /// journal in `journal`.
     #[error("{host}: unit(s) failed to {what}:\n{journal}")]
-    UnitFailed { host: String, what: String, journal: String },
+    UnitFailed { host: String, what: String, units: Vec<String>, journal: String },
+    /// What a read asked for is not on the node (code `not-found`).
+    #[error("{host}: {command}: {what}")]
+    NotFound { host: String, command: String, what: String },
+    /// The node lacks a tool or feature the node program needs (code
+    /// `unsupported`, from the check when it is installed).
+    #[error("{host}: cannot run the kdeploy node program: {what}")]
+    Unsupported { host: String, what: String },
+    /// The program on the node speaks another protocol (code `version`).
+    #[error("{host}: the node program speaks protocol {node}, this deployer {VERSION}")]
+    Version { host: String, node: String },
+    #[error("{host}: {0}", host = .1)]
+    BadRequest(BadRequest, String),
     #[error("{host}: {0}", host = .1)]
     Manifest(ManifestError, String),
-    #[error("{host}: unexpected answer to {command}: {answer:?}")]
+    #[error("{host}: unexpected answer to {command}: {answer}")]
     Protocol { host: String, command: String, answer: String },
-}
-
-/// What `status` reports: the committed generation, the next free number,
-/// the generation each phase link points into.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct NodeStatus {
-    /// (generation, node hash) last committed.
-    pub current: Option<(u64, Digest)>,
-    /// Lowest generation number not used on the node.
-    pub next: u64,
-    pub phases: BTreeMap<String, u64>,
-    /// A link moved since the last commit (a run died or was cut off).
-    pub pending: bool,
-    /// What differs from the linked generations (only from
-    /// [`Node::status_verified`]).
-    pub drift: Vec<Drift>,
-    /// The node has `zstd`: `put` may send it blobs compressed.
-    pub zstd: bool,
-}
-
-/// One difference between a node and its linked generations: a managed
-/// file replaced or edited by hand, or an enabled unit not running.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct Drift {
-    pub phase: String,
-    /// "file" or "unit".
-    pub kind: String,
-    /// The managed path or the unit name.
-    pub what: String,
-    pub why: String,
-}
-
-impl std::fmt::Display for Drift {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {} {} {}", self.phase, self.kind, self.what, self.why)
-    }
-}
-
-/// What a node's `fetch` could not get from the binary cache.
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct NotFetched {
-    /// Every blob not fetched (to send over SSH).
-    pub failed: Vec<Digest>,
-    /// Those the cache holds wrong (other bytes, or more of them than
-    /// announced): to put into the cache again.
-    pub rejected: Vec<Digest>,
-    /// What the node said about them.
-    pub why: String,
-}
-
-/// A blob as the deployer knows it, for `have` to check the node's copy
-/// against: its size always, its sha256 when checking it is cheap (see
-/// `deploy/push.rs`); never a hash of a secret.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct WantedBlob {
-    pub hash: Digest,
-    pub size: u64,
-    pub sha256: Option<String>,
-}
-
-impl WantedBlob {
-    fn line(&self) -> String {
-        match &self.sha256 {
-            Some(s) => format!("{} {} {s}\n", self.hash.hex(), self.size),
-            None => format!("{} {}\n", self.hash.hex(), self.size),
-        }
-    }
-}
-
-/// The node program on one host. Create with [`Node::install`].
-/// What [`Node::read_blob`] found.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum StoredBlob {
-    Missing,
-    TooBig(u64),
-    Bytes(Vec<u8>),
 }
 
 /// What the command opening a node prints when the node program is not
 /// there yet.
 const NOT_INSTALLED: &str = "kdeploy-node-not-installed";
-
-/// How the node program's refusal for want of the lock begins (with exit
-/// 77): a hook of the user's that exits 77 is not taken for one.
-const LOCK_LOST: &str = "kdeploy-node: lock lost: ";
 
 /// A put stream from this size up runs as a bulk upload
 /// ([`Host::upload_bulk`]: over SSH, a connection of its own); a run's
@@ -136,6 +80,7 @@ const LOCK_LOST: &str = "kdeploy-node: lock lost: ";
 /// connection and cost no handshake.
 const BULK_FROM: u64 = 1 << 20;
 
+/// The node program on one host. Create with [`Node::install`].
 pub struct Node<'h> {
     host: &'h dyn Host,
     /// `KDEPLOY_PREFIX` for tests against a directory; "" on real nodes.
@@ -149,7 +94,8 @@ pub struct Node<'h> {
 }
 
 impl<'h> Node<'h> {
-    /// Make sure the node program is on the node (one round trip).
+    /// Make sure the node program is on the node (one round trip); when it
+    /// is installed now, the node is checked for what it needs first.
     pub async fn install(host: &'h dyn Host) -> Result<Node<'h>, NodeError> {
         Self::install_with_prefix(host, "").await
     }
@@ -157,10 +103,14 @@ impl<'h> Node<'h> {
     /// As [`Node::install`], with every node path below `prefix` (tests).
     pub async fn install_with_prefix(host: &'h dyn Host, prefix: &str) -> Result<Node<'h>, NodeError> {
         let node = Node::new(host, prefix);
-        let cmd = script::install_command(prefix);
-        let out = host.exec(&cmd, Some(script::SCRIPT.as_bytes())).await?;
-        node.check("install", out)?;
+        node.install_here().await?;
         Ok(node)
+    }
+
+    async fn install_here(&self) -> Result<(), NodeError> {
+        let out = self.host.exec(&script::install_command(&self.prefix), Some(script::SCRIPT.as_bytes())).await?;
+        self.check("install", out)?;
+        Ok(())
     }
 
     fn new(host: &'h dyn Host, prefix: &str) -> Node<'h> {
@@ -171,19 +121,19 @@ impl<'h> Node<'h> {
         self.host
     }
 
-    /// The node program's state directory, for the few reads and writes the
-    /// deployer does there itself (see `deploy/state.rs`).
-    pub fn root(&self) -> String {
-        format!("{}/var/lib/kdeploy", self.prefix)
+    fn host_name(&self) -> String {
+        self.host.name().to_string()
     }
 
-    /// The command line running the node program with `args`.
+    /// The command line running the node program with `args` (raw: the
+    /// methods below build theirs from a [`Request`]; tests call the
+    /// program by hand with this).
     pub fn command(&self, args: &[&str]) -> String {
         let mut s = String::new();
         if !self.prefix.is_empty() {
             s += &format!("KDEPLOY_PREFIX={} ", shell_quote(&self.prefix));
         }
-        s += &format!("sh {}", shell_quote(&script::script_path(&self.prefix)));
+        s += &format!("sh {} --protocol {VERSION}", shell_quote(&script::script_path(&self.prefix)));
         for a in args {
             s.push(' ');
             s += &shell_quote(a);
@@ -191,50 +141,77 @@ impl<'h> Node<'h> {
         s
     }
 
-    /// The command line running a command that changes the node: refused
-    /// by the node program unless this handle holds the node's lock.
-    fn held(&self, args: &[&str]) -> String {
-        self.command(&[&["--held", self.token.as_str()], args].concat())
+    /// The command line of `req`; one that changes the node carries this
+    /// handle's token, and is refused unless it holds the node's lock.
+    fn line(&self, req: &Request) -> Result<String, NodeError> {
+        let argv = req.argv().map_err(|e| NodeError::BadRequest(e, self.host_name()))?;
+        let mut args: Vec<&str> = Vec::new();
+        if req.changes_node() {
+            args.extend(["--held", self.token.as_str()]);
+        }
+        args.extend(argv.iter().map(String::as_str));
+        Ok(self.command(&args))
     }
 
+    /// How errors name `req`: the command and its arguments.
+    fn shown(req: &Request) -> String {
+        req.argv().map_or_else(|_| req.name().to_string(), |a| a.join(" "))
+    }
+
+    /// `out` when it succeeded; else its refusal as a [`NodeError`].
     fn check(&self, what: &str, out: Output) -> Result<Output, NodeError> {
         if out.success() {
             return Ok(out);
         }
-        self.lock_lost(&out)?;
-        Err(NodeError::Command {
-            host: self.host.name().to_string(),
-            command: what.to_string(),
-            status: out.status,
-            message: String::from_utf8_lossy(&out.stderr).trim().to_string(),
-        })
+        let failure = refusal::decode(out.status, &out.stderr).map_err(|answer| self.protocol(what, answer))?;
+        Err(self.failed(what, out.status, failure))
     }
 
-    /// [`NodeError::LockLost`] when `out` is the node program's refusal
-    /// for want of the lock.
-    fn lock_lost(&self, out: &Output) -> Result<(), NodeError> {
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        match stderr.lines().find_map(|l| l.strip_prefix(LOCK_LOST)) {
-            Some(why) if NodeExit::of(out.status) == NodeExit::LockLost => {
-                self.lost.store(true, Ordering::SeqCst);
-                Err(NodeError::LockLost {
-                    host: self.host.name().to_string(),
-                    holder: why.rsplit_once("(held by: ").map_or(why, |(_, h)| h.trim_end_matches(')')).to_string(),
-                })
+    fn failed(&self, what: &str, status: u32, failure: Failure) -> NodeError {
+        let host = self.host_name();
+        let command = what.to_string();
+        let Failure::Refused { refusals, message } = failure else {
+            return NodeError::Command { host, command, status, message: failure.message().to_string() };
+        };
+        let Some(last) = refusals.last() else { return NodeError::Command { host, command, status, message } };
+        let detail = last.detail.clone();
+        match last.code {
+            Code::Failed => NodeError::Command { host, command, status, message },
+            Code::UnitFailed => {
+                let units = refusals.iter().filter_map(|r| r.unit()).map(|(u, _)| u.to_string()).collect();
+                NodeError::UnitFailed { host, what: command, units, journal: message }
             }
-            _ => Ok(()),
+            Code::NotFound => NodeError::NotFound { host, command, what: detail },
+            Code::Unsupported => NodeError::Unsupported { host, what: detail },
+            Code::Locked => NodeError::Locked { host, owner: detail },
+            Code::Busy => NodeError::Locked { host, owner: last.sentence() },
+            Code::Version => NodeError::Version { host, node: detail },
+            Code::LockLost => {
+                self.lost.store(true, Ordering::SeqCst);
+                NodeError::LockLost { host, holder: detail }
+            }
         }
     }
 
-    async fn run(&self, args: &[&str], stdin: Option<&[u8]>) -> Result<Output, NodeError> {
-        let out = self.host.exec(&self.command(args), stdin).await?;
-        self.check(&args.join(" "), out)
+    fn protocol(&self, command: &str, answer: String) -> NodeError {
+        NodeError::Protocol { host: self.host_name(), command: command.into(), answer }
     }
 
-    /// [`Node::run`] of a command that changes the node (see [`Node::held`]).
-    async fn run_held(&self, args: &[&str], stdin: Option<&[u8]>) -> Result<Output, NodeError> {
-        let out = self.host.exec(&self.held(args), stdin).await?;
-        self.check(&args.join(" "), out)
+    fn malformed(&self, req: &Request) -> impl Fn(Malformed) -> NodeError + '_ {
+        let command = req.name();
+        move |m| self.protocol(command, m.0)
+    }
+
+    /// Send `req` (with `stdin`) and wait for it to succeed.
+    async fn call(&self, req: &Request<'_>, stdin: Option<&[u8]>) -> Result<Output, NodeError> {
+        let out = self.host.exec(&self.line(req)?, stdin).await?;
+        self.check(&Self::shown(req), out)
+    }
+
+    /// [`Node::call`] of a command that prints nothing on success.
+    async fn call_quiet(&self, req: &Request<'_>, stdin: Option<&[u8]>) -> Result<(), NodeError> {
+        let out = self.call(req, stdin).await?;
+        reply::nothing(&out.stdout_str()).map_err(self.malformed(req))
     }
 
     /// Run `script` under sh on the node while this handle holds the
@@ -242,16 +219,22 @@ impl<'h> Node<'h> {
     /// membership commands run. Its output whatever its status, or
     /// [`NodeError::LockLost`] when the node refused to start it.
     pub async fn exec_held(&self, script: &str) -> Result<Output, NodeError> {
-        let out = self.host.exec(&self.held(&["run", "sh", "-c", script]), None).await?;
-        self.lock_lost(&out)?;
-        Ok(out)
+        let out = self.host.exec(&self.line(&Request::Run { argv: vec!["sh", "-c", script] })?, None).await?;
+        match refusal::decode_run(out.status, &out.stderr) {
+            Some(r) => {
+                let failure = Failure::Refused { message: r.sentence(), refusals: vec![r] };
+                Err(self.failed("run", out.status, failure))
+            }
+            None => Ok(out),
+        }
     }
 
     /// Take the node lock for as long as the returned guard (and the
     /// connection) lives. `owner` is shown to a run that finds it taken.
     pub async fn lock(&self, owner: &str) -> Result<NodeLock, NodeError> {
-        let p = self.host.spawn(&self.command(&["lock", owner, &self.token])).await?;
-        let (lock, _) = self.locked(p).await?.ok_or_else(|| self.bad_answer("lock", NOT_INSTALLED))?;
+        let req = Request::Lock { owner, token: &self.token, status: false, verify: false };
+        let p = self.host.spawn(&self.line(&req)?).await?;
+        let (lock, _) = self.locked(p).await?.ok_or_else(|| self.protocol("lock", NOT_INSTALLED.into()))?;
         Ok(lock)
     }
 
@@ -265,20 +248,19 @@ impl<'h> Node<'h> {
         owner: &str,
     ) -> Result<(Node<'h>, NodeLock, NodeStatus), NodeError> {
         let node = Node::new(host, prefix);
-        let lock = node.command(&["lock", owner, &node.token, "--status", "--verify"]);
+        let lock = node.line(&Request::Lock { owner, token: &node.token, status: true, verify: true })?;
         let path = shell_quote(&script::script_path(prefix));
         let p = host.spawn(&format!("if [ -f {path} ]; then {lock}; else echo {NOT_INSTALLED}; fi")).await?;
         let (guard, text) = match node.locked(p).await? {
             Some(held) => held,
             None => {
-                node.check(
-                    "install",
-                    host.exec(&script::install_command(prefix), Some(script::SCRIPT.as_bytes())).await?,
-                )?;
-                node.locked(host.spawn(&lock).await?).await?.ok_or_else(|| node.bad_answer("lock", NOT_INSTALLED))?
+                node.install_here().await?;
+                node.locked(host.spawn(&lock).await?)
+                    .await?
+                    .ok_or_else(|| node.protocol("lock", NOT_INSTALLED.into()))?
             }
         };
-        let status = node.parse_status(&text)?;
+        let status = reply::status(&text).map_err(|m| node.protocol("lock", m.0))?;
         Ok((node, guard, status))
     }
 
@@ -298,86 +280,35 @@ impl<'h> Node<'h> {
             before.push('\n');
         }
         let out = p.wait().await;
-        let msg = String::from_utf8_lossy(&out.stderr).trim().to_string();
-        if NodeExit::of(out.status) == NodeExit::Locked {
-            let owner = msg.trim_start_matches("kdeploy-node: locked by another run ");
-            let owner = owner.trim_start_matches("kdeploy-node: locked: ").to_string();
-            return Err(NodeError::Locked { host: self.host.name().to_string(), owner });
+        if out.success() {
+            return Err(self.protocol("lock", format!("ended without `locked` after {before:?}")));
         }
-        Err(NodeError::Command {
-            host: self.host.name().to_string(),
-            command: "lock".into(),
-            status: out.status,
-            message: msg,
-        })
-    }
-
-    fn bad_answer(&self, command: &str, answer: &str) -> NodeError {
-        NodeError::Protocol { host: self.host.name().to_string(), command: command.into(), answer: answer.into() }
+        Err(self.check("lock", out).err().unwrap_or_else(|| self.protocol("lock", "no answer".into())))
     }
 
     /// Committed generation, next free number, phase links.
     pub async fn status(&self) -> Result<NodeStatus, NodeError> {
-        self.status_with(&["status"]).await
+        self.status_with(false).await
     }
 
-    /// [`Node::status`] plus every [`Drift`] from the linked generations.
+    /// [`Node::status`] plus every [`super::Drift`] from the linked generations.
     pub async fn status_verified(&self) -> Result<NodeStatus, NodeError> {
-        self.status_with(&["status", "--verify"]).await
+        self.status_with(true).await
     }
 
-    async fn status_with(&self, args: &[&str]) -> Result<NodeStatus, NodeError> {
-        let out = self.run(args, None).await?;
-        self.parse_status(&out.stdout_str())
-    }
-
-    fn parse_status(&self, text: &str) -> Result<NodeStatus, NodeError> {
-        let mut st = NodeStatus::default();
-        let bad = || NodeError::Protocol {
-            host: self.host.name().to_string(),
-            command: "status".into(),
-            answer: text.to_string(),
-        };
-        for line in text.lines() {
-            if let Some(d) = line.strip_prefix("drift\t") {
-                match d.splitn(4, '\t').collect::<Vec<_>>().as_slice() {
-                    [phase, kind, what, why] => st.drift.push(Drift {
-                        phase: phase.to_string(),
-                        kind: kind.to_string(),
-                        what: what.to_string(),
-                        why: why.to_string(),
-                    }),
-                    _ => return Err(bad()),
-                }
-                continue;
-            }
-            let w: Vec<&str> = line.split(' ').collect();
-            match w.as_slice() {
-                ["current", "none"] => {}
-                ["current", n, h] => {
-                    st.current = Some((n.parse().map_err(|_| bad())?, Digest::parse(h).ok_or_else(bad)?))
-                }
-                ["next", n] => st.next = n.parse().map_err(|_| bad())?,
-                ["phase", p, n] => {
-                    st.phases.insert(p.to_string(), n.parse().map_err(|_| bad())?);
-                }
-                ["pending"] => st.pending = true,
-                ["has", "zstd"] => st.zstd = true,
-                ["has", _] => {}
-                ["lock", ..] => {}
-                _ => return Err(bad()),
-            }
-        }
-        Ok(st)
+    async fn status_with(&self, verify: bool) -> Result<NodeStatus, NodeError> {
+        let req = Request::Status { verify };
+        let out = self.call(&req, None).await?;
+        reply::status(&out.stdout_str()).map_err(self.malformed(&req))
     }
 
     /// Which of `blobs` the node lacks: absent, or there with another size
     /// (or sha256, when given) — such a blob is removed on the node and
     /// comes back here, to be sent again.
     pub async fn missing(&self, blobs: &[WantedBlob]) -> Result<Vec<Digest>, NodeError> {
-        let input: String = blobs.iter().map(WantedBlob::line).collect();
-        let out = self.run_held(&["have"], Some(input.as_bytes())).await?;
-        self.hashes("have", &out)
+        let input = have_input(blobs).map_err(|e| NodeError::BadRequest(e, self.host_name()))?;
+        let out = self.call(&Request::Have, Some(input.as_bytes())).await?;
+        reply::hashes(&out.stdout_str()).map_err(self.malformed(&Request::Have))
     }
 
     /// Stream `blobs` into the store, all in one command; the node checks
@@ -388,8 +319,12 @@ impl<'h> Node<'h> {
         if blobs.is_empty() {
             return Ok(0);
         }
+        if let Some(b) = blobs.iter().find(|b| !is_sha256(b.sha256)) {
+            let why = format!("bad sha256 {:?} for {}", b.sha256, b.hash);
+            return Err(NodeError::BadRequest(BadRequest { command: "put", why }, self.host_name()));
+        }
         let mut stream = PutStream::new(blobs);
-        let command = self.held(&["put"]);
+        let command = self.line(&Request::Put)?;
         let out = match blobs.iter().map(PutBlob::body_len).sum::<u64>() >= BULK_FROM {
             true => self.host.upload_bulk(&command, &mut stream).await?,
             false => self.host.upload(&command, &mut stream).await?,
@@ -398,7 +333,8 @@ impl<'h> Node<'h> {
             [one] => format!("put {}", one.hash),
             _ => format!("put ({} blobs)", blobs.len()),
         };
-        self.check(&what, out)?;
+        let out = self.check(&what, out)?;
+        reply::nothing(&out.stdout_str()).map_err(self.malformed(&Request::Put))?;
         Ok(stream.sent)
     }
 
@@ -407,39 +343,10 @@ impl<'h> Node<'h> {
     /// could not get (sent over SSH instead), which of them the cache holds
     /// wrong, and what the node said about them.
     pub async fn fetch(&self, base: &str, blobs: &[(Digest, &str, u64)]) -> Result<NotFetched, NodeError> {
-        let input: String = blobs.iter().map(|(d, sha, size)| format!("{} {sha} {size}\n", d.hex())).collect();
-        let out = self.run_held(&["fetch", base], Some(input.as_bytes())).await?;
-        let mut not = NotFetched { why: String::from_utf8_lossy(&out.stderr).trim().to_string(), ..Default::default() };
-        for line in out.stdout_str().lines() {
-            let (h, what) = line.split_once(' ').unwrap_or((line, ""));
-            let d = Digest::parse(h).filter(|_| matches!(what, "rejected" | "unavailable"));
-            let Some(d) = d else {
-                return Err(NodeError::Protocol {
-                    host: self.host.name().to_string(),
-                    command: "fetch".into(),
-                    answer: line.to_string(),
-                });
-            };
-            if what == "rejected" {
-                not.rejected.push(d);
-            }
-            not.failed.push(d);
-        }
-        Ok(not)
-    }
-
-    /// The hashes a command printed, one per line.
-    fn hashes(&self, command: &str, out: &Output) -> Result<Vec<Digest>, NodeError> {
-        out.stdout_str()
-            .lines()
-            .map(|l| {
-                Digest::parse(l).ok_or_else(|| NodeError::Protocol {
-                    host: self.host.name().to_string(),
-                    command: command.into(),
-                    answer: l.to_string(),
-                })
-            })
-            .collect()
+        let input = fetch_input(blobs).map_err(|e| NodeError::BadRequest(e, self.host_name()))?;
+        let req = Request::Fetch { url: base };
+        let out = self.call(&req, Some(input.as_bytes())).await?;
+        reply::not_fetched(&out.stdout_str(), &String::from_utf8_lossy(&out.stderr)).map_err(self.malformed(&req))
     }
 
     /// [`Node::put`] from memory.
@@ -451,11 +358,11 @@ impl<'h> Node<'h> {
     /// 0600 from its creation), never into the shared blob store. `hash` is
     /// its keyed hash; the node checks the length of what arrived.
     pub async fn put_secret(&self, hash: &Digest, bytes: &[u8]) -> Result<(), NodeError> {
-        let len = bytes.len().to_string();
+        let req = Request::PutSecret { keyed: *hash, len: bytes.len() as u64 };
         let mut src = bytes;
-        let out = self.host.upload(&self.held(&["put-secret", &hash.hex(), &len]), &mut src).await?;
-        self.check(&format!("put-secret {hash}"), out)?;
-        Ok(())
+        let out = self.host.upload(&self.line(&req)?, &mut src).await?;
+        let out = self.check(&format!("put-secret {hash}"), out)?;
+        reply::nothing(&out.stdout_str()).map_err(self.malformed(&req))
     }
 
     /// Materialise generation `gen` of `phase` from store blobs (idempotent).
@@ -468,87 +375,64 @@ impl<'h> Node<'h> {
     pub async fn stage_phases(&self, gen: u64, phases: &[(&str, &Manifest)]) -> Result<(), NodeError> {
         let mut text = String::new();
         for (_, m) in phases {
-            text += &m.render().map_err(|e| NodeError::Manifest(e, self.host.name().to_string()))?;
+            text += &m.render().map_err(|e| NodeError::Manifest(e, self.host_name()))?;
         }
-        let gen = gen.to_string();
-        let mut args = vec!["stage", gen.as_str()];
-        args.extend(phases.iter().map(|(p, _)| *p));
-        self.run_held(&args, Some(text.as_bytes())).await?;
-        Ok(())
+        let req = Request::Stage { generation: gen, phases: phases.iter().map(|(p, _)| *p).collect() };
+        self.call_quiet(&req, Some(text.as_bytes())).await
     }
 
     /// Point `phase` at generation `gen` (`None`: remove the phase) with one
-    /// rename; fix managed symlinks and directories.
+    /// rename; fix managed symlinks and directories. Rolling a phase back
+    /// is the same: a switch to the generation it was at.
     pub async fn switch(&self, gen: Option<u64>, phase: &str) -> Result<(), NodeError> {
-        let g = gen.map_or("none".to_string(), |g| g.to_string());
-        self.run_held(&["switch", &g, phase], None).await?;
-        Ok(())
-    }
-
-    /// Switch `phase` back to what it was (`old` from [`NodeStatus::phases`]
-    /// taken before the run; `None`: it did not exist).
-    pub async fn rollback_phase(&self, phase: &str, old: Option<u64>) -> Result<(), NodeError> {
-        let g = old.map_or("none".to_string(), |g| g.to_string());
-        self.run_held(&["rollback-phase", phase, &g], None).await?;
-        Ok(())
+        self.call_quiet(&Request::Switch { generation: gen, phase }, None).await
     }
 
     /// The manifest a generation of a phase was staged with.
     pub async fn manifest(&self, gen: u64, phase: &str) -> Result<Manifest, NodeError> {
-        let out = self.run(&["manifest", &gen.to_string(), phase], None).await?;
-        Manifest::parse(&out.stdout_str()).map_err(|e| NodeError::Manifest(e, self.host.name().to_string()))
+        let out = self.call(&Request::Manifest { generation: gen, phase }, None).await?;
+        Manifest::parse(&out.stdout_str()).map_err(|e| NodeError::Manifest(e, self.host_name()))
     }
 
     /// Record generation `gen` (node hash `hash`) as committed, with its
-    /// phase record (`record` empty: the generation keeps its own).
-    pub async fn commit(&self, gen: u64, hash: &Digest, record: &[u8]) -> Result<(), NodeError> {
-        self.run_held(&["commit", &gen.to_string(), &hash.hex()], Some(record)).await?;
-        Ok(())
+    /// phase record (`None`: the generation keeps its own, as a rollback
+    /// does).
+    pub async fn commit(&self, gen: u64, hash: &Digest, record: Option<&PhaseRecord>) -> Result<(), NodeError> {
+        let text = record.map(reply::render_record).unwrap_or_default();
+        self.call_quiet(&Request::Commit { generation: gen, hash: *hash }, Some(text.as_bytes())).await
     }
 
     /// The committed generation's phase record and the manifest of every
-    /// linked phase, as `@record` / `@manifest PHASE` sections.
-    pub async fn state(&self) -> Result<String, NodeError> {
-        Ok(self.run(&["state"], None).await?.stdout_str())
+    /// linked phase.
+    pub async fn state(&self) -> Result<NodeState, NodeError> {
+        let out = self.call(&Request::State, None).await?;
+        reply::state(&out.stdout_str()).map_err(self.malformed(&Request::State))
     }
 
     /// A blob of the node's store, if it is there and at most `max` bytes
     /// (secrets are kept apart and never read back). Read-only: no lock.
     pub async fn read_blob(&self, hash: &Digest, max: u64) -> Result<StoredBlob, NodeError> {
-        let f = shell_quote(&format!("{}/store/{}", self.root(), hash.hex()));
-        let cmd = format!("[ -f {f} ] || exit 3; s=$(stat -c %s {f}); echo \"$s\"; [ \"$s\" -gt {max} ] || cat {f}");
-        let out = self.host.exec(&cmd, None).await?;
-        if out.status == 3 {
-            return Ok(StoredBlob::Missing);
+        let req = Request::Blob { hash: *hash, max };
+        match self.call(&req, None).await {
+            Ok(out) => reply::blob(&out.stdout, max).map_err(self.malformed(&req)),
+            Err(NodeError::NotFound { .. }) => Ok(StoredBlob::Missing),
+            Err(e) => Err(e),
         }
-        let out = self.check("read blob", out)?;
-        let Some(nl) = out.stdout.iter().position(|&b| b == b'\n') else {
-            return Ok(StoredBlob::Missing);
-        };
-        let size: u64 = String::from_utf8_lossy(&out.stdout[..nl]).trim().parse().unwrap_or(0);
-        if size > max {
-            return Ok(StoredBlob::TooBig(size));
-        }
-        Ok(StoredBlob::Bytes(out.stdout[nl + 1..].to_vec()))
     }
 
     /// The last step of a reset, once every phase is unlinked: the
     /// directories switches created and the whole state directory removed.
     /// Returns the directories removed.
     pub async fn forget(&self) -> Result<Vec<String>, NodeError> {
-        let out = self.run_held(&["forget"], None).await?;
-        Ok(out.stdout_str().lines().filter_map(|l| l.strip_prefix("removed ")).map(str::to_string).collect())
+        let out = self.call(&Request::Forget, None).await?;
+        reply::forget(&out.stdout_str()).map_err(self.malformed(&Request::Forget))
     }
 
     /// The phase record generation `gen` was committed with.
-    pub async fn phase_record(&self, gen: u64) -> Result<String, NodeError> {
-        Ok(self.run(&["phase-record", &gen.to_string()], None).await?.stdout_str())
-    }
-
-    /// `N[ (current)]: phase phase ...` per generation.
-    pub async fn list_generations(&self) -> Result<Vec<String>, NodeError> {
-        let out = self.run(&["list-generations"], None).await?;
-        Ok(out.stdout_str().lines().map(str::to_string).collect())
+    pub async fn phase_record(&self, gen: u64) -> Result<PhaseRecord, NodeError> {
+        let req = Request::PhaseRecord { generation: gen };
+        let out = self.call(&req, None).await?;
+        reply::phase_record(&out.stdout_str()).map_err(self.malformed(&req))
     }
 
     /// Run `units` operations (see [`super::plan::UnitPlan::after_switch`]).
@@ -564,30 +448,29 @@ impl<'h> Node<'h> {
         if ops.is_empty() {
             return Ok(());
         }
-        let mut args = vec!["units"];
-        args.extend(ops.iter().map(String::as_str));
+        let req = Request::Units { ops };
+        let line = self.line(&req)?;
         let cmd = match deadline {
-            Some(d) => format!("timeout -k 10 {} {}", d.as_secs().max(1), self.held(&args)),
-            None => self.held(&args),
+            Some(d) => format!("timeout -k 10 {} {line}", d.as_secs().max(1)),
+            None => line,
         };
         let out = self.host.exec(&cmd, None).await?;
+        let what = Self::shown(&req);
         if let (NodeExit::TimedOut, Some(d)) = (NodeExit::of(out.status), deadline) {
             return Err(NodeError::Command {
-                host: self.host.name().to_string(),
-                command: args.join(" "),
+                host: self.host_name(),
+                command: what,
                 status: out.status,
                 message: format!("did not finish within {} s (its deadline) and was killed", d.as_secs()),
             });
         }
-        if NodeExit::of(out.status) == NodeExit::UnitFailed {
-            return Err(NodeError::UnitFailed {
-                host: self.host.name().to_string(),
-                what: ops.join(" "),
-                journal: String::from_utf8_lossy(&out.stderr).trim_end().to_string(),
-            });
-        }
-        self.check(&args.join(" "), out)?;
-        Ok(())
+        let out = self.check(&what, out).map_err(|e| match e {
+            NodeError::UnitFailed { host, units, journal, .. } => {
+                NodeError::UnitFailed { host, what: ops.join(" "), units, journal }
+            }
+            e => e,
+        })?;
+        reply::nothing(&out.stdout_str()).map_err(self.malformed(&req))
     }
 
     /// One phase on this node, the way a run activates it: stop/disable
@@ -614,31 +497,16 @@ impl<'h> Node<'h> {
     /// Every generation directory with the generations its phase record
     /// uses (see [`super::gc::plan_generations`]).
     pub async fn gc_info(&self) -> Result<Vec<NodeGeneration>, NodeError> {
-        let out = self.run(&["gc-info"], None).await?;
-        parse_info(&out.stdout_str()).map_err(|answer| self.protocol("gc-info", answer))
+        let out = self.call(&Request::GcInfo, None).await?;
+        reply::gc_info(&out.stdout_str()).map_err(self.malformed(&Request::GcInfo))
     }
 
     /// Remove generations `remove` (the node refuses the committed and
     /// linked ones), then every blob and secret no remaining generation
     /// names. Must run under the lock. `dry_run`: report, remove nothing.
     pub async fn gc(&self, remove: &[u64], dry_run: bool) -> Result<GcReport, NodeError> {
-        let gens: Vec<String> = remove.iter().map(u64::to_string).collect();
-        let mut args = vec!["gc"];
-        if dry_run {
-            args.push("--dry-run");
-        }
-        args.extend(gens.iter().map(String::as_str));
-        let out = self.run_held(&args, None).await?;
-        GcReport::parse(&out.stdout_str()).map_err(|answer| self.protocol("gc", answer))
-    }
-
-    fn protocol(&self, command: &str, answer: String) -> NodeError {
-        NodeError::Protocol { host: self.host.name().to_string(), command: command.into(), answer }
-    }
-
-    /// `journalctl -u UNIT -n LINES --no-pager`.
-    pub async fn journal(&self, unit: &str, lines: u32) -> Result<String, NodeError> {
-        let out = self.run(&["journal", unit, &lines.to_string()], None).await?;
-        Ok(out.stdout_str())
+        let req = Request::Gc { remove, dry_run };
+        let out = self.call(&req, None).await?;
+        reply::gc(&out.stdout_str()).map_err(self.malformed(&req))
     }
 }

@@ -2,9 +2,9 @@
 //! generation directories go ([`plan_generations`]) given what the node
 //! holds (`gc-info`), its committed generation, its phase links and the
 //! generations the deployer still records; and what the node program's
-//! `gc` reports it removed ([`GcReport`]). Blobs and secrets are swept by
-//! the node program itself: whatever no remaining generation's manifest
-//! names.
+//! `gc` reports it removed ([`GcReport`], decoded with every other reply in
+//! `protocol/reply.rs`). Blobs and secrets are swept by the node program
+//! itself: whatever no remaining generation's manifest names.
 
 use std::collections::BTreeSet;
 
@@ -70,27 +70,6 @@ pub fn plan_generations(gens: &[NodeGeneration], protected: &Protected, keep: us
     plan
 }
 
-/// Parse `gc-info`: `@gen N` then that generation's phase record lines.
-pub fn parse_info(text: &str) -> Result<Vec<NodeGeneration>, String> {
-    let mut out: Vec<NodeGeneration> = Vec::new();
-    for line in text.lines() {
-        if let Some(n) = line.strip_prefix("@gen ") {
-            let number = n.parse().map_err(|_| format!("bad generation line {line:?}"))?;
-            out.push(NodeGeneration { number, committed: false, uses: BTreeSet::new() });
-            continue;
-        }
-        let g = out.last_mut().ok_or_else(|| format!("phase record line before any generation: {line:?}"))?;
-        match line.split('\t').collect::<Vec<_>>().as_slice() {
-            [_, _, used, _] => {
-                g.committed = true;
-                g.uses.insert(used.parse().map_err(|_| format!("bad phase record line {line:?}"))?);
-            }
-            _ => return Err(format!("bad phase record line {line:?}")),
-        }
-    }
-    Ok(out)
-}
-
 /// What the node program's `gc` removed (or, dry, would remove).
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -104,35 +83,6 @@ pub struct GcReport {
     /// Blobs the remaining generations name.
     #[serde(skip)]
     pub referenced: BTreeSet<Digest>,
-}
-
-impl GcReport {
-    pub fn parse(text: &str) -> Result<GcReport, String> {
-        let mut r = GcReport::default();
-        for line in text.lines() {
-            let w: Vec<&str> = line.split(' ').collect();
-            let bytes = |s: &str| s.parse::<u64>().map_err(|_| format!("bad size in {line:?}"));
-            match w.as_slice() {
-                ["removed", "generation", n, b] => {
-                    r.generations.push(n.parse().map_err(|_| format!("bad generation in {line:?}"))?);
-                    r.bytes += bytes(b)?;
-                }
-                ["removed", kind @ ("blob" | "secret" | "partial"), _, b] => {
-                    match *kind {
-                        "blob" => r.blobs += 1,
-                        "secret" => r.secrets += 1,
-                        _ => r.partial += 1,
-                    }
-                    r.bytes += bytes(b)?;
-                }
-                ["referenced", h] => {
-                    r.referenced.insert(Digest::parse(h).ok_or_else(|| format!("bad hash in {line:?}"))?);
-                }
-                _ => return Err(format!("unexpected line {line:?}")),
-            }
-        }
-        Ok(r)
-    }
 }
 
 #[cfg(test)]
@@ -177,21 +127,5 @@ mod tests {
         let p = Protected { current: Some(2), linked: set(&[3]), recorded: BTreeSet::new() };
         assert_eq!(plan_generations(&gens, &p, 1).remove, vec![1]);
         assert_eq!(plan_generations(&[], &p, 5), GenerationPlan::default());
-    }
-
-    #[test]
-    fn parses_info_and_report() {
-        let h = Digest([3; 32]).hex();
-        let info = format!("@gen 1\nfiles\t{h}\t1\t1\n@gen 2\n@gen 3\nfiles\t{h}\t1\t1\netcd\t{h}\t3\t0\n");
-        assert_eq!(parse_info(&info).unwrap(), vec![g(1, &[1]), g(2, &[]), g(3, &[1, 3])]);
-        assert!(parse_info("files\tx\t1\t1\n").is_err());
-        assert!(parse_info("@gen x\n").is_err());
-        let out = format!(
-            "removed generation 1 4096\nremoved blob {h} 10\nremoved secret {h} 5\nremoved partial {h}.Ab12 1\nreferenced {h}\n"
-        );
-        let r = GcReport::parse(&out).unwrap();
-        assert_eq!((r.generations.clone(), r.blobs, r.secrets, r.partial, r.bytes), (vec![1], 1, 1, 1, 4112));
-        assert!(r.referenced.contains(&Digest([3; 32])));
-        assert!(GcReport::parse("removed everything\n").is_err());
     }
 }

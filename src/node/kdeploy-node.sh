@@ -1,12 +1,28 @@
 # shellcheck shell=sh disable=SC2015,SC2012  # `A && B || die` is meant; ls of numeric names
 # kdeploy node program: the only code kdeploy runs on a node (see
-# src/node/README.md for the layout and the commands). Needs POSIX sh,
-# coreutils, flock (util-linux) and, for units, systemd. Installed as
-# /var/lib/kdeploy/bin/node-<hash>.sh and run as `sh THAT CMD ARGS...`.
+# src/node/README.md for the layout, the commands and the protocol). The
+# shell language is POSIX sh (checked by shellcheck; run by the node's
+# /bin/sh), but the tools it calls are not POSIX: it needs GNU coreutils, findutils and diffutils,
+# util-linux's flock and, for units, systemd -- `requires` below lists
+# every tool and GNU feature, and the deployer runs it before installing.
+# Installed as /var/lib/kdeploy/bin/node-<hash>.sh and run as
+# `sh THAT --protocol N [--held TOKEN] CMD ARGS...`.
 # KDEPLOY_PREFIX (tests only) puts everything, managed paths included, below
 # a directory instead of /.
 set -eu
 umask 022
+
+# The numbers the deployer shares (src/node/protocol/constants.rs defines
+# them; a test there checks these lines): the protocol version, the lock's
+# timings in seconds and the exit status of each refusal code.
+PROTOCOL=2
+SILENCE=30       # the holder lets go after this long without a heartbeat byte
+CONTEND=12       # a contender watches the holder's heartbeat this long
+TAKEOVER_WAIT=40 # then waits this long for a silent holder's lock
+DRAIN_WAIT=40    # a new holder waits this long for the old holder's commands
+BUSY_WAIT=60     # a holder's command waits this long for lock.busy
+EX_FAILED=1 EX_UNIT_FAILED=3 EX_NOT_FOUND=66 EX_UNSUPPORTED=69
+EX_LOCKED=75 EX_VERSION=76 EX_LOCK_LOST=77
 # `run` gives the command it runs the caller's locale back
 CALLER_LC_ALL=${LC_ALL-} CALLER_HAS_LC_ALL=${LC_ALL+1}
 # bytes, not characters: the same answers everywhere, and sed, grep and sort
@@ -16,7 +32,59 @@ P=${KDEPLOY_PREFIX:-}
 R=$P/var/lib/kdeploy
 TAB='	'  # a literal tab (no subshell: every fork costs on a round trip)
 
-die() { printf 'kdeploy-node: %s\n' "$*" >&2; exit 1; }
+NL='
+'
+
+# refuse_line CODE DETAIL...: the one shape of a refusal, one line on
+# stderr (`kdeploy-node-error CODE DETAIL`, control characters in DETAIL
+# made spaces) that the deployer reads by its code (protocol/refusal.rs).
+refuse_line() {
+    c=$1
+    shift
+    case $* in
+    *$CTRL*) printf 'kdeploy-node-error %s %s\n' "$c" "$(printf '%s' "$*" | tr '\001-\037\177' ' ')" >&2 ;;
+    *) printf 'kdeploy-node-error %s %s\n' "$c" "$*" >&2 ;;
+    esac
+}
+# fail CODE DETAIL...: refuse, with the code's exit status.
+fail() {
+    refuse_line "$@"
+    case $1 in
+    failed) exit "$EX_FAILED" ;;
+    unit-failed) exit "$EX_UNIT_FAILED" ;;
+    not-found) exit "$EX_NOT_FOUND" ;;
+    unsupported) exit "$EX_UNSUPPORTED" ;;
+    locked | busy) exit "$EX_LOCKED" ;;
+    version) exit "$EX_VERSION" ;;
+    lock-lost) exit "$EX_LOCK_LOST" ;;
+    esac
+    exit "$EX_FAILED"
+}
+die() { fail failed "$@"; }
+
+# Paths to remove when the program exits, however it ends (but SIGKILL:
+# gc sweeps the .tmp directories): one EXIT trap for the whole program, set
+# once, and a list each command adds what it makes to (on_exit_remove) and
+# takes back what it has put in place (keep). No trap is re-armed.
+CLEANUP=''
+on_exit_remove() { CLEANUP=$CLEANUP$1$NL; }
+# (their variables are prefixed: sh has no locals, and keep runs inside
+# the commands' loops)
+keep() {
+    cl_rest=$CLEANUP CLEANUP=''
+    while [ -n "$cl_rest" ]; do
+        cl_p=${cl_rest%%"$NL"*} cl_rest=${cl_rest#*"$NL"}
+        [ "$cl_p" = "$1" ] || CLEANUP=$CLEANUP$cl_p$NL
+    done
+}
+cleanup() {
+    cl_rest=$CLEANUP
+    while [ -n "$cl_rest" ]; do
+        cl_p=${cl_rest%%"$NL"*} cl_rest=${cl_rest#*"$NL"}
+        rm -rf -- "$cl_p" 2>/dev/null || true
+    done
+}
+trap cleanup EXIT
 is_token() { case $1 in *[!0-9a-f]* | '') return 1 ;; esac; [ ${#1} -eq 32 ]; }
 is_hash() { case $1 in *[!0-9a-f]* | '') return 1 ;; esac; [ ${#1} -eq 64 ]; }
 is_gen() { case $1 in *[!0-9]* | '') return 1 ;; esac; }
@@ -84,35 +152,36 @@ entries() { [ -n "$1" ] && [ -f "$1" ] && grep "^$2$TAB" "$1" || true; }
 file_paths() { entries "$1" f | cut -f6; }
 
 # lock OWNER TOKEN [--status [--verify]]: hold the node lock for as long
-# as the deployer's heartbeat (a byte every 5 s on stdin) goes on: 30 s of
-# silence or end of input lets go.
-# A run that finds the lock taken watches lock.owner for 12 s: touched (the
-# holder is alive) -> refused, exit 75; never touched -> the holder is gone
-# (killed or cut off) and its shell lets go within 30 s: wait for it.
+# as the deployer's heartbeat (a byte every 5 s on stdin) goes on: SILENCE
+# seconds of silence or end of input lets go.
+# A run that finds the lock taken watches lock.owner for CONTEND seconds:
+# touched (the holder is alive) -> refused, `locked`; never touched -> the
+# holder is gone (killed or cut off) and its shell lets go within SILENCE:
+# wait for it (TAKEOVER_WAIT).
 # TOKEN (the deployer's random id for this lock) goes to lock.token with
 # this shell's pid: every command that changes the node is given it
-# (`--held TOKEN`) and refused, exit 77, once the lock is not held with it
-# any more -- a deployer that was paused past the 30 s and resumed must not
+# (`--held TOKEN`) and refused, `lock-lost`, once the lock is not held with it
+# any more -- a deployer that was paused past SILENCE and resumed must not
 # interleave with the run that took over. Commands of such a run still
 # running hold lock.busy shared: the new holder waits for them first.
 cmd_lock() {
     [ $# -ge 2 ] && is_token "$2" || die "usage: lock OWNER TOKEN [--status [--verify]]"
+    # OWNER is one line of lock.owner, and the detail of refusals
+    case $1 in '' | *$CTRL*) die "lock: bad owner" ;; esac
     harden
     exec 9>>"$R/lock"
     if ! flock -n 9; then
         before=$(stat -c %Y "$R/lock.owner" 2>/dev/null || echo 0)
         waited=0
-        while [ "$waited" -lt 12 ]; do
+        while [ "$waited" -lt "$CONTEND" ]; do
             sleep 1
             waited=$((waited + 1))
             now=$(stat -c %Y "$R/lock.owner" 2>/dev/null || echo 0)
             if [ "$now" != "$before" ] || flock -n 9; then break; fi
         done
         if ! flock -n 9; then
-            if [ "$now" != "$before" ] || ! flock -w 40 9; then
-                printf 'kdeploy-node: locked by another run (%s)\n' \
-                    "$(cat "$R/lock.owner" 2>/dev/null || echo unknown)" >&2
-                exit 75
+            if [ "$now" != "$before" ] || ! flock -w "$TAKEOVER_WAIT" 9; then
+                fail locked "$(cat "$R/lock.owner" 2>/dev/null || echo unknown)"
             fi
             printf 'kdeploy-node: took over the lock of a run that stopped answering (%s)\n' \
                 "$(cat "$R/lock.owner" 2>/dev/null || echo unknown)" >&2
@@ -123,10 +192,11 @@ cmd_lock() {
     write_token "$2" $$
     # ... and one it started before is waited for (it holds lock.busy).
     exec 8>>"$R/lock.busy"
-    if ! flock -w 40 8; then
+    if ! flock -w "$DRAIN_WAIT" 8; then
         write_token released -
-        printf 'kdeploy-node: locked: a command of the run that held the lock before (a hook or unit operation it started before it stopped answering) is still running; it ends by its deadline: run again then\n' >&2
-        exit 75
+        # a command of the run that held the lock before (a hook or unit
+        # operation it started before it stopped answering) still runs
+        fail busy "$(cat "$R/lock.owner" 2>/dev/null || echo unknown)"
     fi
     exec 8>&-
     # --status [--verify]: what `status` prints, read under the lock,
@@ -136,7 +206,7 @@ cmd_lock() {
     echo locked
     # The lock is the open fd 9 of this shell; the commands below do not
     # inherit it, so killing this shell releases the lock too.
-    while b=$(timeout 30 head -c 1 9>&-) && [ -n "$b" ]; do
+    while b=$(timeout "$SILENCE" head -c 1 9>&-) && [ -n "$b" ]; do
         # -c: after `forget` the holder keeps beating until released, and a
         # lock.owner made again would leave forget's rm a directory not empty
         touch -c "$R/lock.owner" 9>&- 2>/dev/null || true
@@ -156,7 +226,7 @@ write_token() {
     fi
 }
 
-# held: what a command that changes the node does first. Refused (exit 77)
+# held: what a command that changes the node does first. Refused (lock-lost)
 # unless it was given (`--held TOKEN`) the token of the lock's live holder;
 # then it holds lock.busy shared until it exits, so a run that takes the
 # lock over waits for it. Costs one flock.
@@ -164,18 +234,15 @@ held() {
     [ -n "$TOKEN" ] || die "$cmd: only the holder of the node lock may run this (--held TOKEN)"
     [ -d "$R" ] || lock_lost
     exec 8>>"$R/lock.busy"
-    flock -s -w 60 8 || lock_lost
+    flock -s -w "$BUSY_WAIT" 8 || lock_lost
     # the holder's token, and its shell alive (killed, it left its token)
     ht='' hp=''
     if [ -f "$R/lock.token" ]; then read -r ht hp <"$R/lock.token" || true; fi
     [ "$ht" = "$TOKEN" ] && [ -n "$hp" ] && kill -0 "$hp" 2>/dev/null || lock_lost
 }
 
-lock_lost() {
-    printf 'kdeploy-node: lock lost: this run does not hold the node lock any more (held by: %s)\n' \
-        "$(cat "$R/lock.owner" 2>/dev/null || echo nobody)" >&2
-    exit 77
-}
+# the detail is the holder's lock.owner line
+lock_lost() { fail lock-lost "$(cat "$R/lock.owner" 2>/dev/null || echo nobody)"; }
 
 # run CMD ARG...: CMD under the lock (see `held`), with the caller's
 # locale, its status passed on. It does not inherit lock.busy (a daemon it
@@ -239,14 +306,15 @@ refuse() {
 cmd_put() {
     [ $# -eq 0 ] || die "usage: put <BLOB-STREAM"
     [ -d "$R/store" ] || harden
-    mkdir -p "$R/store/.tmp"
     # Per blob one process (head; with zstd after it), then one sha256sum
     # for the whole stream: a process per blob per check was most of the
-    # time of a stream of small files.
-    tmps='' n=0 sums="$R/store/.tmp/put.$$.sha256"
+    # time of a stream of small files. Everything in flight is in one
+    # directory of this put's, removed when it ends.
+    dir=$R/store/.tmp/put.$$
+    mkdir -p "$dir"
+    on_exit_remove "$dir"
+    names='' n=0 sums=$dir/sha256
     : >"$sums"
-    # shellcheck disable=SC2086 # the list is made of names this function made
-    trap 'rm -f $tmps "$sums"' EXIT
     while IFS=' ' read -r b sha size enc; do
         is_hash "$b" && is_hash "$sha" || refuse "put: bad blob header: $b $sha"
         case $size in '' | *[!0-9]*) refuse "put: bad size for blob $b: $size" ;; esac
@@ -255,8 +323,8 @@ cmd_put() {
             continue
         fi
         n=$((n + 1))
-        t="$R/store/.tmp/$b.$$.$n"
-        tmps="$tmps $t"
+        t=$dir/$b.$n
+        names="$names $b.$n"
         case $enc in
         raw) head -c "$size" >"$t" || refuse "put: blob $b: cannot write it" ;;
         # a short or damaged body fails zstd; its bytes are checked below
@@ -265,18 +333,14 @@ cmd_put() {
         esac
         printf '%s  %s\n' "$sha" "$t" >>"$sums"
     done
-    [ -n "$tmps" ] || return 0
+    [ -n "$names" ] || return 0
     sha256sum --quiet --check "$sums" >/dev/null 2>&1 || put_mismatch "$sums"
+    # (names this function made: HASH.N, split on the spaces between them)
     # shellcheck disable=SC2086
-    chmod 0444 $tmps
-    # shellcheck disable=SC2086
-    sync $tmps
-    for t in $tmps; do
-        b=${t##*/}
-        mv -f "$t" "$R/store/${b%%.*}"
+    (cd "$dir" && chmod 0444 $names && sync $names)
+    for b in $names; do
+        mv -f "$dir/$b" "$R/store/${b%%.*}"
     done
-    rm -f "$sums"
-    trap - EXIT
 }
 
 # put_mismatch SUMS: name the first blob of a put whose bytes are not what
@@ -331,9 +395,9 @@ cmd_fetch() {
         printf 'kdeploy-node: fetch: neither curl nor wget on this node\n' >&2
     fi
     [ -d "$R/store" ] || harden
-    mkdir -p "$R/store/.tmp"
-    t=''
-    trap 'rm -f "$t" "$t.err"' EXIT
+    dir=$R/store/.tmp/fetch.$$
+    mkdir -p "$dir"
+    on_exit_remove "$dir"
     while read -r h sha size; do
         [ -n "$h" ] || continue
         is_hash "$h" && is_hash "$sha" && is_gen "$size" || die "fetch: bad line '$h $sha $size'"
@@ -342,7 +406,8 @@ cmd_fetch() {
             echo "$h unavailable"
             continue
         fi
-        t=$(mktemp "$R/store/.tmp/$h.XXXXXX")
+        t=$dir/$h
+        : >"$t"
         rc=0
         code=$(download "$get" "$1/$h" "$t" "$size" 2>"$t.err") || rc=$?
         got=$(wc -c <"$t")
@@ -374,7 +439,7 @@ cmd_fetch() {
 # whatever the server announces. Prints the HTTP status (curl only).
 download() {
     (
-        ulimit -f $(($4 / 512 + 2)) || exit 1
+        ulimit -f $(($4 / 512 + 2)) || exit "$EX_FAILED"
         if [ "$1" = curl ]; then
             exec curl -fsS --noproxy '*' --connect-timeout 10 --speed-time 30 --speed-limit 1 \
                 --retry 2 --max-filesize "$4" -w '%{http_code}' -o "$3" "$2" </dev/null
@@ -397,13 +462,12 @@ cmd_put_secret() {
     fi
     mkdir -p "$R/secrets/.tmp"
     t=$(mktemp "$R/secrets/.tmp/$1.XXXXXX")
-    trap 'rm -f "$t"' EXIT
+    on_exit_remove "$t"
     cat >"$t"
     got=$(wc -c <"$t")
     [ "$got" -eq "$2" ] || die "secret $1 rejected: received $got bytes, expected $2"
     sync "$t"
     mv -f "$t" "$R/secrets/$1"
-    trap - EXIT
 }
 
 # staged_paths LIST FIELD DIR COND: DIR + the path of each line of LIST
@@ -424,7 +488,7 @@ cmd_stage() {
     for p in "$@"; do is_name "$p" || die "usage: stage GEN PHASE... <MANIFESTS"; done
     mkdir -p "$R/generations/$gen"
     t=$(mktemp -d "$R/generations/$gen/.manifests.XXXXXX")
-    trap 'rm -rf "$t"' EXIT
+    on_exit_remove "$t"
     awk -v t="$t" '$0 == "kdeploy-manifest 1" { n++ } { print > (t "/" n) }'
     [ ! -e "$t/0" ] || die "stage: not a kdeploy manifest"
     [ -e "$t/$#" ] && [ ! -e "$t/$(($# + 1))" ] || die "stage: $# phase(s) named, another count of manifests given"
@@ -448,7 +512,7 @@ stage_one() {
     mkdir -p "$g/files"
     mv "$m" "$g/manifest"
     # A stage that fails (a full disk) takes its half-copied files with it.
-    trap 'rm -rf "$g" "$t"' EXIT
+    on_exit_remove "$g"
     # Every line checked and its blob found before anything is copied; then
     # a handful of processes for the whole phase, not five per file (a first
     # converge stages thousands of files across the nodes).
@@ -489,7 +553,7 @@ stage_one() {
     # On disk before anything can point at it.
     sync -f "$g/stat"
     : >"$g/.complete"
-    trap 'rm -rf "$t"' EXIT
+    keep "$g"
 }
 
 # heal DIR: put back, from the store, every file of staged phase DIR that
@@ -669,17 +733,18 @@ cmd_verify() {
     [ $# -gt 0 ] || return 0
     # PHASE TAB PATH of every managed file
     files=$(grep -H "^f$TAB" "$@" | sed "s|^$R/phases/||; s|/manifest:f$TAB.*$TAB|$TAB|")
-    [ -z "$files" ] || verify_links
-    [ -z "$files" ] || verify_stats
+    [ -z "$files" ] || verify_links "$files"
+    [ -z "$files" ] || verify_stats "$files" "$legacy"
     verify_units "$@"
 }
 
-# Every managed path is a link into its phase.
+# verify_links FILES: every managed path (FILES: `PHASE TAB PATH` lines) is
+# a link into its phase.
 verify_links() {
-    printf '%s\n' "$files" | sed "s|^[^$TAB]*$TAB|$P|" |
+    printf '%s\n' "$1" | sed "s|^[^$TAB]*$TAB|$P|" |
         QUOTING_STYLE=literal xargs -d '\n' stat -c '%N' -- 2>/dev/null |
         diff /dev/fd/3 - 3<<EOF | while IFS= read -r d; do
-$(printf '%s\n' "$files" | sed "s|^\([^$TAB]*\)$TAB\(.*\)|$P\2 -> $R/phases/\1/files\2|")
+$(printf '%s\n' "$1" | sed "s|^\([^$TAB]*\)$TAB\(.*\)|$P\2 -> $R/phases/\1/files\2|")
 EOF
             case $d in
             "<"*)
@@ -690,10 +755,11 @@ EOF
         done
 }
 
-# Each file of a linked generation has the size, mtime, mode and owner
-# recorded when it was staged (its phase's `stat`, from file_stats).
+# verify_stats FILES LEGACY: each file of a linked generation has the size,
+# mtime, mode and owner recorded when it was staged (its phase's `stat`,
+# from file_stats); LEGACY: sed commands dropping the phases without one.
 verify_stats() {
-    now=$(printf '%s\n' "$files" | sed "$legacy s|^\([^$TAB]*\)$TAB|phases/\1/files|" | (cd "$R" &&
+    now=$(printf '%s\n' "$1" | sed "$2 s|^\([^$TAB]*\)$TAB|phases/\1/files|" | (cd "$R" &&
         xargs -r -d '\n' stat -c "%n$TAB%s %Y %a %U %G" -- 2>/dev/null) | sed "s|^phases/\([^/]*\)/files|\1$TAB|")
     # a file edited shows on both sides of the diff, a missing one only
     # on the recorded side: one drift line per file either way
@@ -775,21 +841,8 @@ cmd_state() {
 # phase-record GEN: the phase record generation GEN was committed with.
 cmd_phase_record() {
     [ $# -eq 1 ] && is_gen "$1" || die "usage: phase-record GEN"
-    [ -f "$R/generations/$1/kdeploy-phases" ] || die "generation $1 has no phase record"
+    [ -f "$R/generations/$1/kdeploy-phases" ] || fail not-found "generation $1 has no phase record"
     cat "$R/generations/$1/kdeploy-phases"
-}
-
-cmd_list_generations() {
-    cur=''
-    [ -f "$R/current" ] && cur=$(cut -d' ' -f1 "$R/current")
-    [ -d "$R/generations" ] || return 0
-    ls "$R/generations" | sort -n | while read -r n; do
-        is_gen "$n" || continue
-        phases=$(cd "$R/generations/$n" && for p in *; do [ -f "$p/.complete" ] && printf ' %s' "$p"; done; true)
-        mark=''
-        if [ "$n" = "$cur" ]; then mark=' (current)'; fi
-        echo "$n$mark:$phases"
-    done
 }
 
 # gc-info: every generation directory, as `@gen N` followed by the phase
@@ -848,16 +901,18 @@ cmd_gc() {
     for kind in store secrets; do
         [ -d "$R/$kind" ] || continue
         for b in "$R/$kind"/* "$R/$kind"/.tmp/*; do
-            [ -f "$b" ] || continue
             h=${b##*/}
             what=blob
             [ "$kind" = store ] || what=secret
             case $b in
-            */.tmp/*) what=partial ;;
-            *) if printf '%s\n' "$refs" | grep -qxF -- "$h"; then continue; fi ;;
+            # a file or (put, fetch) a directory of a command killed in flight
+            */.tmp/*) [ -e "$b" ] || continue; what=partial ;;
+            *)
+                [ -f "$b" ] || continue
+                if printf '%s\n' "$refs" | grep -qxF -- "$h"; then continue; fi ;;
             esac
-            bytes=$(stat -c %s "$b")
-            [ -n "$dry" ] || rm -f "$b"
+            bytes=$(du -sb "$b" | cut -f1)
+            [ -n "$dry" ] || rm -rf "$b"
             printf 'removed %s %s %s\n' "$what" "$h" "$bytes"
         done
     done
@@ -896,20 +951,33 @@ cmd_forget() {
     rm -rf -- "$R"
 }
 
+# manifest GEN PHASE: the manifest PHASE was staged with in GEN.
 cmd_manifest() {
     [ $# -eq 2 ] && is_gen "$1" && is_name "$2" || die "usage: manifest GEN PHASE"
+    [ -f "$R/generations/$1/$2/manifest" ] || fail not-found "generation $1 has no phase $2"
     cat "$R/generations/$1/$2/manifest"
 }
 
-# journal UNIT [N]: the last N log lines about UNIT. Like `journalctl -u`, plus
+# blob HASH MAX: `size N` of store blob HASH, then its bytes when N is at
+# most MAX (what `kdeploy diff` shows of a file's deployed version). A
+# secret is never read back.
+cmd_blob() {
+    [ $# -eq 2 ] && is_hash "$1" && is_gen "$2" || die "usage: blob HASH MAX"
+    [ -f "$R/store/$1" ] || fail not-found "blob $1 is not in the store"
+    size=$(stat -c %s "$R/store/$1")
+    echo "size $size"
+    [ "$size" -gt "$2" ] || cat "$R/store/$1"
+}
+
+# unit_journal UNIT N: the last N log lines about UNIT. Like `journalctl -u`, plus
 # UNIT=-tagged lines from any process: systemd's forked child logs why it could
 # not exec the unit's command ("Failed at step CGROUP ...") before it is in the
 # unit's cgroup, and `-u` (UNIT= only from PID 1) leaves exactly those out.
 # `--sync` first: lines logged just before (a start that failed a moment ago)
 # are then in what we read.
-cmd_journal() {
+unit_journal() {
     journalctl --sync 2>/dev/null || true
-    journalctl -n "${2:-20}" --no-pager _SYSTEMD_UNIT="$1" + UNIT="$1" + OBJECT_SYSTEMD_UNIT="$1" \
+    journalctl -n "$2" --no-pager _SYSTEMD_UNIT="$1" + UNIT="$1" + OBJECT_SYSTEMD_UNIT="$1" \
         + COREDUMP_UNIT="$1" 2>&1 || true
 }
 
@@ -917,13 +985,16 @@ cmd_journal() {
 # the exit status of each process it ran) and its last log lines.
 unit_report() {
     systemctl status --no-pager --full --lines=0 -- "$1" 2>&1 || true
-    cmd_journal "$1" 20
+    unit_journal "$1" 20
 }
 
 # units OP[:UNIT,UNIT...]...: run in the order given; OP is daemon-reload,
 # stop, start, restart, reload, enable, disable. A failed start/restart/reload
-# prints the failing units' status and journal and exits 3.
+# refuses `unit-failed UNIT VERB STATE` for each unit concerned, each
+# followed by that unit's status and journal. systemctl's own output goes
+# to stderr: `units` prints nothing on stdout.
 cmd_units() {
+    exec >&2
     for op in "$@"; do
         verb=${op%%:*}
         list=''
@@ -954,7 +1025,7 @@ cmd_units() {
                 shown=''
                 for u in $list; do
                     systemctl is-active --quiet -- "$u" && continue
-                    printf 'kdeploy-node: unit %s failed to %s; its status and last log lines:\n' "$u" "$verb" >&2
+                    refuse_line unit-failed "$u $verb inactive"
                     unit_report "$u" >&2
                     shown=1
                 done
@@ -963,17 +1034,71 @@ cmd_units() {
                 # it back): still show what happened to each.
                 if [ -z "$shown" ]; then
                     for u in $list; do
-                        printf 'kdeploy-node: unit %s failed to %s (active again now); its status and last log lines:\n' "$u" "$verb" >&2
+                        refuse_line unit-failed "$u $verb active"
                         unit_report "$u" >&2
                     done
                 fi
-                exit 3
+                exit "$EX_UNIT_FAILED"
             fi ;;
         *) die "units: unknown operation '$verb'" ;;
         esac
     done
 }
 
+# requires: what this program needs of a node, in one place, checked by
+# the deployer before it installs the program (`refuse unsupported` naming
+# the first thing missing). Beyond a POSIX sh: GNU coreutils (stat -c,
+# head -c, mv -T, ln -n, cp --reflink, sync -f, du -b, timeout, sha256sum
+# --check --quiet, mktemp -d, readlink, date -u), GNU findutils (xargs -d,
+# -r), GNU diffutils (diff, cmp), awk, sed, grep -x -F, sort -t -k,
+# util-linux (flock) and, on a real node (no KDEPLOY_PREFIX), systemd
+# (systemctl, journalctl). zstd, curl and wget are used when present.
+# need WHAT CMD ARG...: CMD runs, or the node lacks WHAT.
+need() {
+    nd_what=$1
+    shift
+    "$@" >/dev/null 2>&1 || fail unsupported "$nd_what"
+}
+cmd_requires() {
+    for tool in awk cat chmod chown cmp cp cut date diff du flock grep head id ln mkdir mktemp mv paste \
+        readlink rm sed sha256sum sleep sort stat sync timeout touch tr wc xargs; do
+        command -v "$tool" >/dev/null 2>&1 || fail unsupported "no $tool"
+    done
+    if [ -z "$P" ]; then
+        for tool in systemctl journalctl; do
+            command -v "$tool" >/dev/null 2>&1 || fail unsupported "no $tool (systemd)"
+        done
+    fi
+    # the GNU features, each tried on a scratch file
+    d=$(mktemp -d "$R/bin/.requires.XXXXXX") || fail unsupported "mktemp -d (GNU coreutils)"
+    on_exit_remove "$d"
+    printf 'x\n' >"$d/f"
+    need "stat -c (GNU coreutils)" stat -c '%s %Y %a %U %G %N' "$d/f"
+    need "head -c (GNU coreutils)" head -c 1 "$d/f"
+    need "cp --reflink (GNU coreutils)" cp --reflink=auto "$d/f" "$d/g"
+    need "sync -f (GNU coreutils)" sync -f "$d/f"
+    need "du -b (GNU coreutils)" du -sb "$d"
+    need "ln -n (GNU coreutils)" ln -sfn f "$d/l"
+    need "mv -T (GNU coreutils)" mv -T "$d/l" "$d/m"
+    need "touch -c (GNU coreutils)" touch -c "$d/f"
+    need "timeout (GNU coreutils)" timeout 5 true
+    need "date -u +FORMAT" date -u +%Y-%m-%dT%H:%M:%SZ
+    need "sha256sum --check --quiet (GNU coreutils)" sh -c 'sha256sum "$1" >"$1.sum" && sha256sum --quiet --check "$1.sum"' - "$d/f"
+    need "xargs -d -r (GNU findutils)" sh -c 'printf "%s\n" "$1" | xargs -r -d "\n" test -f' - "$d/f"
+    need "flock -n -s -w (util-linux)" sh -c 'flock -n "$1" true && flock -s -w "$2" "$1" true' - "$d/f" "$BUSY_WAIT"
+    need "diff (GNU diffutils)" diff "$d/f" "$d/g"
+    need "cmp -s (GNU diffutils)" cmp -s "$d/f" "$d/g"
+    need "grep -x -F" grep -qxF x "$d/f"
+    need "sort -u -t -k" sort -u -t ' ' -k1,1r "$d/f"
+}
+
+# --protocol N: the protocol the deployer speaks (src/node/protocol/): a
+# command line that names another one, or none, is refused before anything
+# is read (`version`, the detail this program's).
+if [ "${1:-}" != --protocol ] || [ "${2:-}" != "$PROTOCOL" ]; then
+    fail version "$PROTOCOL"
+fi
+shift 2
 # --held TOKEN CMD ...: the token of the lock this run holds; the
 # commands that change the node refuse to run without it (see `held`).
 TOKEN=''
@@ -992,21 +1117,19 @@ put-secret) held; cmd_put_secret "$@" ;;
 fetch) held; cmd_fetch "$@" ;;
 stage) held; cmd_stage "$@" ;;
 switch) held; cmd_switch "$@" ;;
-rollback-phase) held; [ $# -eq 2 ] || die "usage: rollback-phase PHASE GEN|none"; cmd_switch "$2" "$1" ;;
 run) held; cmd_run "$@" ;;
-status | current)
+status)
     cmd_status
     if [ "${1:-}" = --verify ]; then cmd_verify; fi ;;
-verify) cmd_verify ;;
 commit) held; cmd_commit "$@" ;;
 state) cmd_state ;;
 phase-record) cmd_phase_record "$@" ;;
-list-generations) cmd_list_generations ;;
 manifest) cmd_manifest "$@" ;;
+blob) cmd_blob "$@" ;;
 gc-info) cmd_gc_info ;;
 gc) held; cmd_gc "$@" ;;
 forget) held; cmd_forget ;;
-journal) [ $# -ge 1 ] || die "usage: journal UNIT [LINES]"; cmd_journal "$@" ;;
 units) held; cmd_units "$@" ;;
-*) die "unknown command '$cmd' (lock have put put-secret fetch stage switch rollback-phase run status verify commit state phase-record list-generations manifest gc-info gc forget journal units)" ;;
+requires) cmd_requires ;;
+*) die "unknown command '$cmd' (lock have put put-secret fetch stage switch run status commit state phase-record manifest blob gc-info gc forget units requires)" ;;
 esac

@@ -5,7 +5,8 @@
 //! lets go after [`SILENCE`] without one or at end of input. So a holder that is
 //! gone — killed (the connection closes: at once) or cut off without a TCP
 //! close (nothing reaches the node: within 30 s) — never blocks for long,
-//! and a run that finds the lock taken watches `lock.owner` for up to 12 s:
+//! and a run that finds the lock taken watches `lock.owner` for up to 12 s
+//! (these timings are defined once, in `protocol/constants.rs`):
 //! a heartbeat seen means a live holder (refused, exit 75: it is never
 //! broken); none means the holder is gone, and the run waits for its lock.
 //!
@@ -30,13 +31,7 @@ use tokio::task::JoinHandle;
 
 use crate::transport::Process;
 
-/// How often the deployer tells a node it still holds the lock (the node
-/// program's `lock` waits [`SILENCE`], and a contender 12 s, for a beat).
-pub const HEARTBEAT: Duration = Duration::from_secs(5);
-
-/// How long the node program's `lock` waits for a beat before it lets go
-/// (`timeout 30 head -c 1` in `kdeploy-node.sh`).
-pub const SILENCE: Duration = Duration::from_secs(30);
+use super::protocol::constants::{HEARTBEAT, SILENCE};
 
 /// How long without a beat sent before the deployer takes its lock for
 /// lost. Shorter than [`SILENCE`] by two beats: a beat counts as sent when

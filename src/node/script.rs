@@ -2,7 +2,12 @@
 //! gets onto a node: installed once as `/var/lib/kdeploy/bin/node-<hash>.sh`,
 //! keyed by the blake3 of its own text, so a node keeps every version a
 //! deployer ever used and a re-run finds it already there (one round trip
-//! either way: "install unless present").
+//! either way: "install unless present"). Installing runs the program's
+//! `requires` first: a node that lacks a tool or feature it needs gets no
+//! program, and the deployer a typed refusal naming what is missing.
+
+use super::protocol::VERSION;
+use crate::transport::shell_quote;
 
 /// The program's text.
 pub const SCRIPT: &str = include_str!("kdeploy-node.sh");
@@ -18,8 +23,18 @@ pub fn script_path(prefix: &str) -> String {
 }
 
 /// A command that installs the script from its stdin unless it is already
-/// there. Safe to race with itself (temp file + rename).
+/// there, after checking the node has what it needs (a failed check
+/// leaves nothing behind and ends with the check's refusal). Safe to race
+/// with itself (temp file + rename).
 pub fn install_command(prefix: &str) -> String {
-    let path = crate::transport::shell_quote(&script_path(prefix));
-    format!("test -f {path} || {{ mkdir -p \"$(dirname {path})\" && cat > {path}.$$ && mv -f {path}.$$ {path}; }}")
+    let path = shell_quote(&script_path(prefix));
+    let env = match prefix {
+        "" => String::new(),
+        p => format!("KDEPLOY_PREFIX={} ", shell_quote(p)),
+    };
+    format!(
+        "test -f {path} || {{ mkdir -p \"$(dirname {path})\" && cat > {path}.$$ && \
+         {{ {env}sh {path}.$$ --protocol {VERSION} requires || {{ st=$?; rm -f {path}.$$; exit $st; }}; }} && \
+         mv -f {path}.$$ {path}; }}"
+    )
 }

@@ -16,6 +16,7 @@ mod membership;
 mod node;
 mod node_durability;
 mod node_lock;
+mod node_protocol;
 mod reset;
 mod ssh_host_keys;
 mod terminal_escapes;

@@ -10,7 +10,7 @@ use std::path::Path;
 use kdeploy::node::{Node, NodeError};
 use kdeploy::store::Digest;
 use kdeploy::transport::{Host, LocalHost};
-use support::node::{blob, file, hold, manifest, push, wanted};
+use support::node::{blob, file, hold, manifest, push, record, wanted};
 
 fn read(p: &Path) -> String {
     fs::read_to_string(p).unwrap()
@@ -52,12 +52,12 @@ async fn stage_switch_rollback_in_a_directory() {
     assert!(matches!(node.stage(1, "files", &two).await, Err(NodeError::Command { .. })));
     node.switch(Some(1), "files").await.unwrap();
     assert!(node.status().await.unwrap().pending, "a moved link is pending until committed");
-    node.commit(1, &Digest([1; 32]), format!("files\t{}\t1\t1\n", Digest([2; 32])).as_bytes()).await.unwrap();
+    node.commit(1, &Digest([1; 32]), Some(&record("files", Digest([2; 32]), 1))).await.unwrap();
     // a generation is committed with its phase record, or keeps the one it has
-    assert_eq!(node.phase_record(1).await.unwrap(), format!("files\t{}\t1\t1\n", Digest([2; 32])));
-    node.commit(1, &Digest([1; 32]), b"").await.unwrap();
+    assert_eq!(node.phase_record(1).await.unwrap(), record("files", Digest([2; 32]), 1));
+    node.commit(1, &Digest([1; 32]), None).await.unwrap();
     assert!(!node.status().await.unwrap().pending);
-    assert!(matches!(node.commit(9, &Digest([1; 32]), b"").await, Err(NodeError::Command { .. })));
+    assert!(matches!(node.commit(9, &Digest([1; 32]), None).await, Err(NodeError::Command { .. })));
     let a = dir.path().join("etc/t/a.conf");
     let b = dir.path().join("etc/t/b.conf");
     let c = dir.path().join("etc/t/c.conf");
@@ -77,7 +77,7 @@ async fn stage_switch_rollback_in_a_directory() {
     assert_eq!(node.manifest(2, "files").await.unwrap(), two);
 
     // rollback: one rename back; c.conf leaves the phase, the original returns
-    node.rollback_phase("files", Some(1)).await.unwrap();
+    node.switch(Some(1), "files").await.unwrap();
     assert_eq!((read(&a), read(&b), read(&c)), ("a one\n".into(), "b one\n".into(), "original\n".into()));
     assert!(!fs::symlink_metadata(&c).unwrap().file_type().is_symlink());
     // generation 2 is intact for a later switch
@@ -85,11 +85,13 @@ async fn stage_switch_rollback_in_a_directory() {
     assert_eq!(read(&g2), "a two\n");
 
     // removing the phase removes its managed paths
-    node.rollback_phase("files", None).await.unwrap();
+    node.switch(None, "files").await.unwrap();
     assert!(fs::symlink_metadata(&a).is_err());
     assert_eq!(read(&c), "original\n");
-    let gens = node.list_generations().await.unwrap();
-    assert_eq!(gens, ["1 (current): files", "2: files"]);
+    // both generations stay, the first one committed
+    let gens: Vec<(u64, bool)> = node.gc_info().await.unwrap().iter().map(|g| (g.number, g.committed)).collect();
+    assert_eq!(gens, [(1, true), (2, false)]);
+    assert_eq!(node.status().await.unwrap().current, Some((1, Digest([1; 32]))));
     host.close().await.unwrap();
 }
 

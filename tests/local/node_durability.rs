@@ -15,7 +15,7 @@ use kdeploy::node::gc::{plan_generations, Protected};
 use kdeploy::node::{Node, WantedBlob};
 use kdeploy::store::Digest;
 use kdeploy::transport::LocalHost;
-use support::node::{blob, file, hold, manifest, push, wanted};
+use support::node::{blob, file, hold, manifest, push, record, wanted};
 
 fn mode(p: &Path) -> u32 {
     fs::metadata(p).unwrap().permissions().mode() & 0o777
@@ -88,8 +88,7 @@ async fn gc_removes_old_generations_and_unnamed_blobs_only() {
         let g = i as u64 + 1;
         node.stage(g, "files", &manifest(vec![file("/etc/t/a.conf", "0644", b)])).await.unwrap();
         node.switch(Some(g), "files").await.unwrap();
-        let record = format!("files\t{}\t{g}\t1\n", Digest([g as u8; 32]));
-        node.commit(g, &Digest([g as u8; 32]), record.as_bytes()).await.unwrap();
+        node.commit(g, &Digest([g as u8; 32]), Some(&record("files", Digest([g as u8; 32]), g))).await.unwrap();
     }
     fs::write(root.join("store/.tmp/half-an-upload"), b"xx").unwrap();
 

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use kdeploy::node::{Node, NodeError, WantedBlob};
 use kdeploy::store::Digest;
 use kdeploy::transport::{Host, LocalHost};
-use support::node::{blob, file, manifest, push, wanted};
+use support::node::{blob, file, manifest, push, record, wanted};
 
 /// A node that is a scratch directory: the directory, it as a prefix, the host.
 fn scratch() -> (tempfile::TempDir, String, LocalHost) {
@@ -54,14 +54,14 @@ async fn a_run_that_lost_its_lock_changes_nothing() {
     // the first run resumes: nothing it does changes the node
     let secret = Digest([7; 32]);
     lost("switch", first.switch(Some(1), "files").await);
-    lost("rollback", first.rollback_phase("files", Some(1)).await);
+    lost("switch none", first.switch(None, "files").await);
     lost("stage", first.stage(3, "files", &m1).await);
-    lost("commit", first.commit(1, &Digest([1; 32]), b"").await);
+    lost("commit", first.commit(1, &Digest([1; 32]), None).await);
     lost("have", first.missing(&[wanted(&one)]).await.map(|_| ()));
     lost("put", first.put_bytes(&one.b3, &one.sha, &one.bytes).await);
     lost("put-secret", first.put_secret(&secret, b"key").await);
     lost("gc", first.gc(&[1], false).await.map(|_| ()));
-    lost("units", first.units(&["no-such-operation".into()]).await);
+    lost("units", first.units(&["stop:nothing.service".into()]).await);
     lost("hook", first.exec_held(&format!("touch {}/hook-ran", dir.path().display())).await.map(|_| ()));
     lost("forget", first.forget().await.map(|_| ()));
     let root = dir.path().join("var/lib/kdeploy");
@@ -74,7 +74,7 @@ async fn a_run_that_lost_its_lock_changes_nothing() {
 
     // the holder's own commands go through
     second.switch(Some(2), "files").await.unwrap();
-    second.commit(2, &Digest([2; 32]), b"files\tx\t2\t1\n").await.unwrap();
+    second.commit(2, &Digest([2; 32]), Some(&record("files", Digest([3; 32]), 2))).await.unwrap();
     assert_eq!(std::fs::read_to_string(dir.path().join("etc/t/a.conf")).unwrap(), "two\n");
     assert!(!held.is_lost());
     held.release().await;
@@ -100,7 +100,7 @@ async fn a_command_without_the_token_is_refused() {
     let cmd = node.command(&["--held", &"ab".repeat(16), "switch", "none", "files"]);
     let out = host.exec(&cmd, None).await.unwrap();
     assert_eq!(out.status, 77, "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("kdeploy-node: lock lost: "));
+    assert!(String::from_utf8_lossy(&out.stderr).starts_with("kdeploy-node-error lock-lost a-run pid="));
 }
 
 /// A run paused in the middle of a hook left the hook running on the

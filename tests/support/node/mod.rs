@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use kdeploy::node::{FileEntry, Manifest, Node, NodeError, NodeLock, WantedBlob};
+use kdeploy::node::{FileEntry, Manifest, Node, NodeError, NodeLock, PhaseEntry, PhaseRecord, WantedBlob};
 use kdeploy::store::Digest;
 use kdeploy::transport::{HostKeyPolicy, SshAuth, SshHost, SshOptions};
 use sha2::Digest as _;
@@ -66,6 +66,11 @@ pub async fn push(node: &Node<'_>, blobs: &[&Blob]) {
             node.put_bytes(&b.b3, &b.sha, &b.bytes).await.unwrap();
         }
     }
+}
+
+/// A phase record of one active phase, for `commit`.
+pub fn record(phase: &str, hash: Digest, generation: u64) -> PhaseRecord {
+    [(phase.to_string(), PhaseEntry { hash, generation, active: true })].into()
 }
 
 pub fn manifest(files: Vec<FileEntry>) -> Manifest {
