@@ -296,6 +296,19 @@ impl<'h> Node<'h> {
         self.status_with(true).await
     }
 
+    /// `status --verify` on `host` without installing anything (the
+    /// installed program when this version is there, else the same text
+    /// sent on stdin): `kdeploy status` promises to change nothing.
+    pub async fn status_read_only(host: &'h dyn Host, prefix: &str) -> Result<NodeStatus, NodeError> {
+        let node = Node::new(host, prefix);
+        let req = Request::Status { verify: true };
+        let argv = req.argv().map_err(|e| NodeError::BadRequest(e, node.host_name()))?;
+        let line = script::read_only_command(prefix, &argv);
+        let out = host.exec(&line, Some(script::SCRIPT.as_bytes())).await?;
+        let out = node.check(&Self::shown(&req), out)?;
+        reply::status(&out.stdout_str()).map_err(node.malformed(&req))
+    }
+
     async fn status_with(&self, verify: bool) -> Result<NodeStatus, NodeError> {
         let req = Request::Status { verify };
         let out = self.call(&req, None).await?;

@@ -5,6 +5,9 @@
 //! either way: "install unless present"). Installing runs the program's
 //! `requires` first: a node that lacks a tool or feature it needs gets no
 //! program, and the deployer a typed refusal naming what is missing.
+//! A command that must change nothing (`kdeploy status`) runs the program
+//! read from its stdin when this version is not installed
+//! ([`read_only_command`]).
 
 use super::protocol::VERSION;
 use crate::transport::shell_quote;
@@ -36,5 +39,22 @@ pub fn install_command(prefix: &str) -> String {
         "test -f {path} || {{ mkdir -p \"$(dirname {path})\" && cat > {path}.$$ && \
          {{ {env}sh {path}.$$ --protocol {VERSION} requires || {{ st=$?; rm -f {path}.$$; exit $st; }}; }} && \
          mv -f {path}.$$ {path}; }}"
+    )
+}
+
+/// A command line that runs the program with `args` without installing
+/// it: the installed copy when this version is there, else the text on
+/// the command's stdin (`sh -s`). For reading commands only.
+pub fn read_only_command(prefix: &str, args: &[String]) -> String {
+    let path = shell_quote(&script_path(prefix));
+    let env = match prefix {
+        "" => String::new(),
+        p => format!("KDEPLOY_PREFIX={} ", shell_quote(p)),
+    };
+    let args: Vec<String> = args.iter().map(|a| shell_quote(a)).collect();
+    let args = args.join(" ");
+    format!(
+        "if test -f {path}; then {env}exec sh {path} --protocol {VERSION} {args}; \
+         else {env}exec sh -s -- --protocol {VERSION} {args}; fi"
     )
 }

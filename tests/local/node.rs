@@ -168,3 +168,50 @@ fn nix_uid() -> u32 {
     use std::os::unix::fs::MetadataExt;
     fs::metadata("/proc/self").unwrap().uid()
 }
+
+/// Every path below `root`, for comparing a tree before and after.
+fn tree(root: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut todo = vec![root.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in fs::read_dir(&d).into_iter().flatten().flatten() {
+            out.push(e.path().strip_prefix(root).unwrap().display().to_string());
+            if e.file_type().unwrap().is_dir() {
+                todo.push(e.path());
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn status_reads_a_node_without_installing_or_changing_anything() {
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = dir.path().to_str().unwrap().to_string();
+    let host = LocalHost::new("local");
+    // never deployed: nothing is created, not even the program
+    let st = Node::status_read_only(&host, &prefix).await.unwrap();
+    assert_eq!((st.current, st.next, st.pending), (None, 1, false));
+    assert!(tree(dir.path()).is_empty(), "status wrote {:?}", tree(dir.path()));
+
+    // deployed: the same answer as the installed program's, and the tree as it was
+    let node = Node::install_with_prefix(&host, &prefix).await.unwrap();
+    let lock = hold(&node, "test").await;
+    let a = blob("a\n");
+    push(&node, &[&a]).await;
+    node.stage(1, "p", &manifest(vec![file("/etc/t/a.conf", "0644", &a)])).await.unwrap();
+    node.switch(Some(1), "p").await.unwrap();
+    node.commit(1, &Digest([1; 32]), Some(&record("p", Digest([2; 32]), 1))).await.unwrap();
+    lock.release().await;
+    // a hand edit: drift, which both readings must report alike
+    let managed = dir.path().join("etc/t/a.conf");
+    fs::remove_file(&managed).unwrap();
+    fs::write(&managed, "edited by hand\n").unwrap();
+    let before = tree(dir.path());
+    let st = Node::status_read_only(&host, &prefix).await.unwrap();
+    assert_eq!(st.current.map(|c| c.0), Some(1));
+    assert!(!st.drift.is_empty(), "the hand edit is not reported");
+    assert_eq!(st.drift, node.status_verified().await.unwrap().drift);
+    assert_eq!(tree(dir.path()), before, "status changed the node");
+}
