@@ -13,7 +13,7 @@ let
   where = errors.where;
 
   knownArgs = [ "name" "nodes" "settings" "roleSettings" ];
-  knownNodeAttrs = [ "address" "roles" "settings" "ssh" ];
+  knownNodeAttrs = [ "address" "roles" "settings" "ssh" "tags" ];
   knownRoles = [ "control-plane" "etcd" "worker" ];
 
   checkArgs =
@@ -101,6 +101,9 @@ let
       unknown = filter (k: !(elem k knownNodeAttrs)) (attrNames n);
       roles = n.roles or null;
       badRoles = filter (r: !(elem r knownRoles)) roles;
+      tags = n.tags or [ ];
+      tagRe = "[a-z0-9]([-a-z0-9]*[a-z0-9])?";
+      badTags = filter (t: !(isString t) || match tagRe t == null) tags;
     in
     if !(isAttrs n) then errors.fail "node '${nm}' must be an attribute set { address; roles; settings?; ssh?; } (at ${at})"
     else if unknown != [ ] then
@@ -112,6 +115,9 @@ let
     else if roles == [ ] then errors.fail "node '${nm}' has no roles; give it some of: ${concatStringsSep ", " knownRoles} (at ${where "roles" n})"
     else if badRoles != [ ] then
       errors.fail "node '${nm}': unknown role ${builtins.toJSON (head badRoles)} (at ${where "roles" n}).${errors.didYouMean (head badRoles) knownRoles} Roles: ${concatStringsSep ", " knownRoles}."
+    else if !(isList tags) then errors.fail "node '${nm}': `tags` must be a list of names (at ${where "tags" n})"
+    else if badTags != [ ] then
+      errors.fail "node '${nm}': tag ${builtins.toJSON (head badTags)} is not a name of lower-case letters, digits and '-' (at ${where "tags" n}); select tagged nodes with --on @TAG"
     else true;
 
   mkNode = nm:
@@ -123,6 +129,7 @@ let
     seq (checkNode nm) {
       name = nm;
       inherit (n) address roles;
+      tags = n.tags or [ ];
       settings = s;
       isControlPlane = has "control-plane";
       isEtcd = has "etcd";
@@ -196,7 +203,7 @@ let
       n = node // { isFirstControlPlane = isFirst node; };
     in
     {
-      inherit (node) address roles;
+      inherit (node) address roles tags;
       rollout = rolloutOf node;
       ssh = { inherit (s.ssh) user port key jumpHost become; };
       phases = seq (checkCustomPhases node) (map (phase: phase n) groupPhases.${groupKey node});

@@ -27,7 +27,7 @@ pub struct DiffArgs {
     /// Select this attribute path from the file's value first.
     #[arg(long = "attr", short = 'A')]
     attr: Option<String>,
-    /// Only these nodes: names or roles (repeat or comma-separate).
+    /// Only these nodes: names, roles, @TAG, name patterns (w*), !WORD to leave out (repeat or comma-separate).
     #[arg(long, value_name = "NAME|ROLE")]
     on: Vec<String>,
     #[command(flatten)]

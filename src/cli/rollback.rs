@@ -39,7 +39,7 @@ pub struct RollbackArgs {
     /// The recorded generation to return to (see `kdeploy generations`); default: the previous one.
     #[arg(long, value_name = "N")]
     to: Option<u64>,
-    /// Only these nodes: names or roles (roles recorded since they were kept); repeat or comma-separate.
+    /// Only these nodes: names, roles, @TAG, name patterns, !WORD to leave out (roles and tags as the generation recorded them); repeat or comma-separate.
     #[arg(long, value_name = "NAME")]
     on: Vec<String>,
     /// Project root (default: the file's directory).

@@ -110,7 +110,7 @@ pub struct SwitchArgs {
     /// Select this attribute path from the file's value first.
     #[arg(long = "attr", short = 'A')]
     pub(super) attr: Option<String>,
-    /// Only these nodes: names or roles (repeat or comma-separate).
+    /// Only these nodes: names, roles, @TAG, name patterns (w*), !WORD to leave out (repeat or comma-separate).
     #[arg(long, value_name = "NAME|ROLE")]
     pub(super) on: Vec<String>,
     /// Print the plan and change nothing: per node and phase, a unified diff of every

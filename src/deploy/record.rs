@@ -28,6 +28,9 @@ pub struct NodeRecord {
     /// before they were kept).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub roles: Vec<String>,
+    /// The node's tags (for `rollback --on @TAG`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
     /// The generation the node was committed at.
     pub generation: u64,
     /// Node hash (blake3 hex).

@@ -434,6 +434,7 @@ fn deployer_record(
                 key: ssh.key.as_ref().map(|k| k.display().to_string()).or_else(|| n.ssh.key.clone()),
                 jump_host: ssh.jump_host.as_ref().map(|j| j.to_string()).or_else(|| n.ssh.jump_host.clone()),
                 roles: n.roles.clone(),
+                tags: n.tags.clone(),
                 generation,
                 hash: closures.nodes[&o.name].hash.hex(),
                 rollout: Some(n.rollout),

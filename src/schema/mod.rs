@@ -120,6 +120,9 @@ pub struct Node {
     #[serde(default, skip_serializing)]
     pub settings: serde::de::IgnoredAny,
     pub ssh: Ssh,
+    /// Names the user gave the node, for `--on @TAG`.
+    #[serde(default)]
+    pub tags: Vec<String>,
 }
 
 /// How a non-root login becomes root (`ssh.become`).

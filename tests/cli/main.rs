@@ -18,6 +18,7 @@ mod hostile_input;
 mod import;
 mod import_fuzz;
 mod import_untrusted;
+mod select;
 mod shell;
 mod shell_payloads;
 mod upgrade;
