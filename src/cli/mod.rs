@@ -10,6 +10,7 @@ mod decode;
 mod diff;
 mod download_bars;
 mod eval;
+mod exec;
 pub mod exit;
 mod fetch;
 mod gc;
@@ -78,6 +79,8 @@ enum Command {
     Reset(reset::ResetArgs),
     /// Per node: the committed generation, a pending run, and drift (hand edits, stopped units); changes nothing.
     Status(status::StatusArgs),
+    /// Run one shell command as root on the selected nodes at once; per node its output and exit status.
+    Exec(exec::ExecArgs),
     /// Remove old generations and the blobs only they used, on the nodes and in the deployer's store (--keep N, --dry-run).
     Gc(gc::GcArgs),
     /// Fetch and verify every artifact the cluster needs into the deployer's store, ahead of a switch.
@@ -110,6 +113,7 @@ pub fn run() -> ExitCode {
         Command::Reset(args) => reset::run(args),
         Command::Certs(args) => certs::run(args),
         Command::Status(args) => status::run(args),
+        Command::Exec(args) => exec::run(args),
         Command::Gc(args) => gc::run(args),
         Command::Fetch(args) => fetch::run(args),
         Command::Completions(args) => shell::completions(args),

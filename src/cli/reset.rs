@@ -5,7 +5,8 @@
 //! refused (exit 2) when there is none to ask on. Exit codes: 0 reset,
 //! 1 evaluation error, 2 usage or not confirmed, 3 reset failed (not
 //! undone: run it again) or a node locked, 4 a node unreachable (nothing
-//! changed), 130 interrupted.
+//! changed), 6 refused (the anchor while other control planes stay), 130
+//! interrupted.
 
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
@@ -37,7 +38,9 @@ Exit codes: 0 reset, 1 evaluation error, 2 usage error or not confirmed
 (no --yes and no terminal to ask on), 3 reset failed on some node (not
 undone: run it again) or a node is locked by another run, 4 some node
 unreachable (nothing was changed), 5 a node's lock lost to another run
-mid-run (stopped there), 130 interrupted by Ctrl-C.
+mid-run (stopped there), 6 refused before changing anything (the anchor while other
+control planes stay, a damaged deployer record), 7 reset but the deployer's record
+could not be written, 130 interrupted by Ctrl-C.
 
 Examples:
   kdeploy reset clusters/lab.nix --yes

@@ -4,7 +4,7 @@
 //! nothing — see `deploy::rollback`. Progress on stderr, recap on stdout.
 //! Exit codes as for switch: 0 done, 1 error (nothing to roll back to),
 //! 2 usage, 3 failed (moved forward again) or locked, 4 unreachable, 5 a
-//! node's lock lost to another run mid-run.
+//! node's lock lost to another run mid-run, 6 refused, 7 not recorded.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -27,8 +27,11 @@ use crate::deploy::Cancel;
 #[command(after_help = "\
 Exit codes: 0 rolled back (or nothing to do), 1 error (e.g. no earlier generation),
 2 usage error, 3 rollback failed (nodes moved forward again) or a node is locked,
-4 some node unreachable (nothing was changed on any node), 130 interrupted by
-Ctrl-C (touched nodes moved forward again; a second Ctrl-C exits at once).
+4 some node unreachable (nothing was changed on any node), 5 a node's lock lost
+mid-run, 6 refused before changing anything (the target has other etcd members,
+a damaged deployer record), 7 nodes rolled back but the deployer's record could
+not be written, 130 interrupted by Ctrl-C (touched nodes moved forward again; a
+second Ctrl-C exits at once).
 
 Examples:
   kdeploy rollback clusters/lab.nix --ssh-key .lab/id_ed25519 --known-hosts .lab/known_hosts

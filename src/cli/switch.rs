@@ -3,7 +3,8 @@
 //! (`--output json` for machines). Exit codes: 0 converged, 1 evaluation
 //! error, 2 usage, 3 deploy failed (rolled back) or a node locked by
 //! another run, 4 a node unreachable (nothing changed), 5 a node's lock
-//! lost to another run mid-run, 130 interrupted.
+//! lost to another run mid-run, 6 refused before changing anything, 7
+//! nodes changed but the deployer's record not written, 130 interrupted.
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -97,7 +98,10 @@ Exit codes: 0 converged (or nothing to do), 1 evaluation error, 2 usage error,
 3 deploy failed (touched nodes rolled back) or a node is locked by another run,
 4 some node unreachable (nothing was changed on any node), 5 a node's lock was
 lost mid-run (the deployer paused or cut off for 30 s or more; another run may
-hold it: stopped before the next change, nothing undone on that node), 130 interrupted by
+hold it: stopped before the next change, nothing undone on that node), 6 refused before
+changing anything (an anchor move or upgrade jump the rules forbid, a damaged deployer
+record, a membership kdeploy cannot tell), 7 nodes changed but the deployer's record
+could not be written (switch again once the cause is fixed), 130 interrupted by
 Ctrl-C (touched nodes rolled back; a second Ctrl-C exits at once).
 
 Examples:

@@ -39,6 +39,7 @@ pub mod connect;
 pub mod diff;
 pub mod error;
 pub mod events;
+pub mod exec;
 pub mod execute;
 pub mod failpoint;
 pub mod gc;

@@ -111,6 +111,38 @@ impl Process {
     }
 
     /// Close stdin, collect the remaining output and the exit status.
+    /// As [`Process::wait`], keeping at most `limit` bytes of stdout and
+    /// of stderr (the rest is read and dropped, so the command never
+    /// blocks on a full pipe): for output a user's command may make as
+    /// large as it likes. `true` when something was dropped.
+    pub async fn wait_bounded(mut self, limit: usize) -> (Output, bool) {
+        self.stdin = None;
+        let mut stdout = std::mem::take(&mut self.pending);
+        let mut stderr = Vec::new();
+        let mut dropped = stdout.len() > limit;
+        stdout.truncate(limit);
+        let mut keep = |buf: &mut Vec<u8>, c: &[u8]| {
+            let room = limit.saturating_sub(buf.len());
+            buf.extend_from_slice(&c[..c.len().min(room)]);
+            dropped |= c.len() > room;
+        };
+        let (mut out_open, mut err_open) = (true, true);
+        while out_open || err_open {
+            tokio::select! {
+                chunk = self.stdout.recv(), if out_open => match chunk {
+                    Some(c) => keep(&mut stdout, &c),
+                    None => out_open = false,
+                },
+                chunk = self.stderr.recv(), if err_open => match chunk {
+                    Some(c) => keep(&mut stderr, &c),
+                    None => err_open = false,
+                },
+            }
+        }
+        let status = self.status.await.unwrap_or(255);
+        (Output { status, stdout, stderr }, dropped)
+    }
+
     pub async fn wait(mut self) -> Output {
         self.stdin = None;
         let mut stdout = std::mem::take(&mut self.pending);

@@ -15,6 +15,7 @@ mod custom;
 mod diff;
 mod drift;
 mod durability;
+mod exec;
 mod kubernetes;
 mod login;
 mod membership;

@@ -215,3 +215,14 @@ async fn status_reads_a_node_without_installing_or_changing_anything() {
     assert_eq!(st.drift, node.status_verified().await.unwrap().drift);
     assert_eq!(tree(dir.path()), before, "status changed the node");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn output_past_the_limit_is_read_dropped_and_said_so() {
+    let host = LocalHost::new("local");
+    let p = host.spawn("head -c 3000000 /dev/zero; echo err >&2; exit 3").await.unwrap();
+    let (out, dropped) = p.wait_bounded(1 << 20).await;
+    assert_eq!((out.status, out.stdout.len(), out.stderr.as_slice(), dropped), (3, 1 << 20, &b"err\n"[..], true));
+    let p = host.spawn("echo small").await.unwrap();
+    let (out, dropped) = p.wait_bounded(1 << 20).await;
+    assert_eq!((out.stdout.as_slice(), dropped), (&b"small\n"[..], false));
+}
