@@ -111,9 +111,11 @@ const THROWN: &[(&str, &str)] = &[
     ("forced by seq", "kdeploy::throw"),
     ("from builtins.throw", "kdeploy::throw"),
     ("in interpolation", "kdeploy::throw"),
+    ("initial accumulator of an empty fold", "kdeploy::throw"),
     ("inner", "kdeploy::throw"),
     ("lib/throws.nix was forced", "kdeploy::throw"),
     ("predicate forced", "kdeploy::throw"),
+    ("returned initial accumulator", "kdeploy::throw"),
 ];
 
 /// The pieces of `phrase` that `pattern`'s `*`s stand for, if the whole
