@@ -1,7 +1,7 @@
 //! Printing forced values: readably (Nix syntax, one line when short,
 //! indented otherwise) and as JSON with Nix's conventions (sets sorted by
-//! name, sets with `__toString`/`outPath` as strings, floats as Nix 2.8
-//! prints them).
+//! name, a set with `__toString` as its string and one with `outPath` as
+//! that value, floats as Nix 2.8 prints them).
 
 use crate::builtins::pure::float_fmt::{format_float_display, format_float_json};
 use std::collections::HashSet;
@@ -288,13 +288,19 @@ fn write_json(ev: &mut Evaluator, v: &Value, out: &mut String, walk: &mut Walk) 
             })?;
         }
         Value::Attrs(a) => {
-            if a.contains("__toString") || a.contains("outPath") {
+            // As Nix: a set with `__toString` is the string it gives; else
+            // a set with `outPath` is the JSON of that value, whatever it is.
+            if a.contains("__toString") {
                 let mut s = String::new();
                 ev.coerce_to_string(v, CoerceMode::Interpolation, &mut s)?;
                 json_string(&s, out);
                 return Ok(());
             }
             let key = (Rc::as_ptr(a) as usize, 0);
+            if let Some(p) = a.get("outPath") {
+                let p = ev.force(&p.clone())?;
+                return ev.walk_into(walk, key, |ev, walk| write_json(ev, &p, out, walk));
+            }
             ev.walk_into(walk, key, |ev, walk| {
                 out.push('{');
                 for (i, (k, t)) in a.iter().enumerate() {
