@@ -142,6 +142,9 @@ pub struct Lambda {
     pub span: Span,
     /// The name it was bound to, for error messages ("while calling 'f'").
     pub name: Option<NixString>,
+    /// The argument's name (`x` in `x: …`, `all` in `{ … } @ all`), for
+    /// `toXML`.
+    pub arg: Option<NixString>,
 }
 
 pub enum Param {

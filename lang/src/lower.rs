@@ -71,12 +71,21 @@ impl<'a> Lowerer<'a> {
         Span::new(self.file, node.syntax().text_range())
     }
 
-    pub fn lower_root(&mut self, root: &ast::Root) -> EvalResult<ExprRef> {
+    /// The file's expression; `scope` (possibly empty) names the slots of
+    /// a frame around it, which `scopedImport` fills.
+    pub fn lower_root_in(&mut self, root: &ast::Root, scope: &[NixString]) -> EvalResult<ExprRef> {
         grammar_check(self.file, root)?;
-        match root.expr() {
-            Some(e) => self.lower(&e, None),
-            None => Err(EvalError::new(ErrorKind::Parse, "the file contains no expression")),
+        let Some(e) = root.expr() else {
+            return Err(EvalError::new(ErrorKind::Parse, "the file contains no expression"));
+        };
+        if scope.is_empty() {
+            return self.lower(&e, None);
         }
+        let names = scope.iter().enumerate().map(|(i, n)| (n.clone(), i as u32)).collect();
+        self.push_scope(Scope::Frame(names));
+        let r = self.lower(&e, None);
+        self.pop_scope();
+        r
     }
 
     fn push_scope(&mut self, scope: Scope) {
@@ -353,12 +362,14 @@ impl<'a> Lowerer<'a> {
             let inner = text.trim_start_matches('<').trim_end_matches('>');
             let (head, rest) = inner.split_once('/').unwrap_or((inner, ""));
             if head != "kdeploy" {
-                return Err(EvalError::new(
-                    ErrorKind::Forbidden,
-                    format!("search path entry <{head}> is not available"),
-                )
-                .at(span)
-                .help("only <kdeploy> (the stdlib) is on the search path: evaluation is pure"));
+                // As in Nix, `<p>` is `__findFile __nixPath "p"`, looked up
+                // when evaluated: a missing entry is an error `tryEval`
+                // catches, and a branch never taken is no error at all.
+                let find = self.var("__findFile", span, 0)?;
+                let search_path = self.var("__nixPath", span, 0)?;
+                let partial = Rc::new(Expr::Apply { func: find, arg: search_path, span });
+                let name = Rc::new(Expr::Const(Value::string(inner)));
+                return Ok(Rc::new(Expr::Apply { func: partial, arg: name, span }));
             }
             return Ok(Rc::new(Expr::Const(Value::Path(path::join(path::STDLIB_ROOT, rest).into()))));
         }
@@ -556,12 +567,13 @@ impl<'a> Lowerer<'a> {
         let lambda = match param {
             ast::Param::IdentParam(ip) => {
                 let id = child(ip.ident(), span)?;
+                let arg = NixString::from(ident_text(&id));
                 let mut names = HashMap::new();
-                names.insert(NixString::from(ident_text(&id)), 0);
+                names.insert(arg.clone(), 0);
                 self.push_scope(Scope::Frame(names));
                 let body = self.lower(&child(l.body(), span)?, None);
                 self.pop_scope();
-                Lambda { param: Param::Ident, body: body?, span, name: name.cloned() }
+                Lambda { param: Param::Ident, body: body?, span, name: name.cloned(), arg: Some(arg) }
             }
             ast::Param::Pattern(p) => {
                 let mut names = HashMap::new();
@@ -579,7 +591,7 @@ impl<'a> Lowerer<'a> {
                     names.insert(n.clone(), formal_nodes.len() as u32);
                     formal_nodes.push((n, entry.default(), self.span(&id)));
                 }
-                let bind = match p.pat_bind() {
+                let arg = match p.pat_bind() {
                     Some(b) => {
                         let id = child(b.ident(), span)?;
                         let n: NixString = ident_text(&id).into();
@@ -590,10 +602,10 @@ impl<'a> Lowerer<'a> {
                             )
                             .at(self.span(&id)));
                         }
-                        names.insert(n, formal_nodes.len() as u32);
-                        true
+                        names.insert(n.clone(), formal_nodes.len() as u32);
+                        Some(n)
                     }
-                    None => false,
+                    None => None,
                 };
                 self.push_scope(Scope::Frame(names));
                 let result = (|| -> EvalResult<(Vec<Formal>, ExprRef)> {
@@ -610,8 +622,8 @@ impl<'a> Lowerer<'a> {
                 })();
                 self.pop_scope();
                 let (formals, body) = result?;
-                let pattern = Pattern { formals, ellipsis: p.ellipsis_token().is_some(), bind };
-                Lambda { param: Param::Pattern(Rc::new(pattern)), body, span, name: name.cloned() }
+                let pattern = Pattern { formals, ellipsis: p.ellipsis_token().is_some(), bind: arg.is_some() };
+                Lambda { param: Param::Pattern(Rc::new(pattern)), body, span, name: name.cloned(), arg }
             }
         };
         Ok(Rc::new(Expr::Lambda(Rc::new(lambda))))

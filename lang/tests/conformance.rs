@@ -90,7 +90,8 @@ const NIX_TO_KDEPLOY: &[(&str, &[&str])] = &[
     ("invalid regular expression *", &["kdeploy::invalid-value"]),
     ("unknown hash algorithm *", &["kdeploy::invalid-value"]),
     // Only <kdeploy> is on kdeploy's search path.
-    ("file '*' was not found in the Nix search path", &["kdeploy::forbidden-path"]),
+    ("file '*' was not found in the Nix search path", &["kdeploy::search-path"]),
+    ("string '*' doesn't represent an absolute path", &["kdeploy::invalid-value"]),
     ("No such file or directory", &["kdeploy::io"]),
     ("Is a directory", &["kdeploy::io"]),
     ("Not a directory", &["kdeploy::io"]),
