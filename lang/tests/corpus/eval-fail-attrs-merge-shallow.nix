@@ -1,4 +1,4 @@
-# expect: attribute … already defined
+# expect: attribute 'inner' already defined
 # Merging a second set literal is shallow: both give `inner`, although
 # both values are sets.
 {
