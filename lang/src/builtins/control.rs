@@ -108,9 +108,12 @@ pub const IMPURE: &[BuiltinDef] = &[
     },
 ];
 
+/// The error a constant of [`UNAVAILABLE_CONSTANTS`] fails with.
+pub type Refusal = fn() -> Box<EvalError>;
+
 /// Nix's constants that kdeploy cannot give: each is there, and fails
 /// when its value is used.
-pub const UNAVAILABLE_CONSTANTS: &[(&str, fn() -> Box<EvalError>)] = &[
+pub const UNAVAILABLE_CONSTANTS: &[(&str, Refusal)] = &[
     ("currentSystem", || {
         EvalError::new(ErrorKind::NotSupported, "builtins.currentSystem is not available in kdeploy").help(
             "the machine that evaluates a cluster must not change its value: name the platform in the \
