@@ -24,6 +24,7 @@ pub enum ErrorKind {
     OutOfBounds,
     NotCoercible,
     Forbidden,
+    SearchPath,
     Io,
     InvalidValue,
     TooDeep,
@@ -51,6 +52,7 @@ impl ErrorKind {
             ErrorKind::OutOfBounds => "kdeploy::out-of-bounds",
             ErrorKind::NotCoercible => "kdeploy::not-coercible",
             ErrorKind::Forbidden => "kdeploy::forbidden-path",
+            ErrorKind::SearchPath => "kdeploy::search-path",
             ErrorKind::Io => "kdeploy::io",
             ErrorKind::InvalidValue => "kdeploy::invalid-value",
             ErrorKind::TooDeep => "kdeploy::too-deep",
@@ -59,9 +61,10 @@ impl ErrorKind {
         }
     }
 
-    /// `builtins.tryEval` catches only these, as Nix does.
+    /// `builtins.tryEval` catches only these, as Nix does (a `<p>` not on
+    /// the search path is a thrown error there).
     pub fn catchable(self) -> bool {
-        matches!(self, ErrorKind::Thrown | ErrorKind::AssertionFailed)
+        matches!(self, ErrorKind::Thrown | ErrorKind::AssertionFailed | ErrorKind::SearchPath)
     }
 }
 

@@ -658,12 +658,17 @@ impl Evaluator {
             Some(frame) => self.fill_frame(frame, env),
             None => env.clone(),
         };
+        let extra = match def.overrides {
+            Some(slot) => self.apply_overrides(def, &env, slot)?,
+            None => Vec::new(),
+        };
         let statics: Vec<(NixString, Thunk)> =
             def.statics.iter().map(|s| (s.name.clone(), self.thunk(&s.value, &env))).collect();
-        if def.dynamics.is_empty() {
+        if def.dynamics.is_empty() && extra.is_empty() {
             return Ok(Value::attrs(Attrs::from_sorted(statics).with_origin(def.clone())));
         }
         let mut entries = statics;
+        entries.extend(extra);
         for d in &def.dynamics {
             let key = match self.eval(&d.key, &env)? {
                 Value::Null => continue,
@@ -680,6 +685,32 @@ impl Evaluator {
             entries.push((key, self.thunk(&d.value, &env)));
         }
         Ok(Value::attrs(Attrs::from_unsorted(entries).with_origin(def.clone())))
+    }
+
+    /// A `rec` set's legacy `__overrides` (in frame slot `slot`): each of
+    /// its attributes replaces the set's own of that name in the set's
+    /// scope, so the other attributes see it, or else joins the set; the
+    /// ones that join are returned. Nix keeps this for old code that
+    /// overrode recursive attributes before `//` and fixed points.
+    #[cold]
+    #[inline(never)]
+    fn apply_overrides(&mut self, def: &AttrsDef, env: &Rc<Env>, slot: u32) -> EvalResult<Vec<(NixString, Thunk)>> {
+        let overrides = match self.force(&env.lookup(0, slot)) {
+            Ok(Value::Attrs(a)) => a,
+            Ok(v) => {
+                return type_err(format!("the value of `__overrides` is {}, but a set was expected", v.type_article()))
+            }
+            Err(e) => return Err(e.context("while evaluating the `__overrides` attribute", None)),
+        };
+        let mut extra = Vec::new();
+        for (name, t) in overrides.iter() {
+            let own = def.statics.binary_search_by(|s| s.name.as_ref().cmp(name)).ok().map(|i| &*def.statics[i].value);
+            match own {
+                Some(Expr::Local { depth: 0, index, .. }) => env.set(*index as usize, t.clone()),
+                _ => extra.push((name.clone(), t.clone())),
+            }
+        }
+        Ok(extra)
     }
 
     pub(crate) fn attr_name(&mut self, key: &AttrKey, env: &Rc<Env>) -> EvalResult<NixString> {

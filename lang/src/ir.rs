@@ -118,6 +118,10 @@ pub struct AttrsDef {
     pub frame: Option<Vec<ExprRef>>,
     pub statics: Vec<StaticAttr>,
     pub dynamics: Vec<DynamicAttr>,
+    /// The frame slot of a `rec` set's `__overrides` binding, whose
+    /// attributes replace the set's own (in the set and in its scope) or
+    /// join them, as in Nix.
+    pub overrides: Option<u32>,
 }
 
 pub struct StaticAttr {
@@ -138,6 +142,9 @@ pub struct Lambda {
     pub span: Span,
     /// The name it was bound to, for error messages ("while calling 'f'").
     pub name: Option<NixString>,
+    /// The argument's name (`x` in `x: …`, `all` in `{ … } @ all`), for
+    /// `toXML`.
+    pub arg: Option<NixString>,
 }
 
 pub enum Param {

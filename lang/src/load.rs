@@ -13,12 +13,18 @@ use crate::path;
 use crate::source::{FileId, Span};
 use crate::syntax_hints;
 use crate::thunk::Thunk;
-use crate::value::Value;
+use crate::value::{Attrs, NixString, Value};
 
 impl Evaluator {
     /// Parses and lowers `text`; `file_path` (absolute, or under `<kdeploy>`)
     /// anchors relative paths, `name` is what users see in messages.
     pub fn compile(&mut self, text: &str, file_path: &str, name: String) -> EvalResult<ExprRef> {
+        self.compile_in(text, file_path, name, &[])
+    }
+
+    /// [`Self::compile`] with `scope` bound around the text (slot `i` of
+    /// the outermost frame holds `scope[i]`), as `scopedImport` needs.
+    fn compile_in(&mut self, text: &str, file_path: &str, name: String, scope: &[NixString]) -> EvalResult<ExprRef> {
         let file = self.sources.add(name.clone(), text.into());
         let root = match self.parses.get(text) {
             Some(root) => root,
@@ -33,7 +39,7 @@ impl Evaluator {
         };
         let globals = self.globals.clone();
         let mut lowerer = Lowerer::new(file, file_path, name, &globals);
-        lowerer.lower_root(&root)
+        lowerer.lower_root_in(&root, scope)
     }
 
     pub fn eval_compiled(&mut self, expr: &ExprRef) -> EvalResult<Value> {
@@ -43,22 +49,48 @@ impl Evaluator {
 
     /// `import`: a file, or a directory's `default.nix`, evaluated once.
     pub fn import(&mut self, target: &str) -> EvalResult<Value> {
-        let mut p = path::normalize(target);
-        if self.io.kind(&p)? == Some(FileKind::Directory) {
-            p = path::join(&p, "default.nix");
-        }
+        let p = self.file_of(target)?;
         if let Some(t) = self.imports.get(&p) {
             let t = t.clone();
             return self.force(&t);
         }
-        let bytes = self.io.read(&p)?;
-        let text = String::from_utf8(bytes)
-            .map_err(|_| EvalError::new(ErrorKind::InvalidValue, format!("'{p}' is not valid UTF-8 text")))?;
+        let text = self.text_of(&p)?;
         let shown = display_name(&p);
         let expr = self.compile(&text, &p, shown)?;
         let thunk = Thunk::pending(expr, Env::root());
         self.imports.insert(p, thunk.clone());
         self.force(&thunk)
+    }
+
+    /// `scopedImport`: like [`Self::import`] but with the names of `scope`
+    /// in scope (before the builtins, which they shadow), and evaluated
+    /// anew each time, as in Nix.
+    pub fn scoped_import(&mut self, target: &str, scope: &Attrs) -> EvalResult<Value> {
+        let p = self.file_of(target)?;
+        let text = self.text_of(&p)?;
+        let names: Vec<NixString> = scope.keys().cloned().collect();
+        let expr = self.compile_in(&text, &p, display_name(&p), &names)?;
+        let env = Env::child(&Env::root(), names.len());
+        for (_, t) in scope.iter() {
+            env.push(t.clone());
+        }
+        self.eval(&expr, &env)
+    }
+
+    /// The file `import` reads for `target`: itself, or a directory's
+    /// `default.nix`.
+    fn file_of(&mut self, target: &str) -> EvalResult<String> {
+        let p = path::normalize(target);
+        if self.io.kind(&p)? == Some(FileKind::Directory) {
+            return Ok(path::join(&p, "default.nix"));
+        }
+        Ok(p)
+    }
+
+    fn text_of(&mut self, p: &str) -> EvalResult<String> {
+        let bytes = self.io.read(p)?;
+        String::from_utf8(bytes)
+            .map_err(|_| EvalError::new(ErrorKind::InvalidValue, format!("'{p}' is not valid UTF-8 text")))
     }
 }
 

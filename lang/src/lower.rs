@@ -71,12 +71,21 @@ impl<'a> Lowerer<'a> {
         Span::new(self.file, node.syntax().text_range())
     }
 
-    pub fn lower_root(&mut self, root: &ast::Root) -> EvalResult<ExprRef> {
+    /// The file's expression; `scope` (possibly empty) names the slots of
+    /// a frame around it, which `scopedImport` fills.
+    pub fn lower_root_in(&mut self, root: &ast::Root, scope: &[NixString]) -> EvalResult<ExprRef> {
         grammar_check(self.file, root)?;
-        match root.expr() {
-            Some(e) => self.lower(&e, None),
-            None => Err(EvalError::new(ErrorKind::Parse, "the file contains no expression")),
+        let Some(e) = root.expr() else {
+            return Err(EvalError::new(ErrorKind::Parse, "the file contains no expression"));
+        };
+        if scope.is_empty() {
+            return self.lower(&e, None);
         }
+        let names = scope.iter().enumerate().map(|(i, n)| (n.clone(), i as u32)).collect();
+        self.push_scope(Scope::Frame(names));
+        let r = self.lower(&e, None);
+        self.pop_scope();
+        r
     }
 
     fn push_scope(&mut self, scope: Scope) {
@@ -353,12 +362,14 @@ impl<'a> Lowerer<'a> {
             let inner = text.trim_start_matches('<').trim_end_matches('>');
             let (head, rest) = inner.split_once('/').unwrap_or((inner, ""));
             if head != "kdeploy" {
-                return Err(EvalError::new(
-                    ErrorKind::Forbidden,
-                    format!("search path entry <{head}> is not available"),
-                )
-                .at(span)
-                .help("only <kdeploy> (the stdlib) is on the search path: evaluation is pure"));
+                // As in Nix, `<p>` is `__findFile __nixPath "p"`, looked up
+                // when evaluated: a missing entry is an error `tryEval`
+                // catches, and a branch never taken is no error at all.
+                let find = self.var("__findFile", span, 0)?;
+                let search_path = self.var("__nixPath", span, 0)?;
+                let partial = Rc::new(Expr::Apply { func: find, arg: search_path, span });
+                let name = Rc::new(Expr::Const(Value::string(inner)));
+                return Ok(Rc::new(Expr::Apply { func: partial, arg: name, span }));
             }
             return Ok(Rc::new(Expr::Const(Value::Path(path::join(path::STDLIB_ROOT, rest).into()))));
         }
@@ -436,11 +447,17 @@ impl<'a> Lowerer<'a> {
 
     /// Lowers the entries of a set or legacy let into an [`AttrsDef`].
     fn bindings(&mut self, node: &impl HasEntry, rec: bool, _span: Span) -> EvalResult<AttrsDef> {
-        let tree = self.collect(node)?;
-        if !rec {
-            return self.plain_tree(&tree);
+        let mut tree = self.collect(node)?;
+        tree.rec = rec;
+        self.tree_attrs(&tree)
+    }
+
+    /// A set from its merged bindings: recursive or plain as `tree.rec` says.
+    fn tree_attrs(&mut self, tree: &Tree) -> EvalResult<AttrsDef> {
+        if !tree.rec {
+            return self.plain_tree(tree);
         }
-        let (frame, (statics, dynamics)) = self.frame_bindings(&tree, |this| {
+        let (frame, (statics, dynamics)) = self.frame_bindings(tree, |this| {
             let statics = tree
                 .statics
                 .iter()
@@ -451,11 +468,13 @@ impl<'a> Lowerer<'a> {
                     span: *span,
                 })
                 .collect();
-            Ok((statics, this.dynamic_attrs(&tree)?))
+            Ok((statics, this.dynamic_attrs(tree)?))
         })?;
         let mut statics: Vec<StaticAttr> = statics;
         statics.sort_by(|a, b| a.name.cmp(&b.name));
-        Ok(AttrsDef { frame: Some(frame), statics, dynamics })
+        // Nix's legacy `__overrides` works in recursive sets only.
+        let overrides = tree.index.get("__overrides").map(|&i| i as u32);
+        Ok(AttrsDef { frame: Some(frame), statics, dynamics, overrides })
     }
 
     /// A non-recursive set: values lowered in the current scope, except that
@@ -474,7 +493,7 @@ impl<'a> Lowerer<'a> {
             }
             statics.sort_by(|a, b| a.name.cmp(&b.name));
             let dynamics = self.dynamic_attrs(tree)?;
-            Ok(AttrsDef { frame: hidden.then_some(frame), statics, dynamics })
+            Ok(AttrsDef { frame: hidden.then_some(frame), statics, dynamics, overrides: None })
         })();
         if hidden {
             self.pop_scope();
@@ -539,7 +558,7 @@ impl<'a> Lowerer<'a> {
                     span: *span,
                 }))
             }
-            Binding::Nested(tree) => Ok(Rc::new(Expr::Attrs(Rc::new(self.plain_tree(tree)?)))),
+            Binding::Nested(tree) => Ok(Rc::new(Expr::Attrs(Rc::new(self.tree_attrs(tree)?)))),
         }
     }
 
@@ -548,12 +567,13 @@ impl<'a> Lowerer<'a> {
         let lambda = match param {
             ast::Param::IdentParam(ip) => {
                 let id = child(ip.ident(), span)?;
+                let arg = NixString::from(ident_text(&id));
                 let mut names = HashMap::new();
-                names.insert(NixString::from(ident_text(&id)), 0);
+                names.insert(arg.clone(), 0);
                 self.push_scope(Scope::Frame(names));
                 let body = self.lower(&child(l.body(), span)?, None);
                 self.pop_scope();
-                Lambda { param: Param::Ident, body: body?, span, name: name.cloned() }
+                Lambda { param: Param::Ident, body: body?, span, name: name.cloned(), arg: Some(arg) }
             }
             ast::Param::Pattern(p) => {
                 let mut names = HashMap::new();
@@ -571,7 +591,7 @@ impl<'a> Lowerer<'a> {
                     names.insert(n.clone(), formal_nodes.len() as u32);
                     formal_nodes.push((n, entry.default(), self.span(&id)));
                 }
-                let bind = match p.pat_bind() {
+                let arg = match p.pat_bind() {
                     Some(b) => {
                         let id = child(b.ident(), span)?;
                         let n: NixString = ident_text(&id).into();
@@ -582,10 +602,10 @@ impl<'a> Lowerer<'a> {
                             )
                             .at(self.span(&id)));
                         }
-                        names.insert(n, formal_nodes.len() as u32);
-                        true
+                        names.insert(n.clone(), formal_nodes.len() as u32);
+                        Some(n)
                     }
-                    None => false,
+                    None => None,
                 };
                 self.push_scope(Scope::Frame(names));
                 let result = (|| -> EvalResult<(Vec<Formal>, ExprRef)> {
@@ -602,8 +622,8 @@ impl<'a> Lowerer<'a> {
                 })();
                 self.pop_scope();
                 let (formals, body) = result?;
-                let pattern = Pattern { formals, ellipsis: p.ellipsis_token().is_some(), bind };
-                Lambda { param: Param::Pattern(Rc::new(pattern)), body, span, name: name.cloned() }
+                let pattern = Pattern { formals, ellipsis: p.ellipsis_token().is_some(), bind: arg.is_some() };
+                Lambda { param: Param::Pattern(Rc::new(pattern)), body, span, name: name.cloned(), arg }
             }
         };
         Ok(Rc::new(Expr::Lambda(Rc::new(lambda))))
@@ -676,67 +696,66 @@ impl<'a> Lowerer<'a> {
                     ast::Attr::Str(s) => ast::Expr::Str(s.clone()),
                     ast::Attr::Ident(_) => unreachable!("identifiers are static"),
                 };
-                let binding = if rest.is_empty() {
-                    Binding::Expr(value)
-                } else {
-                    let mut sub = Tree::default();
-                    self.insert_path(&mut sub, rest, value, span)?;
-                    Binding::Nested(Box::new(sub))
-                };
+                let binding = self.path_binding(rest, value, span)?;
                 tree.dynamics.push((key_expr, binding, kspan));
                 return Ok(());
             }
         };
-        if rest.is_empty() {
-            // `a = { … }` merges with `a.b = …` given elsewhere.
-            if let Some(existing) = tree.find_mut(&key) {
-                if let (Binding::Nested(sub), ast::Expr::AttrSet(set)) = (&mut existing.1, &value) {
-                    if set.rec_token().is_none() {
-                        let mut sub_tree = std::mem::take(&mut **sub);
-                        self.collect_into(&mut sub_tree, set)?;
-                        **sub = sub_tree;
-                        return Ok(());
-                    }
-                }
-                return Err(duplicate(&key, kspan, existing.2, &self.file_name));
-            }
-            tree.insert_static(key, Binding::Expr(value), kspan)
-        } else {
-            match tree.find_mut(&key) {
-                Some(existing) => {
-                    if let Binding::Expr(ast::Expr::AttrSet(set)) = &existing.1 {
-                        if set.rec_token().is_none() {
-                            let set = set.clone();
-                            let mut sub = Tree::default();
-                            self.collect_into(&mut sub, &set)?;
-                            existing.1 = Binding::Nested(Box::new(sub));
-                        }
-                    }
-                    match &mut existing.1 {
-                        Binding::Nested(sub) => {
-                            let mut sub_tree = std::mem::take(&mut **sub);
-                            let r = self.insert_path(&mut sub_tree, rest, value, span);
-                            if let Some(existing) = tree.find_mut(&key) {
-                                existing.1 = Binding::Nested(Box::new(sub_tree));
-                            }
-                            r
-                        }
-                        _ => Err(duplicate(&key, kspan, existing.2, &self.file_name)),
-                    }
-                }
-                None => {
-                    let mut sub = Tree::default();
-                    self.insert_path(&mut sub, rest, value, span)?;
-                    tree.insert_static(key, Binding::Nested(Box::new(sub)), kspan)
-                }
-            }
+        let Some(existing) = tree.find_mut(&key) else {
+            let binding = self.path_binding(rest, value, span)?;
+            return tree.insert_static(key, binding, kspan);
+        };
+        let previous = existing.2;
+        let Some(sub) = self.nested(&mut existing.1)? else {
+            return Err(duplicate(&key, kspan, previous, &self.file_name));
+        };
+        if !rest.is_empty() {
+            return self.insert_path(sub, rest, value, span);
         }
+        // `a = { … }` given twice (or after `a.b = …`): as in Nix, the
+        // second set's own bindings join the first, which keeps its `rec`
+        // or its lack of one (NixOS/nix#9020); a name both give is a
+        // duplicate even when both values are sets.
+        let ast::Expr::AttrSet(set) = &value else {
+            return Err(duplicate(&key, kspan, previous, &self.file_name));
+        };
+        let mut more = Tree::default();
+        self.collect_into(&mut more, set)?;
+        sub.absorb(more)
+    }
+
+    /// What a name newly bound by `name.rest = value` holds.
+    fn path_binding(&mut self, rest: &[ast::Attr], value: ast::Expr, span: Span) -> EvalResult<Binding> {
+        if rest.is_empty() {
+            return Ok(Binding::Expr(value));
+        }
+        let mut sub = Tree::default();
+        self.insert_path(&mut sub, rest, value, span)?;
+        Ok(Binding::Nested(Box::new(sub)))
+    }
+
+    /// The bindings of an attribute-set literal bound to a name, made a
+    /// [`Tree`] so that more can be merged into it; `None` when the
+    /// binding is something else (another expression, an `inherit`).
+    fn nested<'t>(&mut self, binding: &'t mut Binding) -> EvalResult<Option<&'t mut Tree>> {
+        if let Binding::Expr(ast::Expr::AttrSet(set)) = binding {
+            let set = set.clone();
+            let mut sub = Tree { rec: set.rec_token().is_some(), ..Tree::default() };
+            self.collect_into(&mut sub, &set)?;
+            *binding = Binding::Nested(Box::new(sub));
+        }
+        Ok(match binding {
+            Binding::Nested(sub) => Some(sub),
+            _ => None,
+        })
     }
 }
 
 /// The bindings of one block before lowering, after merging attribute paths.
 #[derive(Default)]
 struct Tree {
+    /// A `rec` set: its bindings see each other.
+    rec: bool,
     statics: Vec<(NixString, Binding, Span)>,
     index: HashMap<NixString, usize>,
     dynamics: Vec<(ast::Expr, Binding, Span)>,
@@ -769,6 +788,22 @@ impl Tree {
     fn find_mut(&mut self, name: &str) -> Option<&mut (NixString, Binding, Span)> {
         let i = *self.index.get(name)?;
         Some(&mut self.statics[i])
+    }
+
+    /// Adds the bindings of `more` (a second set literal for the same
+    /// name); its `inherit (e)` sources follow this tree's own.
+    fn absorb(&mut self, more: Tree) -> EvalResult<()> {
+        let offset = self.sources.len();
+        self.sources.extend(more.sources);
+        for (name, binding, span) in more.statics {
+            let binding = match binding {
+                Binding::InheritFrom { source, span } => Binding::InheritFrom { source: source + offset, span },
+                other => other,
+            };
+            self.insert_static(name, binding, span)?;
+        }
+        self.dynamics.extend(more.dynamics);
+        Ok(())
     }
 }
 

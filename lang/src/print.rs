@@ -1,7 +1,7 @@
 //! Printing forced values: readably (Nix syntax, one line when short,
 //! indented otherwise) and as JSON with Nix's conventions (sets sorted by
-//! name, sets with `__toString`/`outPath` as strings, floats as Nix 2.8
-//! prints them).
+//! name, a set with `__toString` as its string and one with `outPath` as
+//! that value, floats as Nix 2.8 prints them).
 
 use crate::builtins::pure::float_fmt::{format_float_display, format_float_json};
 use std::collections::HashSet;
@@ -30,20 +30,31 @@ pub fn quote_string(s: &str, out: &mut String) {
             '\n' => out.push_str("\\n"),
             '\r' => out.push_str("\\r"),
             '\t' => out.push_str("\\t"),
-            '$' => out.push('$'),
             c => out.push(c),
         }
     }
     out.push('"');
 }
 
+/// [`quote_string`] as Nix 2.8 prints a string: `${` is escaped too, so
+/// the text reads back as the same string.
+fn print_string(s: &str, out: &mut String) {
+    if !s.contains("${") {
+        return quote_string(s, out);
+    }
+    let mut quoted = String::new();
+    quote_string(s, &mut quoted);
+    out.push_str(&quoted.replace("${", "\\${"));
+}
+
 /// Readable form of a value; with `deep`, everything inside is forced.
-/// A container inside itself prints as `«repeated»` (as in Nix); the time
-/// and the output are linear in the value (indentation stops growing at
-/// [`MAX_INDENT`]), and the output is bounded by [`MAX_STRING`].
+/// As in Nix 2.8, a container printed once prints as `«repeated»` wherever
+/// it comes again, inside itself or not; the time and the output are
+/// linear in the value (indentation stops growing at [`MAX_INDENT`]), and
+/// the output is bounded by [`MAX_STRING`].
 pub fn print_value(ev: &mut Evaluator, v: &Value, deep: bool) -> EvalResult<String> {
-    let mut p = Printer { deep, out: String::new(), path: HashSet::new(), depth: 0 };
-    p.value(ev, v, 0)?;
+    let mut p = Printer { deep, out: String::new(), seen: HashSet::new(), added: Vec::new(), depth: 0 };
+    p.value(ev, v, None, 0)?;
     Ok(p.out)
 }
 
@@ -55,32 +66,53 @@ const MAX_INDENT: usize = 64;
 
 const SPACES: &str = "                                                                  ";
 
-/// One readable printing: the text so far, and the containers being
-/// printed (by address), to print a container inside itself once.
+/// One readable printing: the text so far, and the containers printed so
+/// far (by [`container_key`]), to print each once.
 struct Printer {
     deep: bool,
     out: String,
-    path: HashSet<usize>,
+    seen: HashSet<usize>,
+    /// The keys added to `seen`, in order, so that a one-line attempt that
+    /// does not fit can take its own back.
+    added: Vec<usize>,
     depth: usize,
 }
 
 /// An element, the value of an attribute or of a list element: forced when
-/// printing deeply, else only if already known.
-fn element(ev: &mut Evaluator, t: &Thunk, deep: bool, name: Option<&str>) -> EvalResult<Option<Value>> {
+/// printing deeply, else only if already known; with the address of the
+/// thunk that holds it, if it has one (see [`container_key`]).
+fn element(ev: &mut Evaluator, t: &Thunk, deep: bool, name: Option<&str>) -> EvalResult<Option<(Value, Via)>> {
+    let via = t.cell().map(|c| Rc::as_ptr(c) as *const u8 as usize);
     if !deep {
-        return Ok(t.peek());
+        return Ok(t.peek().map(|v| (v, via)));
     }
     let v = ev.force(t);
     match name {
-        Some(k) => v.map_err(|e| e.context(format!("while evaluating the attribute '{k}'"), None)).map(Some),
-        None => v.map(Some),
+        Some(k) => {
+            v.map_err(|e| e.context(format!("while evaluating the attribute '{k}'"), None)).map(|v| Some((v, via)))
+        }
+        None => v.map(|v| Some((v, via))),
     }
 }
 
-fn container_key(v: &Value) -> Option<usize> {
+/// The thunk a value was reached through (its cell's address), if any.
+type Via = Option<usize>;
+
+/// A non-empty list or set.
+fn is_container(v: &Value) -> bool {
+    matches!(v, Value::List(items) if !items.is_empty()) || matches!(v, Value::Attrs(a) if !a.is_empty())
+}
+
+/// What makes a container the same as one printed before, as in Nix 2.8:
+/// a set's bindings, a list's elements; but Nix keeps a list of one or two
+/// elements inside the value that holds it, so such a list is the same
+/// only when reached through the same thunk, and a copy of it (the value
+/// printed at the top) is new.
+fn container_key(v: &Value, via: Via) -> Option<usize> {
     match v {
-        Value::List(items) if !items.is_empty() => Some(items.as_ptr() as *const u8 as usize),
-        Value::Attrs(a) if !a.is_empty() => Some(Rc::as_ptr(a) as usize),
+        Value::List(items) if items.len() <= 2 => via,
+        Value::List(items) => Some(items.as_ptr() as *const u8 as usize),
+        Value::Attrs(a) => Some(Rc::as_ptr(a) as usize),
         _ => None,
     }
 }
@@ -88,19 +120,26 @@ fn container_key(v: &Value) -> Option<usize> {
 impl Printer {
     /// A value at `indent`: on one line if its one-line form fits in
     /// [`WIDTH`] with the indentation (and closing), else one item a line.
-    fn value(&mut self, ev: &mut Evaluator, v: &Value, indent: usize) -> EvalResult<()> {
-        let Some(key) = container_key(v) else { return self.scalar(v) };
-        if self.path.contains(&key) {
+    fn value(&mut self, ev: &mut Evaluator, v: &Value, via: Via, indent: usize) -> EvalResult<()> {
+        if !is_container(v) {
+            return self.scalar(v);
+        }
+        let key = container_key(v, via);
+        if key.is_some_and(|k| self.seen.contains(&k)) {
             self.out.push_str("«repeated»");
             return Ok(());
         }
         let start = self.out.len();
+        let added = self.added.len();
         // One line if `[ a b ]` plus the indentation stays within WIDTH - 1.
         let limit = start + (WIDTH - 1).saturating_sub(indent);
-        if self.flat(ev, v, limit)? {
+        if self.flat(ev, v, via, limit)? {
             return Ok(());
         }
         self.out.truncate(start);
+        for k in self.added.drain(added..) {
+            self.seen.remove(&k);
+        }
         self.depth += 1;
         if self.depth > MAX_DEPTH {
             return Err(EvalError::new(
@@ -108,11 +147,17 @@ impl Printer {
                 format!("the value is nested more than {MAX_DEPTH} levels deep"),
             ));
         }
-        self.path.insert(key);
+        self.see(key);
         let r = stacker::maybe_grow(64 * 1024, 4 * 1024 * 1024, || self.broken(ev, v, indent));
-        self.path.remove(&key);
         self.depth -= 1;
         r
+    }
+
+    fn see(&mut self, key: Option<usize>) {
+        if let Some(k) = key {
+            self.seen.insert(k);
+            self.added.push(k);
+        }
     }
 
     /// Null, Booleans, numbers, strings, paths, functions, empty containers.
@@ -123,10 +168,11 @@ impl Printer {
             Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
             Value::Int(i) => out.push_str(&i.to_string()),
             Value::Float(f) => out.push_str(&format_float_display(*f)),
-            Value::String(s) => quote_string(s, out),
+            Value::String(s) => print_string(s, out),
             Value::Path(p) => out.push_str(p),
             Value::Lambda(_) => out.push_str("<LAMBDA>"),
-            Value::Builtin(_) => out.push_str("<PRIMOP>"),
+            Value::Builtin(b) if b.args.is_empty() => out.push_str("<PRIMOP>"),
+            Value::Builtin(_) => out.push_str("<PRIMOP-APP>"),
             Value::List(_) => out.push_str("[ ]"),
             Value::Attrs(_) => out.push_str("{ }"),
         }
@@ -138,20 +184,19 @@ impl Printer {
 
     /// Writes `v` on one line; false as soon as the text passes `limit` or
     /// holds a line break (a path may), leaving what it wrote.
-    fn flat(&mut self, ev: &mut Evaluator, v: &Value, limit: usize) -> EvalResult<bool> {
-        let Some(key) = container_key(v) else {
+    fn flat(&mut self, ev: &mut Evaluator, v: &Value, via: Via, limit: usize) -> EvalResult<bool> {
+        if !is_container(v) {
             let start = self.out.len();
             self.scalar(v)?;
             return Ok(self.out.len() <= limit && !self.out[start..].contains('\n'));
-        };
-        if self.path.contains(&key) {
+        }
+        let key = container_key(v, via);
+        if key.is_some_and(|k| self.seen.contains(&k)) {
             self.out.push_str("«repeated»");
             return Ok(self.out.len() <= limit);
         }
-        self.path.insert(key);
-        let fits = self.flat_items(ev, v, limit);
-        self.path.remove(&key);
-        fits
+        self.see(key);
+        self.flat_items(ev, v, limit)
     }
 
     fn flat_items(&mut self, ev: &mut Evaluator, v: &Value, limit: usize) -> EvalResult<bool> {
@@ -188,7 +233,7 @@ impl Printer {
             return Ok(false);
         }
         match element(ev, t, self.deep, name)? {
-            Some(x) => self.flat(ev, &x, limit),
+            Some((x, via)) => self.flat(ev, &x, via, limit),
             None => {
                 self.out.push_str("<CODE>");
                 Ok(self.out.len() <= limit)
@@ -218,7 +263,7 @@ impl Printer {
                 p.name(k);
             }
             match element(ev, t, p.deep, name)? {
-                Some(x) => p.value(ev, &x, inner)?,
+                Some((x, via)) => p.value(ev, &x, via, inner)?,
                 None => p.out.push_str("<CODE>"),
             }
             if name.is_some() {
@@ -288,13 +333,19 @@ fn write_json(ev: &mut Evaluator, v: &Value, out: &mut String, walk: &mut Walk) 
             })?;
         }
         Value::Attrs(a) => {
-            if a.contains("__toString") || a.contains("outPath") {
+            // As Nix: a set with `__toString` is the string it gives; else
+            // a set with `outPath` is the JSON of that value, whatever it is.
+            if a.contains("__toString") {
                 let mut s = String::new();
                 ev.coerce_to_string(v, CoerceMode::Interpolation, &mut s)?;
                 json_string(&s, out);
                 return Ok(());
             }
             let key = (Rc::as_ptr(a) as usize, 0);
+            if let Some(p) = a.get("outPath") {
+                let p = ev.force(&p.clone())?;
+                return ev.walk_into(walk, key, |ev, walk| write_json(ev, &p, out, walk));
+            }
             ev.walk_into(walk, key, |ev, walk| {
                 out.push('{');
                 for (i, (k, t)) in a.iter().enumerate() {

@@ -184,7 +184,7 @@ error_tests! {
     forbidden_read_etc_passwd: "forbidden-read-etc-passwd" => "kdeploy::forbidden-path" ["/etc/passwd"];
     forbidden_import_parent: "forbidden-import-parent" => "kdeploy::forbidden-path";
     forbidden_home_path: "forbidden-home-path" => "kdeploy::forbidden-path";
-    forbidden_search_path: "forbidden-search-path" => "kdeploy::forbidden-path";
+    forbidden_search_path: "forbidden-search-path" => "kdeploy::search-path";
     import_missing_file: "import-missing-file" => "kdeploy::io";
     imported_file_error: "imported-file-error" => "kdeploy::type" ["tests/errors/lib/service.nix:5:18"];
     imported_file_parse_error: "imported-file-parse-error" => "kdeploy::parse" ["tests/errors/lib/broken.nix:4:"];

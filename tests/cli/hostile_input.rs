@@ -263,7 +263,10 @@ fn cycles_are_infinite_recursion_or_repeated() {
     gives("cycle: l < l", expr("let l = [ l ]; in l < l"), "false");
     gives("cycle: deepSeq", expr("let x = { a = x; }; in builtins.deepSeq x 1"), "1");
     gives("cycle: printed", expr("let x = { a = { b = x; }; }; in x"), "{ a = { b = «repeated»; }; }");
-    gives("cycle: printed list", expr("let l = [ 1 l ]; in l"), "[ 1 «repeated» ]");
+    // Nix 2.8 keeps a list of two inside the value holding it, so the
+    // printed copy at the top is new and the list inside it is not.
+    gives("cycle: printed list", expr("let l = [ 1 l ]; in l"), "[ 1 [ 1 «repeated» ] ]");
+    gives("cycle: printed long list", expr("let l = [ 1 2 l ]; in l"), "[ 1 2 «repeated» ]");
 }
 
 #[test]

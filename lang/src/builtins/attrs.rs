@@ -3,11 +3,12 @@
 //! zipAttrsWith, groupBy, functionArgs, unsafeGetAttrPos.
 
 use std::collections::{BTreeMap, HashSet};
+use std::rc::Rc;
 
 use super::{Args, BuiltinDef};
 use crate::error::{ErrorKind, EvalError, EvalResult};
 use crate::eval::{missing_attr, Evaluator};
-use crate::ir::Param;
+use crate::ir::{AttrsDef, Expr, Formal, Param, StaticAttr};
 use crate::lower::position_attrs;
 use crate::repeat::Repeat;
 use crate::thunk::Thunk;
@@ -166,9 +167,26 @@ fn function_args(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
     match ev.force(&args[0])? {
         Value::Lambda(c) => match &c.lambda.param {
             Param::Ident => Ok(Value::attrs(Attrs::new())),
-            Param::Pattern(p) => Ok(Value::attrs(Attrs::from_unsorted(
-                p.formals.iter().map(|f| (f.name.clone(), Thunk::value(Value::Bool(f.default.is_some())))).collect(),
-            ))),
+            Param::Pattern(p) => {
+                let has_default = |f: &Formal| Value::Bool(f.default.is_some());
+                let entries = p.formals.iter().map(|f| (f.name.clone(), Thunk::value(has_default(f)))).collect();
+                // The formals' places, for unsafeGetAttrPos, as in Nix.
+                let origin = AttrsDef {
+                    frame: None,
+                    statics: p
+                        .formals
+                        .iter()
+                        .map(|f| StaticAttr {
+                            name: f.name.clone(),
+                            value: Rc::new(Expr::Const(has_default(f))),
+                            span: f.span,
+                        })
+                        .collect(),
+                    dynamics: Vec::new(),
+                    overrides: None,
+                };
+                Ok(Value::attrs(Attrs::from_unsorted(entries).with_origin(Rc::new(origin))))
+            }
         },
         Value::Builtin(_) => Ok(Value::attrs(Attrs::new())),
         v => Err(super::expected("the argument of builtins.functionArgs", "a function", &v)),

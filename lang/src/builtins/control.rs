@@ -79,20 +79,65 @@ fn add_error_context(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
     }
 }
 
-/// Nix builtins that need the store, the network or the environment: they
-/// exist (so `builtins ? fetchurl` is true, as in Nix) but fail when used.
+/// Nix builtins that need a Nix store (derivations, store paths, string
+/// contexts), the network or the machine's environment: they exist (so
+/// `builtins ? fetchurl` is true, as in Nix) but fail when used, saying
+/// which of these they need.
 pub const IMPURE: &[BuiltinDef] = &[
     BuiltinDef { name: "fetchurl", arity: 1, func: |_, _| impure("fetchurl") },
     BuiltinDef { name: "fetchTarball", arity: 1, func: |_, _| impure("fetchTarball") },
     BuiltinDef { name: "fetchGit", arity: 1, func: |_, _| impure("fetchGit") },
+    BuiltinDef { name: "fetchTree", arity: 1, func: |_, _| impure("fetchTree") },
+    BuiltinDef { name: "fetchMercurial", arity: 1, func: |_, _| impure("fetchMercurial") },
     BuiltinDef { name: "getEnv", arity: 1, func: |_, _| impure("getEnv") },
-    BuiltinDef { name: "derivation", arity: 1, func: |_, _| impure("derivation") },
-    BuiltinDef { name: "toFile", arity: 2, func: |_, _| impure("toFile") },
-    BuiltinDef { name: "storePath", arity: 1, func: |_, _| impure("storePath") },
-    BuiltinDef { name: "path", arity: 1, func: |_, _| impure("path") },
+    BuiltinDef { name: "derivation", arity: 1, func: |_, _| needs_store("derivation") },
+    BuiltinDef { name: "derivationStrict", arity: 1, func: |_, _| needs_store("derivationStrict") },
+    BuiltinDef { name: "placeholder", arity: 1, func: |_, _| needs_store("placeholder") },
+    BuiltinDef { name: "toFile", arity: 2, func: |_, _| needs_store("toFile") },
+    BuiltinDef { name: "storePath", arity: 1, func: |_, _| needs_store("storePath") },
+    BuiltinDef { name: "path", arity: 1, func: |_, _| needs_store("path") },
+    BuiltinDef { name: "filterSource", arity: 2, func: |_, _| needs_store("filterSource") },
+    BuiltinDef { name: "getContext", arity: 1, func: |_, _| needs_store("getContext") },
+    BuiltinDef { name: "hasContext", arity: 1, func: |_, _| needs_store("hasContext") },
+    BuiltinDef { name: "appendContext", arity: 2, func: |_, _| needs_store("appendContext") },
+    BuiltinDef { name: "unsafeDiscardStringContext", arity: 1, func: |_, _| needs_store("unsafeDiscardStringContext") },
+    BuiltinDef {
+        name: "unsafeDiscardOutputDependency",
+        arity: 1,
+        func: |_, _| needs_store("unsafeDiscardOutputDependency"),
+    },
+];
+
+/// The error a constant of [`UNAVAILABLE_CONSTANTS`] fails with.
+pub type Refusal = fn() -> Box<EvalError>;
+
+/// Nix's constants that kdeploy cannot give: each is there, and fails
+/// when its value is used.
+pub const UNAVAILABLE_CONSTANTS: &[(&str, Refusal)] = &[
+    ("currentSystem", || {
+        EvalError::new(ErrorKind::NotSupported, "builtins.currentSystem is not available in kdeploy").help(
+            "the machine that evaluates a cluster must not change its value: name the platform in the \
+             cluster instead (e.g. system = \"x86_64-linux\")",
+        )
+    }),
+    ("currentTime", || impure_error("currentTime")),
+    ("storeDir", || store_error("storeDir")),
 ];
 
 fn impure(name: &str) -> EvalResult<Value> {
-    Err(EvalError::new(ErrorKind::NotSupported, format!("builtins.{name} is not available in kdeploy"))
-        .help("evaluation is pure: no store, network or environment; artifacts are declared as data (URL + checksum) in the stdlib"))
+    Err(impure_error(name))
+}
+
+fn impure_error(name: &str) -> Box<EvalError> {
+    EvalError::new(ErrorKind::NotSupported, format!("builtins.{name} is not available in kdeploy"))
+        .help("evaluation is pure: no network, clock or environment; artifacts are declared as data (URL + checksum) in the stdlib")
+}
+
+fn needs_store(name: &str) -> EvalResult<Value> {
+    Err(store_error(name))
+}
+
+fn store_error(name: &str) -> Box<EvalError> {
+    EvalError::new(ErrorKind::NotSupported, format!("builtins.{name} needs a Nix store, which kdeploy does not have"))
+        .help("kdeploy evaluates without a store: no derivations, store paths or string contexts; files are read from the project and artifacts are declared as data (URL + checksum)")
 }

@@ -58,8 +58,11 @@ fn filter(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
 fn foldl(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
     let mut f = Repeat::new(ev.func(&args[0], "the first argument of builtins.foldl'")?);
     let list = ev.list(&args[2], "the third argument of builtins.foldl'")?;
-    let mut acc = ev.force(&args[1])?;
-    for x in list.iter() {
+    // As in Nix, the initial accumulator is passed on unforced: only an
+    // empty list returns (and so forces) it.
+    let Some((first, rest)) = list.split_first() else { return ev.force(&args[1]) };
+    let mut acc = f.call2(ev, args[1].clone(), first.clone())?;
+    for x in rest {
         acc = f.call2(ev, Thunk::value(acc), x.clone())?;
     }
     Ok(acc)

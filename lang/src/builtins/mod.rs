@@ -21,6 +21,7 @@ pub mod pure;
 mod sort;
 mod strings;
 mod types;
+mod xml;
 
 pub type BuiltinId = u16;
 pub type BuiltinFn = fn(&mut Evaluator, &[Thunk]) -> EvalResult<Value>;
@@ -32,7 +33,7 @@ pub struct BuiltinDef {
 }
 
 static ALL: LazyLock<Vec<BuiltinDef>> = LazyLock::new(|| {
-    let groups: [&[BuiltinDef]; 10] = [
+    let groups: [&[BuiltinDef]; 11] = [
         control::IMPURE,
         arith::DEFS,
         attrs::DEFS,
@@ -43,6 +44,7 @@ static ALL: LazyLock<Vec<BuiltinDef>> = LazyLock::new(|| {
         strings::DEFS,
         types::DEFS,
         sort::DEFS,
+        xml::DEFS,
     ];
     groups
         .into_iter()
@@ -52,8 +54,26 @@ static ALL: LazyLock<Vec<BuiltinDef>> = LazyLock::new(|| {
 });
 
 /// Builtins that are also bound without the `builtins.` prefix, as in Nix.
-const GLOBAL_NAMES: &[&str] =
-    &["abort", "baseNameOf", "dirOf", "fromTOML", "import", "isNull", "map", "removeAttrs", "throw", "toString"];
+const GLOBAL_NAMES: &[&str] = &[
+    "abort",
+    "baseNameOf",
+    "derivation",
+    "derivationStrict",
+    "dirOf",
+    "fetchGit",
+    "fetchMercurial",
+    "fetchTarball",
+    "fetchTree",
+    "fromTOML",
+    "import",
+    "isNull",
+    "map",
+    "placeholder",
+    "removeAttrs",
+    "scopedImport",
+    "throw",
+    "toString",
+];
 
 pub fn arity(id: BuiltinId) -> usize {
     ALL[id as usize].arity
@@ -96,6 +116,14 @@ pub fn globals() -> HashMap<NixString, Value> {
         if !name.ends_with("Version") {
             globals.insert(name.into(), v);
         }
+    }
+    // What `<p>` looks in (through `__findFile`), as in Nix.
+    set.push(("nixPath".into(), Thunk::value(files::search_path())));
+    globals.insert("__nixPath".into(), files::search_path());
+    // A global holds a value, so these are only in `builtins`: forcing one
+    // is the error.
+    for (name, error) in control::UNAVAILABLE_CONSTANTS {
+        set.push(((*name).into(), Thunk::native(move |_| Err(error()))));
     }
     // `builtins.builtins` exists in Nix; a lazy self-reference keeps it cheap.
     let partial = Attrs::from_unsorted(set.clone());

@@ -1,0 +1,7 @@
+# expect: attribute 'inner' already defined
+# Merging a second set literal is shallow: both give `inner`, although
+# both values are sets.
+{
+  outer.inner.left = 1;
+  outer = { inner.right = 2; };
+}

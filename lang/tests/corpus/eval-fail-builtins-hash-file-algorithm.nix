@@ -1,0 +1,2 @@
+# expect: unknown hash algorithm 'crc32'
+builtins.hashFile "crc32" ./lib/hash-me.txt

@@ -1,0 +1,2 @@
+# expect: string 'relative/path' doesn't represent an absolute path
+builtins.toPath "relative/path"

@@ -1,0 +1,2 @@
+# Imported by uses-scope.nix with an import from the scope.
+"plain file"
