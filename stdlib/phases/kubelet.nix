@@ -106,6 +106,29 @@ let
       ++ text.optional kubeletBinary "${bin}/kubelet";
   };
   directories = text.optional needsLB (records.directory { path = if nginx then "/etc/nginx" else "/etc/haproxy"; mode = "0700"; });
+  # A control plane's kubelet, restarted, may re-create its static pods; kube-controller-
+  # manager then waits for its old lease to expire before it leads again, and until it
+  # does no Service endpoint changes. The next batch (a worker drained in an upgrade)
+  # waits for this control plane to serve again and for a leader renewing each lease, or
+  # a drained replica would stay in every Service after it stopped (Kubespray waits for
+  # the controller manager and the scheduler too). Before kubeadm ran: nothing to wait for.
+  controlPlaneServes = node: records.check {
+    name = "control-plane-serves";
+    run = text.lines [
+      "test -f /etc/kubernetes/admin.conf || exit 0"
+      "sleep 5"
+      "${kubectl} get --raw=/readyz >/dev/null || exit 1"
+      "now=$(date +%s)"
+      "for lease in kube-controller-manager kube-scheduler; do"
+      "  t=$(${kubectl} -n kube-system get lease \"$lease\" -o jsonpath='{.spec.renewTime}') || exit 1"
+      "  s=$(date -d \"$t\" +%s) || exit 1"
+      "  if [ $((now - s)) -gt 10 ]; then echo \"kdeploy: no $lease leader has renewed its lease for $((now - s)) s\" >&2; exit 1; fi"
+      "done"
+      "${kubectl} -n kube-system wait --for=condition=Ready --timeout=10s pod/kube-apiserver-${node.name} pod/kube-controller-manager-${node.name} pod/kube-scheduler-${node.name} >/dev/null"
+    ];
+    retries = 60;
+    delay = 5;
+  };
 in
 if !group.isK8s then { }
 else node: {
@@ -115,4 +138,5 @@ else node: {
   # what the kubelet made.
   hooks = [ (drain node) resetHook (uncordon node) ];
   units = [ unit ];
+  checks = text.optional group.isControlPlane (controlPlaneServes node);
 }
