@@ -62,6 +62,15 @@ kd.cluster {
     containerd.systemdCgroup = false;
     # The host (hence every node) lacks CAP_SYS_RESOURCE: no negative oom_score_adj.
     containerd.restrictOomScoreAdj = true;
+    # Every node sees the host's file system: a percentage of it says nothing about the
+    # node (the kubelet's defaults, 10-15% free, evicted every pod once the host's disk
+    # passed 85% full), so the thresholds are absolute.
+    kubelet.evictionHard = {
+      "memory.available" = "100Mi";
+      "nodefs.available" = "2Gi";
+      "nodefs.inodesFree" = "5%";
+      "imagefs.available" = "2Gi";
+    };
 
     network.plugin = "flannel";
     flannel.backend = "host-gw"; # one bridge: no tunnel needed
