@@ -61,15 +61,33 @@ fn matches(word: &str, node: &Candidate<'_>) -> bool {
     node.name == word || node.roles.iter().any(|r| r == word)
 }
 
-/// `*` any run of characters, `?` one; nothing else is special.
+/// `*` any run of characters, `?` one; nothing else is special. Linear
+/// backtracking to the last `*` only, so no pattern costs more than
+/// pattern length × name length.
 fn glob(pattern: &[u8], name: &[u8]) -> bool {
-    match (pattern.first(), name.first()) {
-        (None, None) => true,
-        (Some(b'*'), _) => glob(&pattern[1..], name) || (!name.is_empty() && glob(pattern, &name[1..])),
-        (Some(b'?'), Some(_)) => glob(&pattern[1..], &name[1..]),
-        (Some(p), Some(n)) if p == n => glob(&pattern[1..], &name[1..]),
-        _ => false,
+    let (mut p, mut n) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while n < name.len() {
+        match pattern.get(p) {
+            Some(b'*') => {
+                star = Some((p, n));
+                p += 1;
+            }
+            Some(&c) if c == b'?' || c == name[n] => {
+                p += 1;
+                n += 1;
+            }
+            _ => match star {
+                Some((sp, sn)) => {
+                    p = sp + 1;
+                    n = sn + 1;
+                    star = Some((sp, sn + 1));
+                }
+                None => return false,
+            },
+        }
     }
+    pattern[p..].iter().all(|&c| c == b'*')
 }
 
 /// The nodes of the cluster definition `on` picks.
@@ -128,6 +146,10 @@ mod tests {
         assert_eq!(pick(&["worker,!@gpu"]).unwrap(), ["w10", "w2"]);
         // exclusions alone start from every node
         assert_eq!(pick(&["!etcd", "!w1?"]).unwrap(), ["w1", "w2"]);
+        // a pattern that would backtrack exponentially answers at once
+        let long = "a".repeat(60);
+        assert!(!glob(format!("{}b", "*a".repeat(30)).as_bytes(), long.as_bytes()));
+        assert!(glob(b"*a*a*", long.as_bytes()) && glob(b"a?*", b"ab") && !glob(b"a?", b"a"));
     }
 
     #[test]

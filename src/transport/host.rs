@@ -143,24 +143,9 @@ impl Process {
         (Output { status, stdout, stderr }, dropped)
     }
 
-    pub async fn wait(mut self) -> Output {
-        self.stdin = None;
-        let mut stdout = std::mem::take(&mut self.pending);
-        let mut stderr = Vec::new();
-        loop {
-            tokio::select! {
-                chunk = self.stdout.recv() => match chunk {
-                    Some(c) => stdout.extend_from_slice(&c),
-                    None => break,
-                },
-                chunk = self.stderr.recv() => if let Some(c) = chunk { stderr.extend_from_slice(&c) },
-            }
-        }
-        while let Some(c) = self.stderr.recv().await {
-            stderr.extend_from_slice(&c);
-        }
-        let status = self.status.await.unwrap_or(255);
-        Output { status, stdout, stderr }
+    /// Wait for the command to end, with all it printed.
+    pub async fn wait(self) -> Output {
+        self.wait_bounded(usize::MAX).await.0
     }
 }
 
