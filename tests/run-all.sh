@@ -11,21 +11,23 @@ cd "$(dirname "$0")/.."
 export CI=1
 logs=${KDEPLOY_LAB_DIR:-.lab}/run-all
 mkdir -p "$logs"
+holds=${KDEPLOY_LAB_DIR:-.lab}/holds.log
+: >"$holds"
 
 # What the tests need besides kdeploy, prepared while the test binaries build
 # (on 2 cores the Go and Rust builds overlap well: both cold, about 24 minutes
 # together against 35 one after the other; warm, seconds):
-# - a Kubernetes-capable lab of 8 nspawn nodes at 10.77.0.11-18 (the etcd-only
-#   lab tests use the first 3, the etcd 3 -> 5 -> 3 test the first five,
-#   tests/lab/kubernetes.rs the last five), booted unless it is up already and
-#   removed afterwards if we booted it;
+# - a Kubernetes-capable lab of 10 nspawn nodes at 10.77.0.11-20 (the
+#   etcd-only lab tests use kdnode1-3 and the spare kdnode9-10 they grow
+#   onto, tests/lab/kubernetes.rs kdnode4-8, so neither waits for the other),
+#   booted unless it is up already and removed afterwards if we booted it;
 # - Kubernetes 1.34.4 (and 1.35.4, the upgrade test's target), etcd, CoreDNS,
 #   flannel, the CNI plugins, built from their Go modules once (cached by
 #   version), their images pushed to the lab's registry.
 lab_env=${KDEPLOY_LAB_DIR:-.lab}/lab.env
-if ! { lab/lab.sh status >/dev/null 2>&1 && grep -qx 'K8S=1' "$lab_env" && grep -qx 'N=8' "$lab_env"; }; then
+if ! { lab/lab.sh status >/dev/null 2>&1 && grep -qx 'K8S=1' "$lab_env" && grep -qx 'N=10' "$lab_env"; }; then
   echo "== booting the lab (log: $logs/lab.log)"
-  lab/lab.sh up 8 --k8s >"$logs/lab.log" 2>&1 &
+  lab/lab.sh up 10 --k8s >"$logs/lab.log" 2>&1 &
   lab_pid=$!
   trap 'lab/lab.sh down' EXIT
 fi
@@ -52,8 +54,8 @@ await "$go_pid" "building the lab's Kubernetes" "$logs/build-k8s.log"
 lab/images.sh push 10.77.0.1:5000
 KDEPLOY_K8S_VERSION=1.35.4 lab/images.sh push 10.77.0.1:5000
 
-# The Kubernetes lab tests (kdnode4-8, the longest: about 12 minutes) run
-# beside all the others (kdnode1-5 or no node): a lab test first takes the
+# The Kubernetes lab tests (kdnode4-8, the longest: about 17 minutes) run
+# beside all the others (kdnode1-3, 9-10 or no node): a lab test first takes the
 # nodes it changes (tests/support/node: lab_lock_nodes), so two tests never
 # change one node at once. Their output is shown when they end. The two
 # tests that count the bytes crossing the whole lab bridge need the lab to
@@ -76,9 +78,10 @@ for t in tests/*.rs tests/*/main.rs lang/tests/*.rs; do
 done
 cargo test --workspace --profile ci --no-fail-fast --lib --bins \
   --test cli --test local --test nix_differential --test conformance --test decode --test fuzz || failed=1
-# The lab tests on kdnode1-5, with four threads: a test waiting for nodes the
-# Kubernetes tests hold (membership's kdnode1-5) holds a thread meanwhile, and
-# with libtest's two the etcd tests stalled behind it.
+# The lab tests on kdnode1-3 and 9-10, with four threads: a test waiting for
+# nodes holds a thread meanwhile, and with libtest's two the tests that could
+# run stalled behind it. Which test held which nodes for how long:
+# .lab/holds.log (tests/support/node: LabGuard).
 cargo test --workspace --profile ci --test lab -- --skip kubernetes:: "${whole_lab[@]/#/--skip=}" --test-threads 4 || failed=1
 k8s_failed=0
 wait "$k8s_pid" || k8s_failed=1
@@ -96,6 +99,9 @@ if command -v nix-instantiate >/dev/null; then
   env -i PATH="$PATH" HOME=/tmp/nixhome lang/tests/corpus/regen.sh --check || failed=1
 fi
 KDEPLOY=target/ci/kdeploy sh tests/stdlib/run.sh || failed=1
+
+echo "== the lab tests' hold on their nodes, longest first ($holds)"
+sort -t $'\t' -k4.6gr "$holds" || true
 
 # Lints: formatting, clippy with warnings denied, shellcheck on every script
 # (warnings and errors; the node program included).

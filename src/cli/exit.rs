@@ -11,7 +11,7 @@ pub enum Exit {
     Success,
     /// The cluster or expression did not evaluate (and a few command-specific failures).
     Error,
-    /// Bad flags, a missing file, a reset not confirmed.
+    /// Bad flags, a missing file.
     Usage,
     /// A switch failed on some node (touched nodes were rolled back) or a node was locked.
     DeployFailed,
@@ -21,7 +21,8 @@ pub enum Exit {
     /// or cut off): stopped before its next change, nothing undone there.
     LockLost,
     /// The run was refused, before reaching a node or while planning from
-    /// what the nodes answered; nothing was changed (the message says why).
+    /// what the nodes answered, or a destructive plan was not confirmed;
+    /// nothing was changed (the message says why).
     Refused,
     /// The nodes changed and committed, but the deployer's record of it
     /// could not be written (a `switch` again writes it).

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod certs;
+mod confirm;
 mod decode;
 mod diff;
 mod download_bars;

@@ -1,14 +1,14 @@
 //! `kdeploy reset CLUSTER [--on NODES] --yes`: evaluate the cluster (for
 //! its nodes, addresses and phase order), then return the selected nodes
 //! to how they were before their first switch (see `deploy::reset`). A
-//! reset is destructive: without `--yes` it asks on a terminal and is
-//! refused (exit 2) when there is none to ask on. Exit codes: 0 reset,
-//! 1 evaluation error, 2 usage or not confirmed, 3 reset failed (not
-//! undone: run it again) or a node locked, 4 a node unreachable (nothing
-//! changed), 6 refused (the anchor while other control planes stay), 130
+//! reset is destructive: without `--yes` it asks on a terminal, once the
+//! nodes are reached and the plan is known (`cli::confirm`), and is
+//! refused (exit 6) when there is none to ask on. Exit codes: 0 reset,
+//! 1 evaluation error, 2 usage, 3 reset failed (not undone: run it again)
+//! or a node locked, 4 a node unreachable (nothing changed), 6 refused
+//! (not confirmed, the anchor while other control planes stay), 130
 //! interrupted.
 
-use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
@@ -34,12 +34,14 @@ Stops and disables every unit kdeploy installed, runs each phase's reset hooks
 leaves the cluster when others remain), removes every managed file and each
 directory kdeploy created, then /var/lib/kdeploy. Phases go last first.
 
-Exit codes: 0 reset, 1 evaluation error, 2 usage error or not confirmed
-(no --yes and no terminal to ask on), 3 reset failed on some node (not
+Asks before it changes anything (without --yes; refused without a terminal).
+
+Exit codes: 0 reset, 1 evaluation error, 2 usage error, 3 reset failed on some node (not
 undone: run it again) or a node is locked by another run, 4 some node
 unreachable (nothing was changed), 5 a node's lock lost to another run
-mid-run (stopped there), 6 refused before changing anything (the anchor while other
-control planes stay, a damaged deployer record), 7 reset but the deployer's record
+mid-run (stopped there), 6 refused before changing anything (not confirmed: no --yes
+and no terminal to ask on, or answered no; the anchor while other control planes stay,
+a damaged deployer record), 7 reset but the deployer's record
 could not be written, 130 interrupted by Ctrl-C.
 
 Examples:
@@ -55,9 +57,6 @@ pub struct ResetArgs {
     /// Only these nodes: names, roles, @TAG, name patterns (w*), !WORD to leave out (repeat or comma-separate).
     #[arg(long, value_name = "NAME|ROLE")]
     on: Vec<String>,
-    /// Reset without asking.
-    #[arg(long, short = 'y')]
-    yes: bool,
     /// Print the plan (per node, the phases unlinked) and change nothing.
     #[arg(long)]
     dry_run: bool,
@@ -65,23 +64,6 @@ pub struct ResetArgs {
     run: RunArgs,
     #[command(flatten)]
     inputs: Inputs,
-}
-
-/// Asks on the terminal; `Err` with the reason when there is no terminal.
-fn confirmed(cluster: &str, nodes: &[String]) -> Result<bool, String> {
-    if !std::io::stdin().is_terminal() || !std::io::stderr().is_terminal() {
-        return Err("reset is destructive: pass --yes (no terminal to ask on)".into());
-    }
-    eprint!(
-        "Reset {} node(s) of {cluster} ({}): every kdeploy unit stopped, every managed file and the data of its \
-         services removed. Type yes to go on: ",
-        nodes.len(),
-        nodes.join(", ")
-    );
-    let _ = std::io::stderr().flush();
-    let mut answer = String::new();
-    std::io::stdin().lock().read_line(&mut answer).map_err(|e| format!("reading the answer: {e}"))?;
-    Ok(answer.trim() == "yes")
 }
 
 pub fn run(args: ResetArgs) -> ExitCode {
@@ -102,7 +84,7 @@ pub fn run(args: ResetArgs) -> ExitCode {
         Ok(c) => c,
         Err(f) => return report(&session, f),
     };
-    let opts = ResetOptions {
+    let mut opts = ResetOptions {
         cluster: closures.cluster.name.clone(),
         on: args.on.clone(),
         run: args.run.options(resolver.project_root().join(".kdeploy"), args.dry_run, 0),
@@ -114,21 +96,9 @@ pub fn run(args: ResetArgs) -> ExitCode {
             return ExitCode::from(EXIT_USAGE);
         }
     };
-    if !args.yes && !args.dry_run {
-        match confirmed(&closures.cluster.name, &selected) {
-            Ok(true) => {}
-            Ok(false) => {
-                eprintln!("not confirmed: nothing was changed");
-                return ExitCode::from(EXIT_USAGE);
-            }
-            Err(e) => {
-                super::print_error(&e);
-                return ExitCode::from(EXIT_USAGE);
-            }
-        }
-    }
     let recap = Recap::new(&closures.cluster.name, selected);
     let progress = Progress::for_stderr(args.run.verbose);
+    opts.run.consent = super::confirm::consent(args.run.yes, &progress);
     let sink = Tee(vec![&recap as &dyn Sink, &progress]);
     sink.emit(Event::Evaluated { nodes: closures.cluster.nodes.len(), took: t0.elapsed() });
     let cancel = Cancel::default();

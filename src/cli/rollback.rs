@@ -57,7 +57,7 @@ pub struct RollbackArgs {
 
 pub fn run(args: RollbackArgs) -> ExitCode {
     let t0 = Instant::now();
-    let opts = RollbackOptions {
+    let mut opts = RollbackOptions {
         to: args.to,
         on: args.on.clone(),
         run: args.run.options(state_dir(&args.file, args.root.as_ref()), args.dry_run, 0),
@@ -86,6 +86,7 @@ pub fn run(args: RollbackArgs) -> ExitCode {
     };
     let recap = Recap::new(&tgt.cluster, nodes);
     let progress = Progress::for_stderr(args.run.verbose);
+    opts.run.consent = super::confirm::consent(args.run.yes, &progress);
     let sink = Tee(vec![&recap as &dyn Sink, &progress]);
     let cancel = Cancel::default();
     let result = run_cancellable(rollback(&opts, cancel.clone(), &sink), cancel);

@@ -100,7 +100,8 @@ Exit codes: 0 converged (or nothing to do), 1 evaluation error, 2 usage error,
 lost mid-run (the deployer paused or cut off for 30 s or more; another run may
 hold it: stopped before the next change, nothing undone on that node), 6 refused before
 changing anything (an anchor move or upgrade jump the rules forbid, a damaged deployer
-record, a membership kdeploy cannot tell), 7 nodes changed but the deployer's record
+record, a membership kdeploy cannot tell, a plan that prunes, removes etcd members or
+drains for an upgrade not confirmed: it asks on a terminal; --yes for scripts), 7 nodes changed but the deployer's record
 could not be written (switch again once the cause is fixed), 130 interrupted by
 Ctrl-C (touched nodes rolled back; a second Ctrl-C exits at once).
 
@@ -149,6 +150,12 @@ pub struct RunArgs {
     /// Also print each unit action, skipped hook and passed check.
     #[arg(long, short)]
     pub verbose: bool,
+    /// Go on without asking when the plan resets nodes, removes phases from a node
+    /// (--prune, a role taken away), removes etcd members or drains nodes for an
+    /// upgrade. Without it such a plan is shown and asked about on a terminal, and
+    /// refused (exit 6, nothing changed) without one.
+    #[arg(long, short = 'y')]
+    pub yes: bool,
     #[command(flatten)]
     pub ssh: SshArgs,
     #[command(flatten)]
@@ -165,6 +172,8 @@ impl RunArgs {
             ssh: self.ssh.settings(),
             state_dir,
             deadlines: self.deadlines.deadlines(),
+            // given or asked for once the progress display exists (`cli::confirm`)
+            consent: Default::default(),
         }
     }
 }
@@ -207,7 +216,7 @@ pub fn run(args: SwitchArgs) -> ExitCode {
             return ExitCode::from(EXIT_USAGE);
         }
     };
-    let opts = SwitchOptions {
+    let mut opts = SwitchOptions {
         cache,
         on: args.on.clone(),
         run: args.run.options(resolver.project_root().join(".kdeploy"), args.dry_run, args.uploads),
@@ -223,6 +232,7 @@ pub fn run(args: SwitchArgs) -> ExitCode {
     };
     let recap = Recap::new(&closures.cluster.name, selected);
     let progress = Progress::for_stderr(args.run.verbose);
+    opts.run.consent = super::confirm::consent(args.run.yes, &progress);
     let sink = Tee(vec![&recap as &dyn Sink, &progress]);
     sink.emit(Event::Evaluated { nodes: closures.cluster.nodes.len(), took: t0.elapsed() });
     let cancel = Cancel::default();

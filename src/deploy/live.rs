@@ -118,6 +118,15 @@ impl Progress {
             l.finish();
         }
     }
+
+    /// The live bars, to hold still while something else writes to the
+    /// terminal (`MultiProgress::suspend`); `None` for plain lines.
+    pub fn bars(&self) -> Option<MultiProgress> {
+        match self {
+            Progress::Live(l) => Some(l.mp.clone()),
+            Progress::Lines(_) => None,
+        }
+    }
 }
 
 impl Sink for Progress {

@@ -18,7 +18,9 @@
 //!   after its reset hooks.
 //! - `operation` — the spine every operation runs on: records read once,
 //!   connect, open, plan, dry run or execute, close; `select` — the one
-//!   `--on` rule; `error` — what a run's error means for the nodes.
+//!   `--on` rule; `error` — what a run's error means for the nodes;
+//!   `consent` — asking before a plan that resets, prunes, removes
+//!   members or drains.
 //! - `switch`, `rollback`, `reset` — the operations: whom to reach, what
 //!   the planner needs from the nodes (`state`), the plan; `prune` —
 //!   nodes left out of the definition, named by `switch`, reset by
@@ -36,6 +38,7 @@
 pub mod anchor;
 pub mod bounded;
 pub mod connect;
+pub mod consent;
 pub mod diff;
 pub mod error;
 pub mod events;

@@ -2,7 +2,8 @@
 //! `rollback`, `reset`): read the deployer's records once → the nodes to
 //! reach (refusals that need no node come first) → connect → open every
 //! node (node program, lock, status) → the operation's pure plan →
-//! announce → a dry run's text, or the executor → let go of the locks →
+//! announce → a dry run's text, or (with the operator's consent to what
+//! a rollback cannot undo) the executor → let go of the locks →
 //! close the connections. An operation says only what differs: whom to
 //! reach ([`Operation::targets`]), how to plan ([`Operation::plan`]) and,
 //! for `switch`, where blob bytes come from ([`Operation::blobs`]).
@@ -15,6 +16,7 @@ use std::sync::Arc;
 use futures::future::join_all;
 
 use super::connect::{connect_reporting, lock_owner, SshSettings};
+use super::consent::Consent;
 use super::error::Error;
 use super::events::Sink;
 use super::execute::{self, Cancel, Context, Outcome, Reached, Session};
@@ -38,6 +40,9 @@ pub struct RunOptions {
     /// `.kdeploy` of the project (generation records).
     pub state_dir: PathBuf,
     pub deadlines: Deadlines,
+    /// Whether a plan that resets, prunes, removes members or drains may
+    /// go on (`consent.rs`); the default: given.
+    pub consent: Consent,
 }
 
 impl RunOptions {
@@ -155,6 +160,9 @@ async fn plan_and_execute<O: Operation>(
     if opts.dry_run {
         let plan_text = op.dry_run_text(&plan, session).await.map_err(Error::Planning)?;
         return Ok(Report { plan_text, ..Report::of(Outcome::Ok) });
+    }
+    if let Some(why) = opts.consent.refusal(&plan) {
+        return Err(Error::Refused(why));
     }
     let (resolver, cache) = op.blobs();
     let cx = Context {

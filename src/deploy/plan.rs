@@ -65,7 +65,7 @@ impl FileDiff {
 pub type Diffs = BTreeMap<(String, String, String), String>;
 
 /// One phase link to move on one node, with everything that goes with it.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Step {
     pub phase: String,
     /// The generation the link points into now (`None`: not linked).

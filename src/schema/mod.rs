@@ -78,7 +78,7 @@ pub struct Proxy {
 /// shell commands that list, add (as a learner), promote and remove
 /// members and prepare a joining node. Arguments reach the commands in
 /// `KDEPLOY_MEMBER_*` / `KDEPLOY_INITIAL_CLUSTER` environment variables.
-#[derive(Debug, Clone, Deserialize, Serialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Membership {
     pub add: String,

@@ -109,14 +109,14 @@ fn one_node_reset_to_clean_then_a_switch_brings_it_back() {
     p.restore();
 }
 
-/// k8s-worker02 replaced by k8s-worker03 (lab node 4) as a worker and etcd member.
-const W3_LINE: &str = r#"k8s-worker03 = { address = "10.77.0.14"; roles = [ "worker" "etcd" ]; };"#;
+/// k8s-worker02 replaced by k8s-worker03 (lab node 9) as a worker and etcd member.
+const W3_LINE: &str = r#"k8s-worker03 = { address = "10.77.0.19"; roles = [ "worker" "etcd" ]; };"#;
 
 #[test]
 fn a_dropped_member_is_named_and_left_then_pruned_then_re_added() {
-    let _g = lab_lock_nodes(1..=4);
-    if !lab_has(4) {
-        eprintln!("skipped: needs a lab of 4 nodes (lab/lab.sh up 4)");
+    let _g = lab_lock_nodes([1, 2, 3, 9]);
+    if !lab_has(9) {
+        eprintln!("skipped: needs lab nodes 1-3 and 9 (lab/lab.sh up 10)");
         return;
     }
     let p = Project::new();
@@ -136,6 +136,16 @@ fn a_dropped_member_is_named_and_left_then_pruned_then_re_added() {
     assert!(ssh(W2, "test -f /var/lib/kdeploy/current && echo yes").contains("yes"));
     assert_eq!(members(1), ["k8s-master", "k8s-worker01", "k8s-worker02", "k8s-worker03"]);
 
+    // --prune without --yes and without a terminal to ask on: refused
+    // once the plan is known (it names what it would do), nothing changed
+    let (out, _) = run(unconfirmed("switch", &replaced, None, &["--prune"]));
+    assert_eq!(out.status.code(), Some(6), "{}", text(&out));
+    for said in ["--yes", "reset k8s-worker02", "remove member k8s-worker02"] {
+        assert!(text(&out).contains(said), "{said}: {}", text(&out));
+    }
+    assert!(ssh(W2, "systemctl is-active etcd containerd").lines().all(|l| l == "active"));
+    assert_eq!(members(1), ["k8s-master", "k8s-worker01", "k8s-worker02", "k8s-worker03"]);
+
     // --prune: it leaves etcd and is reset, while a client writes
     etcd_writer::start();
     let (out, j) = run(kdeploy_cmd("switch", &replaced, None, &["--prune"]));
@@ -151,13 +161,13 @@ fn a_dropped_member_is_named_and_left_then_pruned_then_re_added() {
     assert!(j["nodes"].get("k8s-worker02").is_none(), "{}", text(&out));
 
     // back to the lab in one run: k8s-worker02 joins again, k8s-worker03 is pruned
-    let w3_paths = managed_paths(4);
+    let w3_paths = managed_paths(9);
     etcd_writer::start();
     let (out, j) = run(kdeploy_cmd("switch", &p.base(), None, &["--prune"]));
     assert!(out.status.success(), "{}", text(&out));
     etcd_writer::stop_and_check("a join and a prune in one run", 10);
     assert_eq!(j["nodes"]["k8s-worker03"]["status"], "reset", "{}", text(&out));
-    assert_eq!(leftovers(4, &w3_paths), "", "left on k8s-worker03 after --prune");
+    assert_eq!(leftovers(9, &w3_paths), "", "left on k8s-worker03 after --prune");
     assert_eq!(members(1), ["k8s-master", "k8s-worker01", "k8s-worker02"]);
     p.restore();
 }

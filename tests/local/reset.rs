@@ -11,6 +11,7 @@
 use std::path::{Path, PathBuf};
 
 use kdeploy::closure::{self, Closures};
+use kdeploy::deploy::consent::Consent;
 use kdeploy::deploy::events::{Collect, Event};
 use kdeploy::deploy::plan_reset::Scope;
 use kdeploy::deploy::record;
@@ -122,6 +123,11 @@ impl Project {
         self.reset_beside(nodes, &[], scope, dry_run).await.unwrap()
     }
 
+    /// A reset of `nodes` run with `consent`: the error it was refused with, if any.
+    async fn reset_asking(&self, nodes: &[&str], consent: Consent) -> Option<String> {
+        self.reset_run(nodes, &[], Scope::Nodes, RunOptions { consent, ..RunOptions::at(self.state_dir()) }).await.err()
+    }
+
     /// A reset of `nodes` that also holds `bystanders` (last), untouched.
     async fn reset_beside(
         &self,
@@ -130,12 +136,21 @@ impl Project {
         scope: Scope,
         dry_run: bool,
     ) -> Result<(Outcome, String, Vec<Event>), String> {
+        self.reset_run(nodes, bystanders, scope, RunOptions { dry_run, ..RunOptions::at(self.state_dir()) }).await
+    }
+
+    async fn reset_run(
+        &self,
+        nodes: &[&str],
+        bystanders: &[&str],
+        scope: Scope,
+        run: RunOptions,
+    ) -> Result<(Outcome, String, Vec<Event>), String> {
         let held = || nodes.iter().chain(bystanders);
         let bystanders: Vec<String> = bystanders.iter().map(|n| n.to_string()).collect();
         let nodes: Vec<&str> = held().copied().collect();
         let hosts: Vec<LocalHost> = nodes.iter().map(|n| LocalHost::new(n)).collect();
         let prefixes: Vec<String> = nodes.iter().map(|n| self.prefix(n).display().to_string()).collect();
-        let run = RunOptions { dry_run, ..RunOptions::at(self.state_dir()) };
         let opts = ResetOptions { cluster: "local".into(), run, ..Default::default() };
         let sink = Collect::default();
         let order = ["base".to_string(), "app".to_string()];
@@ -205,6 +220,23 @@ async fn reset_returns_one_node_to_before_its_first_switch_and_a_switch_brings_i
     assert!(plan.contains("app : remove") && plan.contains("base : remove") && plan.contains("forget"), "{plan}");
     assert!(p.deployed("n2"));
     assert_eq!(p.recorded_nodes(), ["n1", "n2"]);
+
+    // no one to ask and no --yes, or asked and answered no: refused once
+    // the plan is known, naming what it would do; nothing changed
+    let absent = p.reset_asking(&["n2"], Consent::Absent).await.unwrap_or_default();
+    assert!(absent.contains("--yes") && absent.contains("reset n2"), "{absent}");
+    let asked = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let said = asked.clone();
+    let no = Consent::Ask(std::sync::Arc::new(move |a: &[String]| {
+        said.lock().unwrap().extend_from_slice(a);
+        false
+    }));
+    let refused = p.reset_asking(&["n2"], no).await.unwrap_or_default();
+    assert!(refused.starts_with("not confirmed"), "{refused}");
+    assert_eq!(asked.lock().unwrap().len(), 1, "{:?}", asked.lock().unwrap());
+    assert!(p.deployed("n2"));
+    assert_eq!(p.recorded_nodes(), ["n1", "n2"]);
+    assert!(p.log_lines().is_empty(), "a reset hook ran: {:?}", p.log_lines());
 
     let (outcome, _, events) = p.reset(&["n2"], Scope::Nodes, false).await;
     assert_eq!(outcome, Outcome::Ok, "{events:#?}");

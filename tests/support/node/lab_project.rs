@@ -9,7 +9,20 @@ use std::process::{Command, Output};
 use super::lab_check::assert_deployed;
 use super::repo;
 
+/// `kdeploy SUB CLUSTER` for the lab. The tests run without a terminal:
+/// `switch`, `rollback` and `reset` get `--yes` (a plan that resets,
+/// prunes, removes members or drains is refused without it), except
+/// through [`unconfirmed`], which tests that refusal.
 pub fn kdeploy_cmd(sub: &str, cluster: &Path, known_hosts: Option<&Path>, extra: &[&str]) -> Command {
+    let mut c = unconfirmed(sub, cluster, known_hosts, extra);
+    if matches!(sub, "switch" | "rollback" | "reset") && !extra.contains(&"--yes") {
+        c.arg("--yes");
+    }
+    c
+}
+
+/// [`kdeploy_cmd`] without the consent `--yes` gives.
+pub fn unconfirmed(sub: &str, cluster: &Path, known_hosts: Option<&Path>, extra: &[&str]) -> Command {
     let lab = repo().join(".lab");
     let kh = known_hosts.map_or(lab.join("known_hosts"), Path::to_path_buf);
     let mut c = Command::new(env!("CARGO_BIN_EXE_kdeploy"));

@@ -137,15 +137,44 @@ pub fn lab_secrets() -> PathBuf {
 
 /// The lab's nodes are shared: a test that changes nodes first takes them,
 /// so tests on the same nodes run one at a time and tests on disjoint nodes
-/// (the Kubernetes tests on kdnode4-8, the etcd tests on kdnode1-3) may run
-/// at once. Within one test binary each node is a mutex (a poisoned lock is
-/// still a lock); across processes an exclusive `flock` on
-/// `.lab/tests.lock.N`. All of a test's nodes or none: a test waiting for
-/// kdnode1-5 holds none of them meanwhile, so the tests on kdnode1-3 go on.
-/// Released when the guard drops.
+/// (the Kubernetes tests on kdnode4-8, the etcd tests on kdnode1-3 and
+/// 9-10) may run at once. Within one test binary each node is a mutex (a
+/// poisoned lock is still a lock); across processes an exclusive `flock`
+/// on `.lab/tests.lock.N`. All of a test's nodes or none: a test waiting
+/// for kdnode1-3 and 9-10 holds none of them meanwhile, so the tests on
+/// kdnode1-3 go on. Released when the guard drops, which appends a line
+/// to `.lab/holds.log` (test, nodes, seconds waited, seconds held): where
+/// the lab tests' time goes, the input for spreading them over the nodes.
 pub struct LabGuard {
     _files: Vec<std::fs::File>,
     _mutexes: Vec<std::sync::MutexGuard<'static, ()>>,
+    hold: Option<Hold>,
+}
+
+/// Who held which nodes, since when, after waiting how long.
+struct Hold {
+    test: String,
+    nodes: Vec<u32>,
+    waited: Duration,
+    since: std::time::Instant,
+}
+
+impl Drop for LabGuard {
+    fn drop(&mut self) {
+        let Some(h) = self.hold.take() else { return };
+        let nodes: Vec<String> = h.nodes.iter().map(|n| n.to_string()).collect();
+        let line = format!(
+            "{}\tnodes {}\twaited {:.1}s\theld {:.1}s\n",
+            h.test,
+            nodes.join(","),
+            h.waited.as_secs_f64(),
+            h.since.elapsed().as_secs_f64()
+        );
+        use std::io::Write as _;
+        if let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(lab_dir().join("holds.log")) {
+            let _ = f.write_all(line.as_bytes());
+        }
+    }
 }
 
 /// Most lab tests: the etcd lab, kdnode1-3 (tests/clusters/lab-etcd.nix).
@@ -153,14 +182,23 @@ pub fn lab_lock() -> LabGuard {
     lab_lock_nodes(1..=3)
 }
 
+/// The etcd lab's two spare nodes, kdnode9 and kdnode10 (10.77.0.19-20):
+/// what the tests that grow the etcd lab add to it, apart from the
+/// Kubernetes tests' kdnode4-8 so that neither waits for the other.
+pub const SPARE: [u32; 2] = [9, 10];
+
 /// Takes lab nodes `nodes` (1-based) for the guard's lifetime.
-pub fn lab_lock_nodes(nodes: std::ops::RangeInclusive<u32>) -> LabGuard {
+pub fn lab_lock_nodes(nodes: impl IntoIterator<Item = u32>) -> LabGuard {
     const MAX: usize = 64;
     static NODES: [std::sync::Mutex<()>; MAX] = [const { std::sync::Mutex::new(()) }; MAX];
-    assert!(*nodes.start() >= 1 && *nodes.end() as usize <= MAX, "lab nodes are 1..={MAX}");
+    let nodes: Vec<u32> = nodes.into_iter().collect();
+    assert!(nodes.iter().all(|&n| n >= 1 && n as usize <= MAX), "lab nodes are 1..={MAX}");
     let _ = std::fs::create_dir_all(lab_dir());
+    let start = std::time::Instant::now();
     loop {
-        if let Some(guard) = try_lab_nodes(nodes.clone(), &NODES) {
+        if let Some(mut guard) = try_lab_nodes(&nodes, &NODES) {
+            let test = std::thread::current().name().unwrap_or("?").to_string();
+            guard.hold = Some(Hold { test, nodes, waited: start.elapsed(), since: std::time::Instant::now() });
             return guard;
         }
         std::thread::sleep(Duration::from_millis(200));
@@ -169,9 +207,9 @@ pub fn lab_lock_nodes(nodes: std::ops::RangeInclusive<u32>) -> LabGuard {
 
 /// Every node of `nodes`, or none (what was taken is let go when the
 /// partial guard drops).
-fn try_lab_nodes(nodes: std::ops::RangeInclusive<u32>, mutexes: &'static [std::sync::Mutex<()>]) -> Option<LabGuard> {
-    let mut guard = LabGuard { _files: Vec::new(), _mutexes: Vec::new() };
-    for i in nodes {
+fn try_lab_nodes(nodes: &[u32], mutexes: &'static [std::sync::Mutex<()>]) -> Option<LabGuard> {
+    let mut guard = LabGuard { _files: Vec::new(), _mutexes: Vec::new(), hold: None };
+    for &i in nodes {
         let mutex = match mutexes[i as usize - 1].try_lock() {
             Ok(g) => g,
             Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
