@@ -17,17 +17,18 @@ holds=${KDEPLOY_LAB_DIR:-.lab}/holds.log
 # What the tests need besides kdeploy, prepared while the test binaries build
 # (on 2 cores the Go and Rust builds overlap well: both cold, about 24 minutes
 # together against 35 one after the other; warm, seconds):
-# - a Kubernetes-capable lab of 10 nspawn nodes at 10.77.0.11-20 (the
-#   etcd-only lab tests use kdnode1-3 and the spare kdnode9-10 they grow
-#   onto, tests/lab/kubernetes.rs kdnode4-8, so neither waits for the other),
-#   booted unless it is up already and removed afterwards if we booted it;
+# - a Kubernetes-capable lab of 13 nspawn nodes at 10.77.0.11-23: the
+#   etcd-only lab tests on kdnode1-3 (with the spare kdnode9-10 some grow
+#   onto) and, when free first, the same etcd lab again on kdnode11-13
+#   (tests/support/node/lane.rs); tests/lab/kubernetes.rs on kdnode4-8. Booted
+#   unless it is up already, removed afterwards if we booted it;
 # - Kubernetes 1.34.4 (and 1.35.4, the upgrade test's target), etcd, CoreDNS,
 #   flannel, the CNI plugins, built from their Go modules once (cached by
 #   version), their images pushed to the lab's registry.
 lab_env=${KDEPLOY_LAB_DIR:-.lab}/lab.env
-if ! { lab/lab.sh status >/dev/null 2>&1 && grep -qx 'K8S=1' "$lab_env" && grep -qx 'N=10' "$lab_env"; }; then
+if ! { lab/lab.sh status >/dev/null 2>&1 && grep -qx 'K8S=1' "$lab_env" && grep -qx 'N=13' "$lab_env"; }; then
   echo "== booting the lab (log: $logs/lab.log)"
-  lab/lab.sh up 10 --k8s >"$logs/lab.log" 2>&1 &
+  lab/lab.sh up 13 --k8s >"$logs/lab.log" 2>&1 &
   lab_pid=$!
   trap 'lab/lab.sh down' EXIT
 fi
@@ -55,7 +56,7 @@ lab/images.sh push 10.77.0.1:5000
 KDEPLOY_K8S_VERSION=1.35.4 lab/images.sh push 10.77.0.1:5000
 
 # The Kubernetes lab tests (kdnode4-8, the longest: about 17 minutes) run
-# beside all the others (kdnode1-3, 9-10 or no node): a lab test first takes the
+# beside all the others (kdnode1-3, 9-13 or no node): a lab test first takes the
 # nodes it changes (tests/support/node: lab_lock_nodes), so two tests never
 # change one node at once. Their output is shown when they end. The two
 # tests that count the bytes crossing the whole lab bridge need the lab to
@@ -78,7 +79,7 @@ for t in tests/*.rs tests/*/main.rs lang/tests/*.rs; do
 done
 cargo test --workspace --profile ci --no-fail-fast --lib --bins \
   --test cli --test local --test nix_differential --test conformance --test decode --test fuzz || failed=1
-# The lab tests on kdnode1-3 and 9-10, with four threads: a test waiting for
+# The lab tests on kdnode1-3 and 9-13, with four threads: a test waiting for
 # nodes holds a thread meanwhile, and with libtest's two the tests that could
 # run stalled behind it. Which test held which nodes for how long:
 # .lab/holds.log (tests/support/node: LabGuard).

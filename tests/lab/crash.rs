@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use support::node::lab_check::assert_deployed;
 use support::node::lab_project::*;
-use support::node::{lab_lock, lab_up};
+use support::node::{lab_lock_any, lab_up, lane};
 
 /// When containerd last (re)started on each node.
 fn containerd_started() -> Vec<String> {
@@ -37,7 +37,7 @@ fn lock_free_inside(i: u32) -> bool {
 
 #[test]
 fn a_deployer_killed_at_each_failpoint_is_finished_by_the_next_run() {
-    let _g = lab_lock();
+    let _g = lab_lock_any();
     if !lab_up() {
         return;
     }
@@ -89,7 +89,7 @@ fn a_deployer_killed_at_each_failpoint_is_finished_by_the_next_run() {
 
 #[test]
 fn ctrl_c_puts_touched_nodes_back_and_releases_the_locks() {
-    let _g = lab_lock();
+    let _g = lab_lock_any();
     if !lab_up() {
         return;
     }
@@ -122,7 +122,7 @@ fn ctrl_c_puts_touched_nodes_back_and_releases_the_locks() {
 
 #[test]
 fn a_lock_held_by_a_cut_off_deployer_is_taken_over() {
-    let _g = lab_lock();
+    let _g = lab_lock_any();
     if !lab_up() {
         return;
     }
@@ -137,8 +137,9 @@ fn a_lock_held_by_a_cut_off_deployer_is_taken_over() {
     wait_for("the first run to hold node 1's lock", Duration::from_secs(30), || !lock_free_inside(1));
     // cut node 1 off, then the deployer vanishes: no FIN reaches the node
     let link = |state: &str| {
-        let ok = Command::new("ip").args(["link", "set", "kdv1", state]).status().unwrap().success();
-        assert!(ok, "ip link set kdv1 {state}");
+        let veth = format!("kdv{}", lane::node(1));
+        let ok = Command::new("ip").args(["link", "set", &veth, state]).status().unwrap().success();
+        assert!(ok, "ip link set {veth} {state}");
     };
     link("down");
     first.kill().unwrap();
@@ -165,7 +166,7 @@ fn a_lock_held_by_a_cut_off_deployer_is_taken_over() {
 
 #[test]
 fn a_silent_holder_is_waited_out_and_a_live_one_refused() {
-    let _g = lab_lock();
+    let _g = lab_lock_any();
     if !lab_up() {
         return;
     }
@@ -218,7 +219,7 @@ fn missing_blobs(i: u32) -> String {
 /// every node stays on the second run's generation with its blobs.
 #[test]
 fn a_paused_deployer_that_lost_its_locks_stops_instead_of_interleaving() {
-    let _g = lab_lock();
+    let _g = lab_lock_any();
     if !lab_up() {
         return;
     }

@@ -10,7 +10,7 @@
 use crate::support;
 use support::node::lab_check::assert_deployed;
 use support::node::lab_project::*;
-use support::node::{lab_has, lab_lock, repo};
+use support::node::{lab_has, lab_lock_any, repo};
 
 const CONF: &str = "/etc/systemd/timesyncd.conf.d/kdeploy-ntp.conf";
 
@@ -26,7 +26,7 @@ fn all_unchanged(j: &serde_json::Value) -> bool {
 
 #[test]
 fn own_phase_converges_changes_alone_repairs_and_rolls_back() {
-    let _g = lab_lock();
+    let _g = lab_lock_any();
     if !lab_has(3) {
         return;
     }

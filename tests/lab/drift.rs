@@ -10,7 +10,7 @@ use std::process::Command;
 
 use support::node::lab_check::assert_deployed;
 use support::node::lab_project::*;
-use support::node::{lab_lock, lab_up};
+use support::node::{lab_lock_any, lab_up};
 
 fn status(p: &Project) -> (std::process::Output, serde_json::Value) {
     let mut c: Command = kdeploy_cmd("status", &p.base(), None, &[]);
@@ -21,7 +21,7 @@ fn status(p: &Project) -> (std::process::Output, serde_json::Value) {
 
 #[test]
 fn hand_edits_are_reported_kept_out_of_the_store_and_repaired() {
-    let _g = lab_lock();
+    let _g = lab_lock_any();
     if !lab_up() {
         return;
     }

@@ -11,7 +11,7 @@ use std::process::{Output, Stdio};
 
 use support::node::lab_check::assert_deployed;
 use support::node::lab_project::*;
-use support::node::{lab_lock, lab_up};
+use support::node::{lab_lock_any, lab_up};
 
 /// Runs `cmd` inside node `i` (all its namespaces, full privileges) and
 /// requires it to succeed.
@@ -44,7 +44,7 @@ fn stat(i: u32, path: &str) -> String {
 
 #[test]
 fn truncated_blobs_are_sent_again_not_staged() {
-    let _g = lab_lock();
+    let _g = lab_lock_any();
     if !lab_up() {
         return;
     }
@@ -132,7 +132,7 @@ impl Drop for FullDisk {
 
 #[test]
 fn a_full_disk_fails_cleanly_and_the_next_switch_converges() {
-    let _g = lab_lock();
+    let _g = lab_lock_any();
     if !lab_up() {
         return;
     }
@@ -185,7 +185,7 @@ fn generations(i: u32) -> Vec<u64> {
 
 #[test]
 fn gc_removes_old_generations_and_rollback_still_works() {
-    let _g = lab_lock();
+    let _g = lab_lock_any();
     if !lab_up() {
         return;
     }

@@ -1,5 +1,5 @@
 //! Real Kubernetes under kdeploy, on lab nodes kdnode6-8 (10.77.0.16-18) of a
-//! Kubernetes-capable lab (`lab/lab.sh up 10 --k8s`, lab/build-k8s.sh built,
+//! Kubernetes-capable lab (`lab/lab.sh up 13 --k8s`, lab/build-k8s.sh built,
 //! lab/images.sh pushed): clusters/lab.nix moved to those addresses, converged
 //! from freshly booted nodes and checked the way a user checks a cluster —
 //! every node Ready, /readyz, CoreDNS answering a pod, a Deployment of two
@@ -33,7 +33,7 @@ fn k8s_lab() -> bool {
     let env = std::fs::read_to_string(lab_dir().join("lab.env")).unwrap_or_default();
     let ready = env.lines().any(|l| l == "K8S=1") && Path::new(BIN).join("kubernetes-1.34.4/done").exists();
     if !ready {
-        let why = "needs a Kubernetes-capable lab and the built binaries: lab/build-k8s.sh; lab/lab.sh up 10 --k8s";
+        let why = "needs a Kubernetes-capable lab and the built binaries: lab/build-k8s.sh; lab/lab.sh up 13 --k8s";
         assert!(std::env::var_os("CI").is_none(), "{why} (CI is set)");
         eprintln!("SKIPPED: {why}");
         return false;

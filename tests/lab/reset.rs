@@ -13,7 +13,7 @@ use crate::support;
 use std::time::Instant;
 
 use support::node::lab_project::*;
-use support::node::{etcd_writer, lab_has, lab_lock, lab_lock_nodes, lab_up};
+use support::node::{etcd_writer, lab_has, lab_lock_any, lab_lock_nodes, lab_up, lane};
 
 const W2: u32 = 3; // k8s-worker02 is lab node 3
 
@@ -62,7 +62,7 @@ fn reset(p: &Project, extra: &[&str]) -> (std::process::Output, serde_json::Valu
 
 #[test]
 fn one_node_reset_to_clean_then_a_switch_brings_it_back() {
-    let _g = lab_lock();
+    let _g = lab_lock_any();
     if !lab_up() {
         return;
     }
@@ -78,16 +78,17 @@ fn one_node_reset_to_clean_then_a_switch_brings_it_back() {
         .expect("a recorded generation");
     assert_eq!(latest.anchor.as_deref(), Some("k8s-master"));
 
-    // not on a terminal and no --yes: refused, nothing touched
-    let (out, _) = run(kdeploy_cmd("reset", &p.base(), None, &["--on", "k8s-worker02"]));
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
-    assert!(text(&out).contains("--yes"), "{}", text(&out));
+    // not on a terminal and no --yes: refused once the plan is known,
+    // naming what it would do; nothing touched
+    let (out, _) = run(unconfirmed("reset", &p.base(), None, &["--on", "k8s-worker02"]));
+    assert_eq!(out.status.code(), Some(6), "{}", text(&out));
+    assert!(text(&out).contains("--yes") && text(&out).contains("reset k8s-worker02"), "{}", text(&out));
     assert!(leftovers(W2, &paths).lines().count() >= paths.len() + 6);
 
     // k8s-worker02 leads: its reset hands leadership off before it leaves,
     // so a client writing the whole time loses nothing
     let id = ssh(1, "/usr/local/bin/etcdctl.sh member list | grep ', k8s-worker02, ' | cut -d, -f1");
-    let all = "ETCDCTL_ENDPOINTS=https://10.77.0.11:2379,https://10.77.0.12:2379,https://10.77.0.13:2379";
+    let all = lane::text("ETCDCTL_ENDPOINTS=https://10.77.0.11:2379,https://10.77.0.12:2379,https://10.77.0.13:2379");
     ssh(1, &format!("{all} /usr/local/bin/etcdctl.sh move-leader {}", id.trim()));
     assert!(ssh(3, "/usr/local/bin/etcdctl.sh endpoint status").contains(", true, "), "k8s-worker02 does not lead");
     etcd_writer::start();
@@ -174,7 +175,7 @@ fn a_dropped_member_is_named_and_left_then_pruned_then_re_added() {
 
 #[test]
 fn the_whole_lab_resets_quickly_and_comes_back() {
-    let _g = lab_lock();
+    let _g = lab_lock_any();
     if !lab_up() {
         return;
     }

@@ -11,7 +11,7 @@ use std::process::Output;
 
 use support::node::lab_check::assert_deployed;
 use support::node::lab_project::*;
-use support::node::{etcd_writer, lab_lock, lab_secrets, lab_up};
+use support::node::{etcd_writer, lab_lock_any, lab_secrets, lab_up};
 
 /// When etcd last became active on node `i`, in µs of the host's
 /// monotonic clock (the lab's nodes share the host's kernel).
@@ -52,7 +52,7 @@ fn switch_under_writer(run: impl FnOnce() -> (Output, serde_json::Value)) -> (Ou
 
 #[test]
 fn an_etcd_setting_change_restarts_members_one_at_a_time_without_losing_a_write() {
-    let _g = lab_lock();
+    let _g = lab_lock_any();
     if !lab_up() {
         return;
     }
@@ -67,7 +67,7 @@ fn an_etcd_setting_change_restarts_members_one_at_a_time_without_losing_a_write(
 
 #[test]
 fn renewing_every_certificate_keeps_etcd_writable() {
-    let _g = lab_lock();
+    let _g = lab_lock_any();
     if !lab_up() {
         return;
     }

@@ -10,11 +10,11 @@ use std::time::{Duration, Instant};
 
 use support::node::lab_check::assert_deployed;
 use support::node::lab_project::*;
-use support::node::{lab_lock, lab_up, repo};
+use support::node::{lab_lock_any, lab_up, lane, repo};
 
 #[test]
 fn rollback_returns_to_previous_generation() {
-    let _g = lab_lock();
+    let _g = lab_lock_any();
     if !lab_up() {
         return;
     }
@@ -71,7 +71,7 @@ fn rollback_returns_to_previous_generation() {
 
 #[test]
 fn failing_unit_rolls_back_every_node() {
-    let _g = lab_lock();
+    let _g = lab_lock_any();
     if !lab_up() {
         return;
     }
@@ -109,7 +109,7 @@ fn failing_unit_rolls_back_every_node() {
 
 #[test]
 fn unreachable_node_changes_nothing() {
-    let _g = lab_lock();
+    let _g = lab_lock_any();
     if !lab_up() {
         return;
     }
@@ -139,7 +139,7 @@ fn unreachable_node_changes_nothing() {
 
 #[test]
 fn switch_through_a_jump_host() {
-    let _g = lab_lock();
+    let _g = lab_lock_any();
     if !lab_up() {
         return;
     }
@@ -167,7 +167,7 @@ fn switch_through_a_jump_host() {
 
 #[test]
 fn changed_host_key_is_refused() {
-    let _g = lab_lock();
+    let _g = lab_lock_any();
     if !lab_up() {
         return;
     }
@@ -176,6 +176,7 @@ fn changed_host_key_is_refused() {
     let before = snapshot();
     let b = p.variant("b", "containerd.maxContainerLogLineSize = 32768;");
     // node 3's entry carries node 1's key
+    let node3 = lane::text("10.77.0.13");
     let kh = std::fs::read_to_string(repo().join(".lab/known_hosts")).unwrap();
     let key_of = |addr: &str| {
         kh.lines()
@@ -191,8 +192,8 @@ fn changed_host_key_is_refused() {
         .lines()
         .map(|l| {
             let host = l.split_whitespace().next().unwrap_or("");
-            if host.split(',').any(|h| h == "10.77.0.13" || h == "[10.77.0.13]:22") {
-                format!("{host} {}\n", key_of("10.77.0.11"))
+            if host.split(',').any(|h| h == node3 || h == format!("[{node3}]:22")) {
+                format!("{host} {}\n", key_of(&lane::text("10.77.0.11")))
             } else {
                 format!("{l}\n")
             }
@@ -204,7 +205,7 @@ fn changed_host_key_is_refused() {
     assert_eq!(out.status.code(), Some(4), "{}", text(&out));
     let err = j["nodes"]["k8s-worker02"]["error"].as_str().unwrap_or("");
     assert_eq!(j["nodes"]["k8s-worker02"]["status"], "unreachable", "{j}");
-    let line = 1 + wrong.lines().position(|l| l.contains("10.77.0.13")).expect("node 3's line");
+    let line = 1 + wrong.lines().position(|l| l.contains(&node3)).expect("node 3's line");
     assert!(
         err.contains(&format!("HOST KEY CHANGED: the key it presents does not match {}:{line}", f.display())),
         "{err}"
@@ -216,7 +217,7 @@ fn changed_host_key_is_refused() {
 
 #[test]
 fn concurrent_switch_is_refused() {
-    let _g = lab_lock();
+    let _g = lab_lock_any();
     if !lab_up() {
         return;
     }
@@ -247,7 +248,7 @@ fn concurrent_switch_is_refused() {
 
 #[test]
 fn a_hook_past_its_deadline_is_killed_and_the_node_put_back() {
-    let _g = lab_lock();
+    let _g = lab_lock_any();
     if !lab_up() {
         return;
     }

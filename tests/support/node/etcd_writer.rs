@@ -2,7 +2,7 @@
 //! the issues name it: key kd-writer/N for N = 1, 2, …, each write retried
 //! 5 times, 0.2 s apart, through every member's endpoint. Afterwards: how
 //! many writes were acknowledged, which were lost, and whether every
-//! acknowledged key is in etcd.
+//! acknowledged key is in etcd. In the test's lane (`lane.rs`).
 
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
@@ -18,11 +18,12 @@ pub fn start() {
     // a writer left by a test that failed half-way stops first
     ssh(1, "[ -f /tmp/kd-writer.pid ] && kill $(cat /tmp/kd-writer.pid) 2>/dev/null; rm -f /tmp/kd-writer.pid; true");
     ssh(1, &format!("{LOCAL} del kd-writer/ --prefix >/dev/null"));
+    let endpoints = super::lane::text(ENDPOINTS);
     let script = format!(
         "rm -f /tmp/kd-writer.stop; : > /tmp/kd-writer.log; \
          ( i=0; while [ ! -e /tmp/kd-writer.stop ]; do i=$((i+1)); r=lost; \
              for t in 1 2 3 4 5; do \
-               if ETCDCTL_ENDPOINTS={ENDPOINTS} /usr/local/bin/etcdctl.sh --dial-timeout=1s --command-timeout=1s \
+               if ETCDCTL_ENDPOINTS={endpoints} /usr/local/bin/etcdctl.sh --dial-timeout=1s --command-timeout=1s \
                     put kd-writer/$i v$i >/dev/null 2>&1; then r=ack; break; fi; sleep 0.2; \
              done; echo \"$r $i\" >> /tmp/kd-writer.log; done ) >/dev/null 2>&1 </dev/null & echo $! > /tmp/kd-writer.pid"
     );

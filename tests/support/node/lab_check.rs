@@ -54,11 +54,13 @@ pub fn deployed_differences(cluster: &Path) -> Vec<String> {
     problems
 }
 
-fn kdeploy(args: &[&str]) -> Vec<u8> {
+/// `kdeploy ARGS` with the secret store `secrets` (the test's lane's:
+/// passed, since threads this module spawns are in no lane).
+fn kdeploy(args: &[&str], secrets: &Path) -> Vec<u8> {
     let out = Command::new(env!("CARGO_BIN_EXE_kdeploy"))
         .args(args)
         .env_remove("KDEPLOY_STDLIB")
-        .env("KDEPLOY_SECRETS", super::lab_secrets())
+        .env("KDEPLOY_SECRETS", secrets)
         .output()
         .unwrap();
     assert!(out.status.success(), "kdeploy {args:?} failed:\n{}", String::from_utf8_lossy(&out.stderr));
@@ -66,7 +68,8 @@ fn kdeploy(args: &[&str]) -> Vec<u8> {
 }
 
 fn eval_closures(cluster: &Path) -> Value {
-    serde_json::from_slice(&kdeploy(&["eval", cluster.to_str().unwrap(), "--closures"])).expect("closures JSON")
+    serde_json::from_slice(&kdeploy(&["eval", cluster.to_str().unwrap(), "--closures"], &super::lab_secrets()))
+        .expect("closures JSON")
 }
 
 /// Lab index of a node from its address (10.77.0.1X → X).
@@ -107,11 +110,12 @@ fn content_sums(cluster: &Path, nodes: &serde_json::Map<String, Value>) -> HashM
         }
     }
     let work = Mutex::new(wanted.into_iter());
+    let secrets = super::lab_secrets();
     std::thread::scope(|s| {
         for _ in 0..4 {
             s.spawn(|| loop {
                 let Some((content, (node, path))) = work.lock().unwrap().next() else { break };
-                let bytes = kdeploy(&["eval", cluster.to_str().unwrap(), "--node", &node, "--file", &path]);
+                let bytes = kdeploy(&["eval", cluster.to_str().unwrap(), "--node", &node, "--file", &path], &secrets);
                 let b3 = format!("blake3:{}", blake3::hash(&bytes).to_hex());
                 assert!(
                     is_member(&content) || b3 == content,

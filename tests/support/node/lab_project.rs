@@ -52,6 +52,7 @@ pub use crate::support::text;
 /// look at a node stays possible while its sshd refuses root); stdout and
 /// stderr.
 pub fn ssh(i: u32, cmd: &str) -> String {
+    let i = super::lane::node(i);
     let out = Command::new(repo().join("lab/lab.sh")).args(["exec", &i.to_string(), cmd]).output().unwrap();
     String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr)
 }
@@ -109,7 +110,7 @@ impl Project {
     pub fn new() -> Project {
         let lab = std::fs::read_to_string(repo().join("tests/clusters/lab-etcd.nix")).unwrap();
         let p = Project { dir: tempfile::tempdir().unwrap(), lab };
-        std::fs::write(p.base(), &p.lab).unwrap();
+        p.write("base", &p.lab);
         p
     }
 
@@ -117,21 +118,24 @@ impl Project {
         self.dir.path().join("base.nix")
     }
 
+    /// `name`.nix holding `text` moved to the test's lane (`lane.rs`).
+    fn write(&self, name: &str, text: &str) -> PathBuf {
+        let f = self.dir.path().join(format!("{name}.nix"));
+        std::fs::write(&f, super::lane::text(text)).unwrap();
+        f
+    }
+
     /// `settings` text inserted after the containerd version line.
     pub fn variant(&self, name: &str, extra: &str) -> PathBuf {
         let anchor = "containerd.version = \"1.6.20\";";
         assert!(self.lab.contains(anchor));
-        let f = self.dir.path().join(format!("{name}.nix"));
-        std::fs::write(&f, self.lab.replace(anchor, &format!("{anchor} {extra}"))).unwrap();
-        f
+        self.write(name, &self.lab.replace(anchor, &format!("{anchor} {extra}")))
     }
 
     /// tests/clusters/lab-etcd.nix with `from` replaced by `to` (which must occur).
     pub fn edited(&self, name: &str, from: &str, to: &str) -> PathBuf {
         assert!(self.lab.contains(from), "tests/clusters/lab-etcd.nix has no `{from}`");
-        let f = self.dir.path().join(format!("{name}.nix"));
-        std::fs::write(&f, self.lab.replace(from, to)).unwrap();
-        f
+        self.write(name, &self.lab.replace(from, to))
     }
 
     /// Like `variant`, plus a pre hook sleeping `secs` in container-runtime
@@ -156,11 +160,33 @@ impl Project {
         f
     }
 
-    /// Back to the lab cluster (same node hashes as tests/clusters/lab-etcd.nix).
+    /// Back to the lab cluster (same node hashes as tests/clusters/lab-etcd.nix),
+    /// once what an earlier test left running has ended ([`settle`]).
     pub fn restore(&self) {
+        settle();
         let (out, _) = switch(&self.base());
         assert!(out.status.success(), "restoring the lab failed:\n{}", text(&out));
         assert_deployed(&self.base());
+    }
+}
+
+/// Waits (up to two minutes) until no command of an earlier run still
+/// runs on the etcd lab's nodes: a crash test leaves a hook of its killed
+/// or frozen deployer running until its deadline, holding `lock.busy`, and
+/// the next run there is refused until it ends (as a user's would be).
+pub fn settle() {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    for i in 1..=3 {
+        while !inside(i, "[ ! -e /var/lib/kdeploy/lock.busy ] || flock -n /var/lib/kdeploy/lock.busy true")
+            .status
+            .success()
+        {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "node {i}: a command of an earlier run still runs after 2 min"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(500));
+        }
     }
 }
 
@@ -171,6 +197,7 @@ pub fn statuses(j: &serde_json::Value) -> Vec<(String, String)> {
 }
 
 pub fn nspawn_child(i: u32) -> String {
+    let i = super::lane::node(i);
     let st = Command::new(repo().join("lab/lab.sh")).arg("status").output().unwrap();
     let pid = String::from_utf8_lossy(&st.stdout)
         .lines()

@@ -7,6 +7,7 @@
 pub mod etcd_writer;
 pub mod lab_check;
 pub mod lab_project;
+pub mod lane;
 pub mod service_prober;
 
 use std::path::PathBuf;
@@ -127,12 +128,16 @@ pub fn lab_has(n: u32) -> bool {
     false
 }
 
-/// The lab's one secret store (its etcd PKI and tokens): what `kdeploy
+/// The lab's secret store (its etcd PKI and tokens): what `kdeploy
 /// switch tests/clusters/lab-etcd.nix` makes by default. Lab tests that switch copies
 /// of the lab cluster from temporary projects point `KDEPLOY_SECRETS` here,
 /// so every run deploys the same PKI instead of a new one per project.
+/// Lane B (`lane.rs`: other addresses, so other certificates) has its own.
 pub fn lab_secrets() -> PathBuf {
-    repo().join("clusters/.kdeploy/secrets")
+    match lane::offset() {
+        0 => repo().join("clusters/.kdeploy/secrets"),
+        _ => lab_dir().join("secrets-lane-b"),
+    }
 }
 
 /// The lab's nodes are shared: a test that changes nodes first takes them,
@@ -177,9 +182,17 @@ impl Drop for LabGuard {
     }
 }
 
-/// Most lab tests: the etcd lab, kdnode1-3 (tests/clusters/lab-etcd.nix).
+/// The etcd lab on kdnode1-3 (tests/clusters/lab-etcd.nix as written):
+/// for the tests that use that file itself or address nodes their own way.
 pub fn lab_lock() -> LabGuard {
     lab_lock_nodes(1..=3)
+}
+
+/// The etcd lab in whichever lane is free first (`lane.rs`): kdnode1-3,
+/// or kdnode11-13 when the lab has them. The test's helpers follow.
+pub fn lab_lock_any() -> LabGuard {
+    let lanes: &[u32] = if lab_nodes() >= lane::B + 3 { &[0, lane::B] } else { &[0] };
+    lab_lock_lanes(lanes)
 }
 
 /// The etcd lab's two spare nodes, kdnode9 and kdnode10 (10.77.0.19-20):
@@ -187,19 +200,34 @@ pub fn lab_lock() -> LabGuard {
 /// Kubernetes tests' kdnode4-8 so that neither waits for the other.
 pub const SPARE: [u32; 2] = [9, 10];
 
-/// Takes lab nodes `nodes` (1-based) for the guard's lifetime.
+/// Takes lab nodes `nodes` (1-based, as named: lane A) for the guard's lifetime.
 pub fn lab_lock_nodes(nodes: impl IntoIterator<Item = u32>) -> LabGuard {
+    take(&[(nodes.into_iter().collect(), 0)])
+}
+
+/// kdnode1-3 moved by each lane offset of `lanes`: the first free one.
+fn lab_lock_lanes(lanes: &[u32]) -> LabGuard {
+    let choices: Vec<(Vec<u32>, u32)> = lanes.iter().map(|&o| ((1..=3).map(|i| i + o).collect(), o)).collect();
+    take(&choices)
+}
+
+/// The first of `choices` (nodes, lane offset) whose nodes are all free,
+/// waiting until one is; the test thread's lane is that choice's.
+fn take(choices: &[(Vec<u32>, u32)]) -> LabGuard {
     const MAX: usize = 64;
     static NODES: [std::sync::Mutex<()>; MAX] = [const { std::sync::Mutex::new(()) }; MAX];
-    let nodes: Vec<u32> = nodes.into_iter().collect();
-    assert!(nodes.iter().all(|&n| n >= 1 && n as usize <= MAX), "lab nodes are 1..={MAX}");
+    assert!(choices.iter().flat_map(|c| &c.0).all(|&n| n >= 1 && n as usize <= MAX), "lab nodes are 1..={MAX}");
     let _ = std::fs::create_dir_all(lab_dir());
     let start = std::time::Instant::now();
     loop {
-        if let Some(mut guard) = try_lab_nodes(&nodes, &NODES) {
-            let test = std::thread::current().name().unwrap_or("?").to_string();
-            guard.hold = Some(Hold { test, nodes, waited: start.elapsed(), since: std::time::Instant::now() });
-            return guard;
+        for (nodes, offset) in choices {
+            if let Some(mut guard) = try_lab_nodes(nodes, &NODES) {
+                lane::set(*offset);
+                let test = std::thread::current().name().unwrap_or("?").to_string();
+                let nodes = nodes.clone();
+                guard.hold = Some(Hold { test, nodes, waited: start.elapsed(), since: std::time::Instant::now() });
+                return guard;
+            }
         }
         std::thread::sleep(Duration::from_millis(200));
     }
@@ -234,9 +262,9 @@ fn try_lab_nodes(nodes: &[u32], mutexes: &'static [std::sync::Mutex<()>]) -> Opt
     Some(guard)
 }
 
-/// Address of lab node `i` (1-based).
+/// Address of lab node `i` (1-based; 1-3 in the test's lane).
 pub fn addr(i: u32) -> String {
-    format!("10.77.0.{}", 10 + i)
+    format!("10.77.0.{}", 10 + lane::node(i))
 }
 
 pub fn lab_options() -> SshOptions {
@@ -252,5 +280,5 @@ pub fn lab_options() -> SshOptions {
 }
 
 pub async fn connect(i: u32) -> SshHost {
-    SshHost::connect(&format!("kdnode{i}"), &addr(i), &lab_options()).await.expect("connect to lab node")
+    SshHost::connect(&format!("kdnode{}", lane::node(i)), &addr(i), &lab_options()).await.expect("connect to lab node")
 }
