@@ -159,8 +159,8 @@ fn resolve_external(cluster: &Cluster, resolver: &Resolver) -> Result<HashMap<So
             }
         }
     }
-    let results: Vec<(Source, Result<ContentId, String>)> =
-        first_use.par_iter().map(|(s, _)| ((*s).clone(), resolver.content_id(s).map_err(|e| e.0))).collect();
+    let results: Vec<(Source, Result<ContentId, crate::store::Error>)> =
+        first_use.par_iter().map(|(s, _)| ((*s).clone(), resolver.content_id(s))).collect();
     let mut ok = HashMap::new();
     let mut errs: Vec<String> = Vec::new();
     for (s, r) in results {

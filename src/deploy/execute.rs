@@ -26,7 +26,7 @@ use std::time::Instant;
 use futures::future::join_all;
 
 use super::bounded;
-use super::error::Error;
+use super::error::{Error, RecordWrite};
 use super::events::{Event, Sink};
 use super::failpoint;
 use super::member_step::{self, Parties};
@@ -204,9 +204,7 @@ pub async fn execute(session: &Session<'_>, plan: &Plan, cx: &Context<'_>, sink:
     let nodes = &session.nodes;
     let planned = plan.nodes.iter().map(|w| w.name.as_str());
     if !planned.eq(nodes.iter().map(|o| o.name.as_str())) {
-        return Err(Error::Planning(
-            "internal error: the plan's nodes are not the nodes this run holds, in order".into(),
-        ));
+        return Err(Error::PlanMismatch);
     }
     if plan.unchanged() {
         return write_record(plan, cx).map(|_| Outcome::Ok).map_err(Error::NotRecorded);
@@ -214,9 +212,7 @@ pub async fn execute(session: &Session<'_>, plan: &Plan, cx: &Context<'_>, sink:
 
     // push missing blobs to every node, then stage; nothing live changes
     if plan.nodes.iter().any(|n| !n.stage.is_empty()) {
-        let resolver = cx.resolver.ok_or_else(|| {
-            Error::Planning("internal error: the plan stages phases but no blob source was given".into())
-        })?;
+        let resolver = cx.resolver.ok_or(Error::NoBlobSource)?;
         let blobs = Blobs::new(resolver, cx.cache.clone(), cx.uploads);
         let changed = || plan.nodes.iter().zip(nodes).filter(|(w, _)| !w.stage.is_empty());
         let t0 = Instant::now();
@@ -375,7 +371,7 @@ async fn forget(session: &Session<'_>, plan: &Plan, sink: &dyn Sink) -> Vec<Stri
     failed
 }
 
-fn write_record(plan: &Plan, cx: &Context<'_>) -> Result<(), String> {
+fn write_record(plan: &Plan, cx: &Context<'_>) -> Result<(), RecordWrite> {
     match &plan.record {
         Some(g) => record::write(cx.state_dir, g),
         None => Ok(()),

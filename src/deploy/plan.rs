@@ -13,6 +13,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
+use super::error::Error;
 use super::membership::{Change, MembershipPlan};
 use super::record::Generation;
 use super::rollout::{self, Rollout};
@@ -105,8 +106,8 @@ impl Step {
 /// the step runs count: a linking step runs its pre and post hooks, an
 /// unlinking one its reset hooks (a worker's drain, delegated to the
 /// anchor, does not keep a switch `--on` that worker from running).
-pub fn unheld_delegate(nodes: &[NodeWork], held: &[&str]) -> Option<String> {
-    nodes.iter().find_map(|n| {
+pub fn unheld_delegate(nodes: &[NodeWork], held: &[&str]) -> Result<(), Error> {
+    let unheld = nodes.iter().find_map(|n| {
         n.steps.iter().find_map(|s| {
             let runs = |h: &&Hook| (h.when == When::Reset) == s.to.is_none();
             let h = s
@@ -114,15 +115,15 @@ pub fn unheld_delegate(nodes: &[NodeWork], held: &[&str]) -> Option<String> {
                 .iter()
                 .filter(runs)
                 .find(|h| h.delegate.as_deref().is_some_and(|d| d != n.name && !held.contains(&d)))?;
-            Some(format!(
-                "{}, phase {}: hook {} runs on {}, which this run does not reach; add it to --on",
-                n.name,
-                s.phase,
-                h.name,
-                h.delegate.as_deref().unwrap_or_default()
-            ))
+            Some(Error::UnheldDelegate {
+                node: n.name.clone(),
+                phase: s.phase.clone(),
+                hook: h.name.clone(),
+                delegate: h.delegate.clone().unwrap_or_default(),
+            })
         })
-    })
+    });
+    unheld.map_or(Ok(()), Err)
 }
 
 /// What a node records when its steps all succeeded.
@@ -420,11 +421,12 @@ mod tests {
             vec![node("w1", vec![s])]
         };
         // a switch links the phase: its reset hook does not run, its post hook does
-        assert_eq!(unheld_delegate(&with(None, Some(1), When::Reset), &["w1"]), None);
-        assert!(unheld_delegate(&with(None, Some(1), When::Post), &["w1"]).is_some_and(|e| e.contains("cp1")));
+        let on_cp1 = |r| matches!(r, Err(Error::UnheldDelegate { delegate, .. }) if delegate == "cp1");
+        assert!(unheld_delegate(&with(None, Some(1), When::Reset), &["w1"]).is_ok());
+        assert!(on_cp1(unheld_delegate(&with(None, Some(1), When::Post), &["w1"])));
         // a reset unlinks it: the reset hook runs, on cp1
-        assert!(unheld_delegate(&with(Some(1), None, When::Reset), &["w1"]).is_some());
-        assert_eq!(unheld_delegate(&with(Some(1), None, When::Reset), &["w1", "cp1"]), None);
+        assert!(on_cp1(unheld_delegate(&with(Some(1), None, When::Reset), &["w1"])));
+        assert!(unheld_delegate(&with(Some(1), None, When::Reset), &["w1", "cp1"]).is_ok());
     }
 
     #[test]
