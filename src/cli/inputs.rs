@@ -68,7 +68,7 @@ impl From<Box<EvalError>> for Failure {
 
 impl From<closure::Error> for Failure {
     fn from(e: closure::Error) -> Self {
-        Failure::Closure(e.0)
+        Failure::Closure(e.to_string())
     }
 }
 
