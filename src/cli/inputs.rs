@@ -144,7 +144,10 @@ impl Inputs {
         if proxies.is_none() {
             return Ok(resolver.fetch_all(&artifacts, FETCH_PARALLEL, &events)?);
         }
-        let fetcher = self.http_fetcher(resolver.store()).with_cluster_proxies(&proxies).map_err(|e| Failure::Usage(e.to_string()))?;
+        let fetcher = self
+            .http_fetcher(resolver.store())
+            .with_cluster_proxies(&proxies)
+            .map_err(|e| Failure::Usage(e.to_string()))?;
         Ok(resolver.fetch_all_with(&fetcher, &artifacts, FETCH_PARALLEL, &events)?)
     }
 

@@ -23,7 +23,6 @@ pub use validate::{is_clean_absolute, is_octal_mode, validate};
 
 use crate::store::Resolver;
 
-
 /// Parse, validate and hash a cluster value given as the evaluator's JSON.
 pub fn load(json: &str, resolver: &Resolver) -> Result<Closures, Error> {
     let cluster = parse_cluster(json)?;

@@ -38,7 +38,10 @@ fn expand(p: &str) -> PathBuf {
 
 impl SshSettings {
     fn config(&self) -> Result<&OpenSshConfig, Error> {
-        self.config.get_or_init(|| OpenSshConfig::load(self.config_file.as_deref())).as_ref().map_err(|e| Error::Ssh(e.clone()))
+        self.config
+            .get_or_init(|| OpenSshConfig::load(self.config_file.as_deref()))
+            .as_ref()
+            .map_err(|e| Error::Ssh(e.clone()))
     }
 
     /// The targets for the named nodes of `closures`.

@@ -98,10 +98,24 @@ impl Error {
     pub fn stage(&self) -> Stage {
         use Error::*;
         match self {
-            Records(_) | Selection(_) | Anchor(_) | Upgrade(_) | Rollback(_) | AnchorReset { .. } | Ssh(_)
+            Records(_)
+            | Selection(_)
+            | Anchor(_)
+            | Upgrade(_)
+            | Rollback(_)
+            | AnchorReset { .. }
+            | Ssh(_)
             | NodeSsh { .. } => Stage::Refused,
-            Node(_) | NotInCluster { .. } | UnheldDelegate { .. } | Membership(_) | Blob(_) | BadRecordedHash { .. }
-            | PlanMismatch | NoBlobSource | Store(_) | RecordNotRemoved(_) => Stage::Planning,
+            Node(_)
+            | NotInCluster { .. }
+            | UnheldDelegate { .. }
+            | Membership(_)
+            | Blob(_)
+            | BadRecordedHash { .. }
+            | PlanMismatch
+            | NoBlobSource
+            | Store(_)
+            | RecordNotRemoved(_) => Stage::Planning,
             NotRecorded(_) => Stage::NotRecorded,
         }
     }

@@ -127,9 +127,5 @@ pub async fn gather<'a, 'h: 'a>(
 ) -> Result<Vec<NodeWork>, Error> {
     let nodes: Vec<&Opened<'_>> = nodes.into_iter().collect();
     let states = join_all(nodes.iter().map(|o| state::read_deployed(&o.node, &o.status))).await;
-    nodes
-        .into_iter()
-        .zip(states)
-        .map(|(o, st)| Ok(plan_reset::node_work(&o.name, &st?, scope)))
-        .collect()
+    nodes.into_iter().zip(states).map(|(o, st)| Ok(plan_reset::node_work(&o.name, &st?, scope))).collect()
 }

@@ -109,8 +109,8 @@ impl Confinement {
             return Err(Error::DeployerNotAbsolute { path: p.to_string() });
         }
         let fault = |why| Error::DeployerFile { path: p.to_string(), fault: why };
-        let real = std::fs::canonicalize(p)
-            .map_err(|e| fault(FileFault::Unreadable { real: None, reason: e.to_string() }))?;
+        let real =
+            std::fs::canonicalize(p).map_err(|e| fault(FileFault::Unreadable { real: None, reason: e.to_string() }))?;
         // Resolved too: `/bin` may be a link to `/usr/bin`, the root `.`.
         let dirs: Vec<PathBuf> = self.local_dirs.iter().map(|d| resolved(d)).collect();
         if !dirs.iter().any(|d| real.starts_with(d)) {

@@ -258,11 +258,14 @@ impl Resolver {
                 let blob = self.getter(&*self.fetcher).download_blob(a, &|_, _| {})?;
                 match &a.member {
                     None => self.store.read(&blob),
-                    Some(m) => artifact::extract_member(&self.store.blob_path(&blob), m, self.max_download)
-                        .map_err(|fault| Error::Artifact {
-                            name: a.name.clone(),
-                            fault: ArtifactFault::Member { member: m.clone(), fault },
-                        }),
+                    Some(m) => {
+                        artifact::extract_member(&self.store.blob_path(&blob), m, self.max_download).map_err(|fault| {
+                            Error::Artifact {
+                                name: a.name.clone(),
+                                fault: ArtifactFault::Member { member: m.clone(), fault },
+                            }
+                        })
+                    }
                 }
             }
         }

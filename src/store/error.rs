@@ -71,9 +71,7 @@ pub enum Error {
     BadSecretPath { name: String, why: &'static str },
     #[error("secret store: {name} is a file of the user's, never written by kdeploy")]
     UserFile { name: String },
-    #[error(
-        "secret store: CA {cert} and its key {key} must both exist (or, for a CA kdeploy makes, both be absent)"
-    )]
+    #[error("secret store: CA {cert} and its key {key} must both exist (or, for a CA kdeploy makes, both be absent)")]
     CaHalf { cert: String, key: String },
     #[error("{what} {name}: not PEM text")]
     NotPem { what: &'static str, name: String },
@@ -118,16 +116,31 @@ fn pkcs8_hint(name: &str, pkcs8: bool) -> String {
 /// What is wrong with a file a source names; shown after the file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FileFault {
-    NotRelative { root: PathBuf },
+    NotRelative {
+        root: PathBuf,
+    },
     /// A `..` in the path, refused even when it would land inside again.
-    Escapes { root: PathBuf },
+    Escapes {
+        root: PathBuf,
+    },
     /// `real`: the path tried, when it is not the one named.
-    Unreadable { real: Option<PathBuf>, reason: String },
-    Outside { real: PathBuf, root: PathBuf },
-    NotAFile { real: Option<PathBuf> },
+    Unreadable {
+        real: Option<PathBuf>,
+        reason: String,
+    },
+    Outside {
+        real: PathBuf,
+        root: PathBuf,
+    },
+    NotAFile {
+        real: Option<PathBuf>,
+    },
     NoProject,
     /// A deployer file outside `--allow-local`; `real`: where a link leads.
-    NotAllowed { real: Option<PathBuf>, dirs: Vec<String> },
+    NotAllowed {
+        real: Option<PathBuf>,
+        dirs: Vec<String>,
+    },
 }
 
 impl fmt::Display for FileFault {
@@ -161,16 +174,35 @@ impl fmt::Display for FileFault {
 /// are as messages show them (credentials scrubbed).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ArtifactFault {
-    Unreadable { from: String, reason: String },
-    Checksum { from: String, want: String, got: String },
+    Unreadable {
+        from: String,
+        reason: String,
+    },
+    Checksum {
+        from: String,
+        want: String,
+        got: String,
+    },
     /// A `file://` URL read from where it may not be.
     Confined(Box<Error>),
-    TooLarge { url: String, size: TooLarge },
+    TooLarge {
+        url: String,
+        size: TooLarge,
+    },
     /// Neither fetched here nor dropped into the downloads directory.
-    NotHere { url: String, manual: PathBuf },
+    NotHere {
+        url: String,
+        manual: PathBuf,
+    },
     /// The fetcher's error, scrubbed again: a fetcher may be a test's.
-    Fetch { url: String, reason: String },
-    Member { member: String, fault: MemberFault },
+    Fetch {
+        url: String,
+        reason: String,
+    },
+    Member {
+        member: String,
+        fault: MemberFault,
+    },
 }
 
 impl fmt::Display for ArtifactFault {

@@ -276,7 +276,9 @@ impl Fetcher for HttpFetcher {
         for n in 1..=self.retry.attempts.max(1) {
             match self.attempt(url, &part, limit, progress) {
                 Ok(()) => return Ok(Some(part)),
-                Err(f) if !f.transient => return Err(Error::Download { reason: scrub(&f.reason, url), attempts: None }),
+                Err(f) if !f.transient => {
+                    return Err(Error::Download { reason: scrub(&f.reason, url), attempts: None })
+                }
                 Err(f) => {
                     last = f.reason;
                     if n < self.retry.attempts {

@@ -28,8 +28,8 @@ pub fn project_file_path(root: &Path, rel: &str) -> Result<PathBuf> {
     if relp.components().any(|c| matches!(c, Component::ParentDir)) {
         return Err(fault(rel, FileFault::Escapes { root: root.to_path_buf() }));
     }
-    let root_real = fs::canonicalize(root)
-        .map_err(|e| Error::ProjectRoot { root: root.to_path_buf(), reason: e.to_string() })?;
+    let root_real =
+        fs::canonicalize(root).map_err(|e| Error::ProjectRoot { root: root.to_path_buf(), reason: e.to_string() })?;
     let full = root.join(relp);
     let real = fs::canonicalize(&full)
         .map_err(|e| fault(rel, FileFault::Unreadable { real: Some(full.clone()), reason: e.to_string() }))?;

@@ -9,12 +9,12 @@
 use std::path::PathBuf;
 
 use kdeploy::closure::{self, Closures};
+use kdeploy::deploy::error::{RecordsError, Stage};
 use kdeploy::deploy::events::{Collect, Event};
 use kdeploy::deploy::record;
 use kdeploy::deploy::switch::{switch_reached, Reached};
 use kdeploy::deploy::RunOptions;
 use kdeploy::deploy::{Cancel, Outcome, SwitchOptions};
-use kdeploy::deploy::error::{RecordsError, Stage};
 use kdeploy::deploy::{Error, Report};
 use kdeploy::node::Node;
 use kdeploy::store::{FileFetcher, Resolver, Store};
