@@ -1,7 +1,7 @@
 //! The engine's errors: one enum, a variant per kind of failure, each
-//! carrying what its message needs; the rules that refuse a run (the
-//! records, `--on`, the anchor, an upgrade, a rollback, a membership) each
-//! have an enum of their reasons. What an error means for the nodes is its
+//! carrying what its message needs; a kind with several reasons (the
+//! records, `--on`, the anchor, an upgrade, a rollback, a membership, a
+//! blob) has an enum of its own. What an error means for the nodes is its
 //! [`Stage`], which is what the exit code tells a script (`cli/exit.rs`
 //! maps each stage to one code, in one place). A run either stops before
 //! it changes anything (refused before reaching a node, or while planning
@@ -34,7 +34,8 @@ pub enum Stage {
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    // Refused: every one of these is found before a node is reached.
+    // Refused: the rules and settings a run is checked against before it
+    // reaches a node (found again while planning, they still refuse it).
     #[error(transparent)]
     Records(#[from] RecordsError),
     #[error(transparent)]

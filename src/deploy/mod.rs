@@ -18,7 +18,8 @@
 //!   after its reset hooks.
 //! - `operation` — the spine every operation runs on: records read once,
 //!   connect, open, plan, dry run or execute, close; `select` — the one
-//!   `--on` rule; `error` — what a run's error means for the nodes.
+//!   `--on` rule; `error` — every kind of failure of the engine, and what
+//!   each means for the nodes (its stage).
 //! - `switch`, `rollback`, `reset` — the operations: whom to reach, what
 //!   the planner needs from the nodes (`state`), the plan; `prune` —
 //!   nodes left out of the definition, named by `switch`, reset by
