@@ -12,6 +12,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::plan::StepRef;
 use super::upgrade::Version;
 use crate::node::NodeError;
 use crate::store::Digest;
@@ -80,6 +81,8 @@ pub enum Error {
     PlanMismatch,
     #[error("internal error: the plan stages phases but no blob source was given")]
     NoBlobSource,
+    #[error("internal error: the plan's waves name a step it does not hold: {}, phase {}", .0.node, .0.phase)]
+    UnknownStep(StepRef),
     /// The deployer's store (its garbage collection).
     #[error(transparent)]
     Store(#[from] crate::store::Error),
@@ -115,6 +118,7 @@ impl Error {
             | BadRecordedHash { .. }
             | PlanMismatch
             | NoBlobSource
+            | UnknownStep(_)
             | Store(_)
             | RecordNotRemoved(_) => Stage::Planning,
             NotRecorded(_) => Stage::NotRecorded,
