@@ -477,7 +477,7 @@ async fn undo(session: &Session<'_>, steps: &Steps<'_>, touched: &[(&Wave, &Batc
         by_node.entry(r.node.as_str()).or_default().push(steps.get(r).1);
     }
     let changed: BTreeMap<&str, BTreeSet<PathBuf>> =
-        by_node.into_iter().map(|(n, touched)| (n, step::changed_by(touched))).collect();
+        by_node.into_iter().map(|(n, moved)| (n, step::changed_by(moved))).collect();
     let report = |name: &str, phase: &str, r: Result<(), Fail>| match r {
         Ok(()) => sink.emit(Event::RolledBack { node: name.to_string(), phase: phase.to_string() }),
         Err(f) => sink.emit(Event::RollbackFailed {
