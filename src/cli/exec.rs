@@ -68,7 +68,9 @@ pub fn run(args: ExecArgs) -> ExitCode {
         Ok(c) => c,
         Err(f) => return report(&session, f),
     };
-    let targets = select::in_cluster(&closures, &args.on).and_then(|n| args.ssh.settings().targets_of(&closures, &n));
+    let targets = select::in_cluster(&closures, &args.on)
+        .map_err(crate::deploy::Error::from)
+        .and_then(|n| args.ssh.settings().targets_of(&closures, &n));
     let targets = match targets {
         Ok(t) => t,
         Err(e) => {

@@ -84,10 +84,10 @@ impl Exit {
 impl From<&crate::deploy::Error> for Exit {
     /// The one place an engine error becomes an exit code.
     fn from(e: &crate::deploy::Error) -> Exit {
-        use crate::deploy::Error;
-        match e {
-            Error::Refused(_) | Error::Planning(_) => Exit::Refused,
-            Error::NotRecorded(_) => Exit::NotRecorded,
+        use crate::deploy::error::Stage;
+        match e.stage() {
+            Stage::Refused | Stage::Planning => Exit::Refused,
+            Stage::NotRecorded => Exit::NotRecorded,
         }
     }
 }

@@ -68,13 +68,13 @@ impl From<Box<EvalError>> for Failure {
 
 impl From<closure::Error> for Failure {
     fn from(e: closure::Error) -> Self {
-        Failure::Closure(e.0)
+        Failure::Closure(e.to_string())
     }
 }
 
 impl From<crate::store::Error> for Failure {
     fn from(e: crate::store::Error) -> Self {
-        Failure::Closure(e.0)
+        Failure::Closure(e.to_string())
     }
 }
 
@@ -144,7 +144,10 @@ impl Inputs {
         if proxies.is_none() {
             return Ok(resolver.fetch_all(&artifacts, FETCH_PARALLEL, &events)?);
         }
-        let fetcher = self.http_fetcher(resolver.store()).with_cluster_proxies(&proxies).map_err(Failure::Usage)?;
+        let fetcher = self
+            .http_fetcher(resolver.store())
+            .with_cluster_proxies(&proxies)
+            .map_err(|e| Failure::Usage(e.to_string()))?;
         Ok(resolver.fetch_all_with(&fetcher, &artifacts, FETCH_PARALLEL, &events)?)
     }
 

@@ -183,7 +183,7 @@ pub fn runtime() -> tokio::runtime::Runtime {
 }
 
 /// The cluster's `transfer.cache`, if it names one.
-fn binary_cache(url: Option<&str>, timeout_secs: u64) -> Result<Option<Arc<BinaryCache>>, String> {
+fn binary_cache(url: Option<&str>, timeout_secs: u64) -> Result<Option<Arc<BinaryCache>>, crate::store::Error> {
     let Some(url) = url else { return Ok(None) };
     BinaryCache::new(url, Duration::from_secs(timeout_secs.max(1))).map(|c| Some(Arc::new(c)))
 }

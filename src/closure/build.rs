@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use rayon::prelude::*;
 
 use super::hash::{encode_phase, node_hash, phase_hash};
-use super::Error;
+use super::{Error, Unreadable};
 use crate::schema::{Cluster, Node, Phase, Source, Text};
 use crate::store::{ContentId, Digest, Resolver};
 
@@ -159,25 +159,24 @@ fn resolve_external(cluster: &Cluster, resolver: &Resolver) -> Result<HashMap<So
             }
         }
     }
-    let results: Vec<(Source, Result<ContentId, String>)> =
-        first_use.par_iter().map(|(s, _)| ((*s).clone(), resolver.content_id(s).map_err(|e| e.0))).collect();
+    let results: Vec<(Source, Result<ContentId, crate::store::Error>)> =
+        first_use.par_iter().map(|(s, _)| ((*s).clone(), resolver.content_id(s))).collect();
     let mut ok = HashMap::new();
-    let mut errs: Vec<String> = Vec::new();
+    let mut errs: Vec<Unreadable> = Vec::new();
     for (s, r) in results {
         match r {
             Ok(c) => {
                 ok.insert(s, c);
             }
-            Err(e) => {
+            Err(error) => {
                 let (at, uses) = &first_use[&s];
-                let more = if *uses > 1 { format!(" (and {} more uses)", uses - 1) } else { String::new() };
-                errs.push(format!("{at}{more}: {e}"));
+                errs.push(Unreadable { at: at.clone(), more: uses - 1, error });
             }
         }
     }
     if errs.is_empty() {
         return Ok(ok);
     }
-    errs.sort();
-    Err(Error(format!("cannot read the sources of {} file(s):\n  - {}", errs.len(), errs.join("\n  - "))))
+    errs.sort_by_cached_key(ToString::to_string);
+    Err(Error::Sources(errs))
 }

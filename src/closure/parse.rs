@@ -75,19 +75,16 @@ pub fn parse_cluster(json: &str) -> Result<Cluster, Error> {
 fn explain(json: &str) -> Error {
     match parse_by_node(json) {
         Err(e) => e,
-        Ok(_) => Error("cluster value: does not match the closure schema".into()),
+        Ok(_) => Error::Schema,
     }
 }
 
 fn parse_by_node(json: &str) -> Result<Cluster, Error> {
     let de = &mut serde_json::Deserializer::from_str(json);
     let mut top: Top<serde_json::Value> = serde_path_to_error::deserialize(de)
-        .map_err(|e| Error(format!("cluster value: {}: {}", e.path(), strip_position(e.inner().to_string()))))?;
+        .map_err(|e| Error::Shape { path: e.path().to_string(), reason: strip_position(e.inner().to_string()) })?;
     if top.schema_version != SCHEMA_VERSION {
-        return Err(Error(format!(
-            "cluster value: schemaVersion {} is not supported (this kdeploy understands {SCHEMA_VERSION})",
-            top.schema_version
-        )));
+        return Err(Error::Version { found: top.schema_version });
     }
     let nodes: Vec<(String, Node)> = std::mem::take(&mut top.nodes)
         .into_par_iter()
@@ -127,8 +124,8 @@ fn parse_node(name: &str, raw: serde_json::Value) -> Result<Node, Error> {
         .unwrap_or_default();
     serde_path_to_error::deserialize(raw).map_err(|e| {
         let path = e.path().to_string();
-        let what = strip_position(e.inner().to_string());
-        Error(format!("node {name}{}: {what}", describe_path(&phases_names, &path)))
+        let reason = strip_position(e.inner().to_string());
+        Error::Node { node: name.to_string(), at: describe_path(&phases_names, &path), reason }
     })
 }
 

@@ -37,9 +37,6 @@ use crate::store::{key_material, secrets};
 const UNIT_SUFFIXES: &[&str] =
     &[".service", ".socket", ".timer", ".mount", ".automount", ".path", ".target", ".slice", ".swap"];
 
-/// How many problems are reported before the rest are only counted.
-const MAX_REPORTED: usize = 20;
-
 /// Never a managed path, nor anything below it: kdeploy's own state on the
 /// node (blob store, generations, the phase links every managed path points
 /// through) and the kernel's virtual file systems.
@@ -136,16 +133,7 @@ pub fn validate(c: &Cluster) -> Result<(), Error> {
     if errs.is_empty() {
         return Ok(());
     }
-    let n = errs.len();
-    let mut msg = format!("invalid closure ({n} problem{}):", if n == 1 { "" } else { "s" });
-    for e in errs.iter().take(MAX_REPORTED) {
-        msg.push_str("\n  - ");
-        msg.push_str(e);
-    }
-    if n > MAX_REPORTED {
-        msg.push_str(&format!("\n  … and {} more", n - MAX_REPORTED));
-    }
-    Err(Error(msg))
+    Err(Error::Invalid(errs))
 }
 
 /// A control character (C0 including NUL and tab, DEL, C1): it would end a
@@ -240,25 +228,38 @@ enum UnitKind {
     Instance,
 }
 
+/// Why systemd refuses a unit name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+enum UnitName {
+    #[error("longer than {UNIT_NAME_MAX} bytes")]
+    TooLong,
+    #[error("it must end in one of {}", UNIT_SUFFIXES.join(" "))]
+    Suffix,
+    #[error("character {0:?} is not allowed (letters, digits and : - _ . \\ @)")]
+    Char(char),
+    #[error("'@' may not come first")]
+    AtFirst,
+}
+
 /// A unit name as systemd reads it (`unit_name_is_valid`): at most 255
 /// bytes, `PREFIX.SUFFIX` with one of the suffixes kdeploy installs from
 /// files, the prefix of letters, digits and `: - _ . \ @`; an `@` may not
 /// come first, `@` right before the suffix makes a template.
-fn unit_kind(n: &str) -> Result<UnitKind, String> {
+fn unit_kind(n: &str) -> Result<UnitKind, UnitName> {
     if n.len() > UNIT_NAME_MAX {
-        return Err(format!("longer than {UNIT_NAME_MAX} bytes"));
+        return Err(UnitName::TooLong);
     }
     let suffix = n.rfind('.').filter(|&i| i > 0).map(|i| &n[i..]);
     let Some(suffix) = suffix.filter(|s| UNIT_SUFFIXES.contains(s)) else {
-        return Err(format!("it must end in one of {}", UNIT_SUFFIXES.join(" ")));
+        return Err(UnitName::Suffix);
     };
     let prefix = &n[..n.len() - suffix.len()];
     if let Some(c) = prefix.chars().find(|c| !(c.is_ascii_alphanumeric() || ":-_.\\@".contains(*c))) {
-        return Err(format!("character {c:?} is not allowed (letters, digits and : - _ . \\ @)"));
+        return Err(UnitName::Char(c));
     }
     match prefix.find('@') {
         None => Ok(UnitKind::Plain),
-        Some(0) => Err("'@' may not come first".into()),
+        Some(0) => Err(UnitName::AtFirst),
         Some(i) if i + 1 == prefix.len() => Ok(UnitKind::Template),
         Some(_) => Ok(UnitKind::Instance),
     }
@@ -607,12 +608,13 @@ mod tests {
             ("a;b.service", "not allowed"),
             ("a\n.service", "not allowed"),
         ] {
-            let got = unit_kind(bad).unwrap_err();
+            let got = unit_kind(bad).unwrap_err().to_string();
             assert!(got.contains(why), "{bad:?}: {got}");
         }
         let long = format!("{}.service", "a".repeat(248));
         assert_eq!(long.len(), 256);
-        assert!(unit_kind(&long).unwrap_err().contains("longer than 255"));
+        assert_eq!(unit_kind(&long), Err(UnitName::TooLong));
+        assert!(UnitName::TooLong.to_string().contains("longer than 255"));
         assert_eq!(unit_kind(&long[1..]), Ok(UnitKind::Plain));
     }
 

@@ -7,6 +7,8 @@
 //! the new anchor would run `kubeadm init` and start a second cluster
 //! (kubespray#7962). Moving it on purpose is setting `kubeadm.initNode`.
 
+use super::error::AnchorMove;
+
 /// Why a switch from the `recorded` anchor to the `wanted` one is refused,
 /// if it is. `explicit`: the definition names its anchor
 /// (`kubeadm.initNode`); `still_control_plane`: the recorded anchor is a
@@ -18,29 +20,17 @@ pub fn refusal(
     explicit: bool,
     still_control_plane: bool,
     wanted_deployed: bool,
-) -> Option<String> {
+) -> Option<AnchorMove> {
     let (Some(a), Some(b)) = (recorded, wanted) else { return None };
     if a == b || (explicit && wanted_deployed) {
         return None;
     }
-    if explicit {
-        return Some(format!(
-            "kubeadm.initNode = \"{b}\", but {b} has not been deployed yet: it would run `kubeadm init` and start a \
-             second cluster beside {a}'s. Let it join first, then name it"
-        ));
-    }
-    if !still_control_plane {
-        return Some(format!(
-            "{b} would run `kubeadm init` because {a}, which ran it (the last switch recorded it as the first \
-             control plane), is no longer a control plane: {b} would start a second cluster. Name a control plane \
-             that has already joined in settings.kubeadm.initNode to move the anchor"
-        ));
-    }
-    Some(format!(
-        "{b} would run `kubeadm init` because its name sorts before {a}'s, but {a} ran it (the last switch recorded {a} as the first \
-         control plane): {b} would start a second cluster. Set settings.kubeadm.initNode = \"{a}\" to keep {a}, \
-         or name a control plane that has already joined to move the anchor on purpose"
-    ))
+    let (recorded, wanted) = (a.to_string(), b.to_string());
+    Some(match (explicit, still_control_plane) {
+        (true, _) => AnchorMove::NotJoined { recorded, wanted },
+        (false, false) => AnchorMove::NoLongerControlPlane { recorded, wanted },
+        (false, true) => AnchorMove::SortsFirst { recorded, wanted },
+    })
 }
 
 #[cfg(test)]
@@ -54,11 +44,16 @@ mod tests {
         assert_eq!(refusal(Some("a"), None, false, false, false), None, "no control plane left");
         assert_eq!(refusal(Some("a"), Some("b"), true, true, true), None, "asked for, b has joined");
         let e = refusal(Some("a"), Some("b"), true, true, false).unwrap();
-        assert!(e.contains("b has not been deployed yet"), "{e}");
+        assert!(matches!(e, AnchorMove::NotJoined { .. }), "{e:?}");
+        assert!(e.to_string().contains("b has not been deployed yet"), "{e}");
         let e = refusal(Some("cp2"), Some("cp0"), false, true, false).unwrap();
+        assert!(matches!(e, AnchorMove::SortsFirst { .. }), "{e:?}");
+        let e = e.to_string();
         assert!(e.starts_with("cp0 would run `kubeadm init` because its name sorts before cp2's"), "{e}");
         assert!(e.contains("settings.kubeadm.initNode = \"cp2\""), "{e}");
         let e = refusal(Some("cp2"), Some("cp3"), false, false, true).unwrap();
+        assert!(matches!(e, AnchorMove::NoLongerControlPlane { .. }), "{e:?}");
+        let e = e.to_string();
         assert!(e.contains("because cp2, which ran it") && e.contains("is no longer a control plane"), "{e}");
     }
 }

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
+use super::error::Error;
 use super::events::{Event, Sink};
 use crate::closure::Closures;
 use crate::schema::Ssh;
@@ -25,7 +26,7 @@ pub struct SshSettings {
     /// `--ssh-config`: None reads ~/.ssh/config, `none` nothing.
     pub config_file: Option<PathBuf>,
     /// The configuration, read once on first use.
-    config: Arc<OnceLock<Result<OpenSshConfig, String>>>,
+    config: Arc<OnceLock<Result<OpenSshConfig, crate::transport::Error>>>,
 }
 
 fn expand(p: &str) -> PathBuf {
@@ -36,12 +37,15 @@ fn expand(p: &str) -> PathBuf {
 }
 
 impl SshSettings {
-    fn config(&self) -> Result<&OpenSshConfig, String> {
-        self.config.get_or_init(|| OpenSshConfig::load(self.config_file.as_deref())).as_ref().map_err(Clone::clone)
+    fn config(&self) -> Result<&OpenSshConfig, Error> {
+        self.config
+            .get_or_init(|| OpenSshConfig::load(self.config_file.as_deref()))
+            .as_ref()
+            .map_err(|e| Error::Ssh(e.clone()))
     }
 
     /// The targets for the named nodes of `closures`.
-    pub fn targets_of(&self, closures: &Closures, names: &[String]) -> Result<Vec<NodeTarget>, String> {
+    pub fn targets_of(&self, closures: &Closures, names: &[String]) -> Result<Vec<NodeTarget>, Error> {
         names
             .iter()
             .map(|n| {
@@ -54,13 +58,14 @@ impl SshSettings {
     /// How to reach one node. Per setting, the command line wins, then
     /// the cluster, then ~/.ssh/config (looked up by the node's address,
     /// as `ssh ADDRESS` would), then kdeploy's default (root, port 22).
-    pub fn target(&self, name: &str, address: &str, ssh: &Ssh) -> Result<NodeTarget, String> {
+    pub fn target(&self, name: &str, address: &str, ssh: &Ssh) -> Result<NodeTarget, Error> {
         let config = self.config()?;
+        let of_node = |source| Error::NodeSsh { node: name.to_string(), source };
         let entry = config.lookup(address);
         let user = ssh.user.clone().or(entry.user.clone()).unwrap_or_else(|| "root".to_string());
         let jump = match (&self.jump_host, &ssh.jump_host, &entry.proxy_jump) {
             (Some(j), _, _) => Some(j.clone()),
-            (None, Some(j), _) => Some(j.parse().map_err(|e| format!("node {name}: {e}"))?),
+            (None, Some(j), _) => Some(j.parse().map_err(of_node)?),
             (None, None, Some(hop)) => Some(jump_from_config(config, hop, &user)),
             (None, None, None) => None,
         };
@@ -77,8 +82,7 @@ impl SshSettings {
             .unwrap_or_else(|| HostKeyPolicy::default().file().to_path_buf());
         let host_keys =
             if self.accept_new_host_keys { HostKeyPolicy::AcceptNew(file) } else { HostKeyPolicy::Strict(file) };
-        let escalate =
-            Escalation::for_login(&user, ssh.escalation.as_str()).map_err(|e| format!("node {name}: {e}"))?;
+        let escalate = Escalation::for_login(&user, ssh.escalation.as_str()).map_err(of_node)?;
         let port = ssh.port.or(entry.port).unwrap_or(22);
         let mut options = SshOptions { user, port, auth, host_keys, jump, escalate, ..Default::default() };
         if let Some(t) = self.connect_timeout {

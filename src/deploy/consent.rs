@@ -12,6 +12,7 @@
 use std::fmt;
 use std::sync::Arc;
 
+use super::error::Error;
 use super::membership::Change;
 use super::plan::Plan;
 use crate::closure::When;
@@ -44,8 +45,8 @@ impl fmt::Debug for Consent {
 }
 
 impl Consent {
-    /// `None` when the run may go on; otherwise why it may not.
-    pub fn refusal(&self, plan: &Plan) -> Option<String> {
+    /// `None` when the run may go on; otherwise the refusal.
+    pub fn refusal(&self, plan: &Plan) -> Option<Error> {
         let actions = destructive(plan);
         if actions.is_empty() {
             return None;
@@ -53,14 +54,8 @@ impl Consent {
         match self {
             Consent::Given => None,
             Consent::Ask(ask) if ask(&actions) => None,
-            Consent::Ask(_) => {
-                Some(format!("not confirmed; nothing was changed. The plan would:\n  {}", actions.join("\n  ")))
-            }
-            Consent::Absent => Some(format!(
-                "this plan needs confirmation and there is no terminal to ask on: run it on a terminal, \
-                 or pass --yes. Nothing was changed. It would:\n  {}",
-                actions.join("\n  ")
-            )),
+            Consent::Ask(_) => Some(Error::NotConfirmed { asked: true, actions }),
+            Consent::Absent => Some(Error::NotConfirmed { asked: false, actions }),
         }
     }
 }
@@ -142,7 +137,7 @@ mod tests {
             ),
         ]);
         assert_eq!(destructive(&p), Vec::<String>::new());
-        assert_eq!(Consent::Absent.refusal(&p), None);
+        assert!(Consent::Absent.refusal(&p).is_none());
     }
 
     #[test]
@@ -187,11 +182,11 @@ mod tests {
         let mut gone = node("w3", vec![]);
         gone.ending = Ending::Forget;
         let p = plan(vec![gone]);
-        assert_eq!(Consent::Given.refusal(&p), None);
-        assert_eq!(Consent::Ask(Arc::new(|a: &[String]| a.len() == 1)).refusal(&p), None);
-        let no = Consent::Ask(Arc::new(|_: &[String]| false)).refusal(&p).unwrap_or_default();
+        assert!(Consent::Given.refusal(&p).is_none());
+        assert!(Consent::Ask(Arc::new(|a: &[String]| a.len() == 1)).refusal(&p).is_none());
+        let no = Consent::Ask(Arc::new(|_: &[String]| false)).refusal(&p).map(|e| e.to_string()).unwrap_or_default();
         assert!(no.starts_with("not confirmed") && no.contains("reset w3"), "{no}");
-        let absent = Consent::Absent.refusal(&p).unwrap_or_default();
+        let absent = Consent::Absent.refusal(&p).map(|e| e.to_string()).unwrap_or_default();
         assert!(absent.contains("--yes") && absent.contains("reset w3"), "{absent}");
     }
 }

@@ -26,12 +26,12 @@ use std::time::Instant;
 use futures::future::join_all;
 
 use super::bounded;
-use super::error::Error;
+use super::error::{Error, RecordWrite};
 use super::events::{Event, Sink};
 use super::failpoint;
 use super::member_step::{self, Parties};
 use super::membership::{Change, MembershipPlan};
-use super::plan::{Batch, NodeWork, Plan, Wave};
+use super::plan::{Batch, NodeWork, Plan, Step, StepRef, Steps, Wave};
 use super::push::{self, Blobs};
 use super::record;
 use super::state;
@@ -204,9 +204,11 @@ pub async fn execute(session: &Session<'_>, plan: &Plan, cx: &Context<'_>, sink:
     let nodes = &session.nodes;
     let planned = plan.nodes.iter().map(|w| w.name.as_str());
     if !planned.eq(nodes.iter().map(|o| o.name.as_str())) {
-        return Err(Error::Planning(
-            "internal error: the plan's nodes are not the nodes this run holds, in order".into(),
-        ));
+        return Err(Error::PlanMismatch);
+    }
+    let steps = Steps::of(plan);
+    if let Some(r) = steps.unknown() {
+        return Err(Error::UnknownStep(r.clone()));
     }
     if plan.unchanged() {
         return write_record(plan, cx).map(|_| Outcome::Ok).map_err(Error::NotRecorded);
@@ -214,9 +216,7 @@ pub async fn execute(session: &Session<'_>, plan: &Plan, cx: &Context<'_>, sink:
 
     // push missing blobs to every node, then stage; nothing live changes
     if plan.nodes.iter().any(|n| !n.stage.is_empty()) {
-        let resolver = cx.resolver.ok_or_else(|| {
-            Error::Planning("internal error: the plan stages phases but no blob source was given".into())
-        })?;
+        let resolver = cx.resolver.ok_or(Error::NoBlobSource)?;
         let blobs = Blobs::new(resolver, cx.cache.clone(), cx.uploads);
         let changed = || plan.nodes.iter().zip(nodes).filter(|(w, _)| !w.stage.is_empty());
         let t0 = Instant::now();
@@ -246,12 +246,12 @@ pub async fn execute(session: &Session<'_>, plan: &Plan, cx: &Context<'_>, sink:
     }
 
     // waves in order, barrier between batches
-    let mut touched: Vec<(usize, usize)> = Vec::new();
+    let mut touched: Vec<(&Wave, &Batch)> = Vec::new();
     let mut outcome = Outcome::Ok;
-    'waves: for (wi, wave) in plan.waves.iter().enumerate() {
+    'waves: for wave in &plan.waves {
         sink.emit(Event::PhaseStarted {
             phase: wave.phase.clone(),
-            nodes: wave.batches.iter().flat_map(|b| &b.steps).map(|&(i, _)| plan.nodes[i].name.clone()).collect(),
+            nodes: wave.batches.iter().flat_map(|b| &b.steps).map(|r| r.node.clone()).collect(),
         });
         let t0 = Instant::now();
         for (b, batch) in wave.batches.iter().enumerate() {
@@ -269,11 +269,11 @@ pub async fn execute(session: &Session<'_>, plan: &Plan, cx: &Context<'_>, sink:
                     phase: wave.phase.clone(),
                     batch: b + 1,
                     of: wave.batches.len(),
-                    nodes: batch.steps.iter().map(|&(i, _)| plan.nodes[i].name.clone()).collect(),
+                    nodes: batch.steps.iter().map(|r| r.node.clone()).collect(),
                 });
             }
-            let failures = run_batch(session, plan, wave, batch, cx, sink).await;
-            touched.push((wi, b));
+            let failures = run_batch(session, &steps, wave, batch, cx, sink).await;
+            touched.push((wave, batch));
             for (node, f) in failures {
                 outcome = Outcome::Failed;
                 sink.emit(f.event(&node));
@@ -297,13 +297,13 @@ pub async fn execute(session: &Session<'_>, plan: &Plan, cx: &Context<'_>, sink:
         outcome = Outcome::Interrupted;
     }
     if outcome != Outcome::Ok {
-        undo(session, plan, &touched, &cx.deadlines, sink).await;
+        undo(session, &steps, &touched, &cx.deadlines, sink).await;
         return Ok(outcome);
     }
 
     failpoint::hit("before-commit");
     if session.stop_if_lost(sink) {
-        undo(session, plan, &touched, &cx.deadlines, sink).await;
+        undo(session, &steps, &touched, &cx.deadlines, sink).await;
         return Ok(Outcome::LockLost);
     }
     let commits = join_all(plan.nodes.iter().zip(nodes).filter_map(|(w, o)| {
@@ -375,7 +375,7 @@ async fn forget(session: &Session<'_>, plan: &Plan, sink: &dyn Sink) -> Vec<Stri
     failed
 }
 
-fn write_record(plan: &Plan, cx: &Context<'_>) -> Result<(), String> {
+fn write_record(plan: &Plan, cx: &Context<'_>) -> Result<(), RecordWrite> {
     match &plan.record {
         Some(g) => record::write(cx.state_dir, g),
         None => Ok(()),
@@ -386,7 +386,7 @@ fn write_record(plan: &Plan, cx: &Context<'_>) -> Result<(), String> {
 /// node's step. The failures, by node name.
 async fn run_batch(
     session: &Session<'_>,
-    plan: &Plan,
+    steps: &Steps<'_>,
     wave: &Wave,
     batch: &Batch,
     cx: &Context<'_>,
@@ -396,14 +396,14 @@ async fn run_batch(
     let held = session.held();
     let peers = Peers(&held);
     if let Some((m, change)) = change_of(wave, batch) {
-        let Some(p) = parties(session, plan, m, batch, peers) else {
+        let Some(p) = parties(session, steps, m, batch, peers) else {
             return vec![(m.via.clone(), Fail::msg(Some(&wave.phase), format!("{} is not held by this run", m.via)))];
         };
-        let who = batch.steps.first().map_or(m.via.clone(), |&(i, _)| plan.nodes[i].name.clone());
+        let who = batch.steps.first().map_or(m.via.clone(), |r| r.node.clone());
         let t = Instant::now();
         return match member_step::forward(&p, m, change, &cx.deadlines, sink).await {
             Ok(()) => {
-                finished(plan, batch, t, sink);
+                finished(batch, t, sink);
                 vec![]
             }
             Err(f) => vec![(who, f)],
@@ -411,28 +411,20 @@ async fn run_batch(
     }
     // Not bounded by --parallel: the steps of a batch may need each other
     // (etcd members starting together wait for a quorum).
-    let results = join_all(batch.steps.iter().map(|&(i, k)| {
-        let (w, node) = (&plan.nodes[i], &nodes[i].node);
+    let results = join_all(batch.steps.iter().map(|r| {
+        let (i, step) = steps.get(r);
+        let node = &nodes[i].node;
         async move {
             let t = Instant::now();
-            let r = step::forward(node, peers, &w.steps[k], &cx.deadlines, sink).await;
-            if r.is_ok() {
-                sink.emit(Event::NodePhaseFinished {
-                    node: w.name.clone(),
-                    phase: w.steps[k].phase.clone(),
-                    took: t.elapsed(),
-                });
+            let done = step::forward(node, peers, step, &cx.deadlines, sink).await;
+            if done.is_ok() {
+                sink.emit(Event::NodePhaseFinished { node: r.node.clone(), phase: r.phase.clone(), took: t.elapsed() });
             }
-            r
+            done
         }
     }))
     .await;
-    batch
-        .steps
-        .iter()
-        .zip(results)
-        .filter_map(|(&(i, _), r)| r.err().map(|f| (plan.nodes[i].name.clone(), f)))
-        .collect()
+    batch.steps.iter().zip(results).filter_map(|(r, done)| done.err().map(|f| (r.node.clone(), f))).collect()
 }
 
 /// Reports each node's failure; whether there was one.
@@ -447,11 +439,9 @@ fn failures(done: Vec<(&NodeWork, Result<(), Fail>)>, sink: &dyn Sink) -> bool {
     failed
 }
 
-fn finished(plan: &Plan, batch: &Batch, since: Instant, sink: &dyn Sink) {
-    for &(i, k) in &batch.steps {
-        let w = &plan.nodes[i];
-        let (node, phase) = (w.name.clone(), w.steps[k].phase.clone());
-        sink.emit(Event::NodePhaseFinished { node, phase, took: since.elapsed() });
+fn finished(batch: &Batch, since: Instant, sink: &dyn Sink) {
+    for r in &batch.steps {
+        sink.emit(Event::NodePhaseFinished { node: r.node.clone(), phase: r.phase.clone(), took: since.elapsed() });
     }
 }
 
@@ -463,13 +453,13 @@ fn change_of<'p>(wave: &'p Wave, batch: &Batch) -> Option<(&'p MembershipPlan, &
 /// The via node and the batch's own step (a change batch has at most one).
 fn parties<'a, 'h>(
     session: &'a Session<'h>,
-    plan: &'a Plan,
+    steps: &Steps<'a>,
     m: &'a MembershipPlan,
     batch: &Batch,
     peers: Peers<'a, 'h>,
 ) -> Option<Parties<'a, 'h>> {
-    let via = &session.nodes.iter().find(|o| o.name == m.via)?.node;
-    let target = batch.steps.first().map(|&(i, k)| (&session.nodes[i].node, &plan.nodes[i].steps[k]));
+    let via = &session.get(&m.via)?.node;
+    let target = batch.steps.first().map(|r| steps.get(r)).map(|(i, step)| (&session.nodes[i].node, step));
     Some(Parties { via, via_address: &m.via_address, target, peers })
 }
 
@@ -478,16 +468,16 @@ fn parties<'a, 'h>(
 /// batch at a time as it was done. A batch with a membership change is
 /// undone by `member_step::undo`. Nodes whose lock is lost are left as
 /// they are.
-async fn undo(session: &Session<'_>, plan: &Plan, touched: &[(usize, usize)], d: &Deadlines, sink: &dyn Sink) {
+async fn undo(session: &Session<'_>, steps: &Steps<'_>, touched: &[(&Wave, &Batch)], d: &Deadlines, sink: &dyn Sink) {
     let nodes = &session.nodes;
-    let batch = |&(w, b): &(usize, usize)| (&plan.waves[w], &plan.waves[w].batches[b]);
+    let plan = steps.plan();
     // restart triggers on the way back may name files of any touched step
-    let mut steps: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
-    for &(i, k) in touched.iter().flat_map(|t| &batch(t).1.steps) {
-        steps.entry(i).or_default().push(k);
+    let mut by_node: BTreeMap<&str, Vec<&Step>> = BTreeMap::new();
+    for r in touched.iter().flat_map(|(_, b)| &b.steps) {
+        by_node.entry(r.node.as_str()).or_default().push(steps.get(r).1);
     }
-    let changed: BTreeMap<usize, BTreeSet<PathBuf>> =
-        steps.iter().map(|(&i, ks)| (i, step::changed_by(ks.iter().map(|&k| &plan.nodes[i].steps[k])))).collect();
+    let changed: BTreeMap<&str, BTreeSet<PathBuf>> =
+        by_node.into_iter().map(|(n, moved)| (n, step::changed_by(moved))).collect();
     let report = |name: &str, phase: &str, r: Result<(), Fail>| match r {
         Ok(()) => sink.emit(Event::RolledBack { node: name.to_string(), phase: phase.to_string() }),
         Err(f) => sink.emit(Event::RollbackFailed {
@@ -498,16 +488,15 @@ async fn undo(session: &Session<'_>, plan: &Plan, touched: &[(usize, usize)], d:
     };
     // A node whose lock is lost may be another run's now: left alone.
     let lost: BTreeSet<&str> = session.lost().into_iter().collect();
-    let held = |i: usize| !lost.contains(nodes[i].name.as_str());
+    let held = |r: &StepRef| !lost.contains(r.node.as_str());
     // Once a member has left, the members that joined in this run stay:
     // removing them too would shrink the cluster below what it had.
     let mut left = false;
-    for t in touched.iter().rev() {
-        let (wave, b) = batch(t);
+    for &(wave, b) in touched.iter().rev() {
         if let Some((m, change)) = change_of(wave, b) {
-            let who = b.steps.first().map_or(m.via.as_str(), |&(i, _)| plan.nodes[i].name.as_str());
-            let r = match parties(session, plan, m, b, Peers::NONE) {
-                Some(_) if lost.contains(m.via.as_str()) || !b.steps.iter().all(|&(i, _)| held(i)) => Err(Fail::msg(
+            let who = b.steps.first().map_or(m.via.as_str(), |r| r.node.as_str());
+            let r = match parties(session, steps, m, b, Peers::NONE) {
+                Some(_) if lost.contains(m.via.as_str()) || !b.steps.iter().all(held) => Err(Fail::msg(
                     Some(&wave.phase),
                     format!("{}: not undone: this run lost a lock it needs", change.describe()),
                 )),
@@ -520,7 +509,7 @@ async fn undo(session: &Session<'_>, plan: &Plan, touched: &[(usize, usize)], d:
                 )),
                 Some(p) => {
                     let none = BTreeSet::new();
-                    let changed = b.steps.first().map_or(&none, |(i, _)| &changed[i]);
+                    let changed = b.steps.first().map_or(&none, |r| &changed[r.node.as_str()]);
                     member_step::undo(&p, m, change, changed, d, sink).await
                 }
                 None => Err(Fail::msg(Some(&wave.phase), format!("{} is not held by this run", m.via))),
@@ -531,9 +520,15 @@ async fn undo(session: &Session<'_>, plan: &Plan, touched: &[(usize, usize)], d:
         }
         // what a reset did (`kubeadm reset`, data removed) cannot be put
         // back: a failed reset stops where it failed, the next one finishes it
-        join_all(b.steps.iter().filter(|&&(i, _)| !plan.nodes[i].resets() && held(i)).map(|&(i, k)| {
-            let (w, node, changed) = (&plan.nodes[i], &nodes[i].node, &changed[&i]);
-            async move { report(&w.name, &w.steps[k].phase, step::undo(node, &w.steps[k], changed, d, sink).await) }
+        let undone = b
+            .steps
+            .iter()
+            .filter(|r| held(r))
+            .map(|r| (r, steps.get(r)))
+            .filter(|(_, (i, _))| !plan.nodes[*i].resets());
+        join_all(undone.map(|(r, (i, step))| {
+            let (node, changed) = (&nodes[i].node, &changed[r.node.as_str()]);
+            async move { report(&r.node, &r.phase, step::undo(node, step, changed, d, sink).await) }
         }))
         .await;
     }

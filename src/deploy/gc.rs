@@ -21,6 +21,7 @@ use futures::future::join_all;
 use serde::Serialize;
 
 use super::connect::{connect_reporting, lock_owner, SshSettings};
+use super::error::{Error, RecordWrite, RecordsError};
 use super::events::{Collect, Event};
 use super::execute::{self, Reached, Session};
 use super::plan_rollback::target;
@@ -100,10 +101,10 @@ pub fn records_to_drop(gens: &[Generation], cluster: &str, keep: usize) -> Vec<u
 }
 
 /// Collect garbage on every node of the latest record and in the store.
-pub async fn gc(opts: &GcOptions) -> Result<GcResult, String> {
+pub async fn gc(opts: &GcOptions) -> Result<GcResult, Error> {
     let records = record::Records::load(&opts.state_dir)?;
     let gens = records.all();
-    let latest = gens.last().cloned().ok_or("no generations recorded yet (.kdeploy/generations/ is empty)")?;
+    let latest = gens.last().cloned().ok_or(RecordsError::Empty)?;
     let targets: Vec<_> =
         latest.nodes.iter().map(|(n, r)| opts.ssh.target(n, &r.address, &r.ssh())).collect::<Result<_, _>>()?;
     let mut res = GcResult {
@@ -153,11 +154,11 @@ async fn collect(
     gens: &[Generation],
     opts: &GcOptions,
     res: &mut GcResult,
-) -> Result<(), String> {
+) -> Result<(), Error> {
     let infos = join_all(session.nodes.iter().map(|o| o.node.gc_info())).await;
     let mut plans = Vec::new();
     for (o, info) in session.nodes.iter().zip(infos) {
-        let info = info.map_err(|e| e.to_string())?;
+        let info = info?;
         let protected = Protected {
             current: o.status.current.as_ref().map(|c| c.0),
             linked: o.status.phases.values().copied().collect(),
@@ -172,7 +173,8 @@ async fn collect(
     if !opts.dry_run {
         for n in &res.records {
             let f = record::dir(&opts.state_dir).join(format!("{n}.json"));
-            std::fs::remove_file(&f).map_err(|e| format!("{}: {e}", f.display()))?;
+            std::fs::remove_file(&f)
+                .map_err(|e| Error::RecordNotRemoved(RecordWrite { path: f.clone(), reason: e.to_string() }))?;
         }
     }
     let reports = join_all(session.nodes.iter().zip(&plans).map(|(o, p)| o.node.gc(&p.remove, opts.dry_run))).await;
@@ -194,7 +196,7 @@ async fn collect(
             StoreGc { skipped: Some("the store is shared with another cluster's records".into()), ..Default::default() }
         }
         Some(store) => {
-            let (blobs, bytes) = store.gc(&referenced, opts.dry_run).map_err(|e| e.0)?;
+            let (blobs, bytes) = store.gc(&referenced, opts.dry_run)?;
             StoreGc { blobs, bytes, skipped: None }
         }
     };

@@ -19,6 +19,7 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use super::error::{Error, MembershipError};
 use super::events::{Event, Sink};
 use super::failpoint;
 use futures::future::join_all;
@@ -83,12 +84,12 @@ async fn list(p: &Parties<'_, '_>, m: &MembershipPlan, d: &Deadlines) -> Result<
 
 /// The members as `node` lists them with the membership's `list`
 /// command (planning: `Err` when this node cannot tell).
-pub async fn read_list(node: &Node<'_>, list: &str, d: &Deadlines) -> Result<Vec<Listed>, String> {
-    let out = node.exec_held(&format!("exec {}", within(d.check, list))).await.map_err(|e| e.to_string())?;
+pub async fn read_list(node: &Node<'_>, list: &str, d: &Deadlines) -> Result<Vec<Listed>, Error> {
+    let out = node.exec_held(&format!("exec {}", within(d.check, list))).await?;
     if !out.success() {
-        return Err(output_tail(&out));
+        return Err(MembershipError::ListFailed { output: output_tail(&out) }.into());
     }
-    parse_list(&out.stdout_str())
+    Ok(parse_list(&out.stdout_str())?)
 }
 
 fn emit(sink: &dyn Sink, m: &MembershipPlan, member: &str, what: &str) {
@@ -234,7 +235,7 @@ async fn join(
         listed.iter().find(|l| l.peer == peer).ok_or_else(|| fail(format!("{name} is not listed after its add")))?;
     if !me.started {
         wipe(m, node, target, &listed, d).await?;
-        let initial = initial_cluster(&listed, name, peer).map_err(fail)?;
+        let initial = initial_cluster(&listed, name, peer).map_err(|e| fail(e.to_string()))?;
         run(target, m, &m.spec.join, &[("KDEPLOY_INITIAL_CLUSTER", &initial)], d).await?;
     }
     step::apply(target, p.peers, s, d, sink).await?;
@@ -255,20 +256,19 @@ pub async fn refuse_unlisted_leavers(
     leaving: &[(&str, &Node<'_>, &str)],
     listed: &[Listed],
     d: &Deadlines,
-) -> Result<(), String> {
+) -> Result<(), MembershipError> {
     let own = join_all(leaving.iter().map(|(_, node, _)| read_list(node, &spec.list, d))).await;
     for ((name, _, address), own) in leaving.iter().zip(own) {
         let own = own.unwrap_or_default();
         if let Some(me) = unlisted_member(&own, address, listed) {
-            let names = |l: &[Listed]| l.iter().map(label).collect::<Vec<_>>().join(", ");
-            return Err(format!(
-                "{m}: {name} leaves, but the member list read ({}) does not show it, while its own member \
-                 answers as {} of the same cluster ({}): its step would stop it without `member remove` and \
-                 remove its data. One of them is wrong — check both (`member list` on each) before running again",
-                names(listed),
-                label(me),
-                names(&own)
-            ));
+            let labels = |l: &[Listed]| l.iter().map(label).collect();
+            return Err(MembershipError::UnlistedLeaver {
+                membership: m.to_string(),
+                node: name.to_string(),
+                listed: labels(listed),
+                own_member: label(me),
+                own: labels(&own),
+            });
         }
     }
     Ok(())

@@ -16,6 +16,7 @@
 
 use std::collections::BTreeMap;
 
+use super::error::MembershipError;
 use crate::schema::Membership;
 
 /// A member as the membership's `list` command reports it (etcdctl's
@@ -34,12 +35,12 @@ pub struct Listed {
 
 /// Read a `list` output; lines that are not members are an error naming
 /// the line (a changed etcdctl output must not be taken for "no members").
-pub fn parse_list(text: &str) -> Result<Vec<Listed>, String> {
+pub fn parse_list(text: &str) -> Result<Vec<Listed>, MembershipError> {
     let mut out = Vec::new();
     for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
         // columns are separated by ", ", several URLs of one member by ","
         let f: Vec<&str> = line.split(", ").map(str::trim).collect();
-        let bad = || format!("membership list: cannot read the line `{line}`");
+        let bad = || MembershipError::ListLine { line: line.to_string() };
         if f.len() != 6 {
             return Err(bad());
         }
@@ -134,7 +135,7 @@ pub fn plan(
     listed: &[Listed],
     addresses: &BTreeMap<String, String>,
     held: &[&str],
-) -> Result<Option<MembershipPlan>, String> {
+) -> Result<Option<MembershipPlan>, MembershipError> {
     let wanted = |peer: &str| spec.members.values().any(|m| m.peer == peer);
     let node_at = |peer: &str| addresses.iter().find(|(_, a)| a.as_str() == url_host(peer)).map(|(n, _)| n.clone());
     let leave = |m: &Listed| Change::Leave { node: node_at(&m.peer), member: m.clone() };
@@ -148,11 +149,12 @@ pub fn plan(
         // A member at this node's address under another peer URL (the
         // scheme or port changed): joining would wipe a running member.
         if let Some(other) = listed.iter().find(|l| found.is_none() && url_host(&l.peer) == url_host(&m.peer)) {
-            return Err(format!(
-                "{name}: {node} is a member as {} but the definition wants {}: kdeploy does not change a \
-                 member's peer URL in place; take the {name} role from {node}, switch, then give it back",
-                other.peer, m.peer
-            ));
+            return Err(MembershipError::PeerChanged {
+                membership: name.to_string(),
+                node: node.clone(),
+                listed_peer: other.peer.clone(),
+                wanted_peer: m.peer.clone(),
+            });
         }
         if found.is_some_and(|l| l.started && !l.learner) {
             continue;
@@ -176,7 +178,7 @@ pub fn plan(
         .filter(|l| wanted(&l.peer))
         .chain(listed.iter().filter(|l| voter(l)).filter(|l| !wanted(&l.peer)))
         .find_map(held_node)
-        .ok_or_else(|| format!("{name}: no started member on a node this run reaches; cannot change the membership"))?;
+        .ok_or_else(|| MembershipError::NoStartedMember { membership: name.to_string() })?;
     // A leaving member that runs the commands leaves last of all.
     if let Some(k) = changes.iter().position(|c| matches!(c, Change::Leave { node: Some(n), .. } if *n == via)) {
         let own = changes.remove(k);
@@ -190,14 +192,14 @@ pub fn plan(
 /// member's initial cluster: the listed members (the joining one, not
 /// started yet, by its wanted name). `Err` when another member has never
 /// started (its name is unknown, and etcd would refuse the list).
-pub fn initial_cluster(listed: &[Listed], name: &str, peer: &str) -> Result<String, String> {
+pub fn initial_cluster(listed: &[Listed], name: &str, peer: &str) -> Result<String, MembershipError> {
     let mut parts = Vec::new();
     for l in listed {
         if l.peer == peer {
             continue;
         }
         if l.name.is_empty() {
-            return Err(format!("member {} ({}) was added but never started; it must go first", l.id, l.peer));
+            return Err(MembershipError::NeverStarted { id: l.id.clone(), peer: l.peer.clone() });
         }
         parts.push(format!("{}={}", l.name, l.peer));
     }
@@ -328,7 +330,7 @@ mod tests {
         };
         assert_eq!(l[0], first);
         assert!(!l[1].started && l[1].learner && l[1].name.is_empty());
-        assert!(parse_list("Error: context deadline exceeded").is_err());
+        assert!(matches!(parse_list("Error: context deadline exceeded"), Err(MembershipError::ListLine { .. })));
         // several peer URLs of one member stay one column
         let two = "a1, started, n1, https://10.0.0.1:2380,https://10.0.1.1:2380, https://10.0.0.1:2379, false";
         assert_eq!(parse_list(two).unwrap()[0].peer, "https://10.0.0.1:2380,https://10.0.1.1:2380");
@@ -416,7 +418,8 @@ mod tests {
         let p = plan("etcd", &want, &listed, &addresses(), &["n1", "n4"]).unwrap().unwrap();
         assert_eq!(p.via, "n1");
         let e = plan("etcd", &want, &listed, &addresses(), &["n4"]).unwrap_err();
-        assert!(e.contains("no started member"), "{e}");
+        assert!(matches!(e, MembershipError::NoStartedMember { .. }), "{e:?}");
+        assert!(e.to_string().contains("no started member"), "{e}");
     }
 
     #[test]
@@ -442,7 +445,7 @@ mod tests {
             client: String::new(),
             learner: true,
         });
-        assert!(initial_cluster(&listed, "n3", &peer(3)).is_err());
+        assert!(matches!(initial_cluster(&listed, "n3", &peer(3)), Err(MembershipError::NeverStarted { .. })));
     }
 
     #[test]
@@ -451,7 +454,8 @@ mod tests {
         let mut want = spec(&[("n1", 1), ("n2", 2), ("n3", 3)]);
         want.members.get_mut("n3").unwrap().peer = "http://10.0.0.3:2380".into();
         let e = plan("etcd", &want, &listed, &addresses(), &ALL).unwrap_err();
-        assert!(e.contains("n3 is a member as https://10.0.0.3:2380"), "{e}");
+        assert!(matches!(e, MembershipError::PeerChanged { .. }), "{e:?}");
+        assert!(e.to_string().contains("n3 is a member as https://10.0.0.3:2380"), "{e}");
     }
 
     #[test]

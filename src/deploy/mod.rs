@@ -18,7 +18,8 @@
 //!   after its reset hooks.
 //! - `operation` — the spine every operation runs on: records read once,
 //!   connect, open, plan, dry run or execute, close; `select` — the one
-//!   `--on` rule; `error` — what a run's error means for the nodes;
+//!   `--on` rule; `error` — every kind of failure of the engine, and what
+//!   each means for the nodes (its stage);
 //!   `consent` — asking before a plan that resets, prunes, removes
 //!   members or drains.
 //! - `switch`, `rollback`, `reset` — the operations: whom to reach, what

@@ -79,13 +79,15 @@ pub trait Operation {
 
     /// The nodes to reach, and how. Refusals that need no node go here,
     /// so they come before anything is reached.
-    fn targets(&self, records: &Records, ssh: &SshSettings, sink: &dyn Sink) -> Result<Vec<NodeTarget>, String>;
+    fn targets(&self, records: &Records, ssh: &SshSettings, sink: &dyn Sink) -> Result<Vec<NodeTarget>, Error>;
 
-    /// The plan, from the opened nodes.
-    async fn plan(&self, records: &Records, session: &Session<'_>, sink: &dyn Sink) -> Result<Plan, String>;
+    /// The plan, from the opened nodes. What an error means (a rule that
+    /// refuses the run, or an answer that cannot be planned from) is its
+    /// [`Error::stage`].
+    async fn plan(&self, records: &Records, session: &Session<'_>, sink: &dyn Sink) -> Result<Plan, Error>;
 
     /// What a dry run prints.
-    async fn dry_run_text(&self, plan: &Plan, _session: &Session<'_>) -> Result<String, String> {
+    async fn dry_run_text(&self, plan: &Plan, _session: &Session<'_>) -> Result<String, Error> {
         Ok(plan::render(plan))
     }
 
@@ -99,8 +101,8 @@ pub trait Operation {
 /// Run `op`: connect to its targets, then [`run_reached`]. Any target
 /// not reached: nothing changes ([`Outcome::Unreachable`]).
 pub async fn run<O: Operation>(op: &O, opts: &RunOptions, cancel: Cancel, sink: &dyn Sink) -> Result<Report, Error> {
-    let records = Records::load(&opts.state_dir).map_err(Error::Refused)?;
-    let targets = op.targets(&records, &opts.ssh, sink).map_err(Error::Refused)?;
+    let records = Records::load(&opts.state_dir)?;
+    let targets = op.targets(&records, &opts.ssh, sink)?;
     let (hosts, unreachable) = connect_reporting(&targets, opts.parallel, sink).await;
     let result = if unreachable {
         Ok(Report::of(Outcome::Unreachable))
@@ -122,7 +124,7 @@ pub async fn run_reached<O: Operation>(
     cancel: Cancel,
     sink: &dyn Sink,
 ) -> Result<Report, Error> {
-    let records = Records::load(&opts.state_dir).map_err(Error::Refused)?;
+    let records = Records::load(&opts.state_dir)?;
     held(op, opts, &records, nodes, cancel, sink).await
 }
 
@@ -155,14 +157,14 @@ async fn plan_and_execute<O: Operation>(
     cancel: Cancel,
     sink: &dyn Sink,
 ) -> Result<Report, Error> {
-    let plan = op.plan(records, session, sink).await.map_err(Error::Planning)?;
+    let plan = op.plan(records, session, sink).await?;
     execute::announce(&plan, sink);
     if opts.dry_run {
-        let plan_text = op.dry_run_text(&plan, session).await.map_err(Error::Planning)?;
+        let plan_text = op.dry_run_text(&plan, session).await?;
         return Ok(Report { plan_text, ..Report::of(Outcome::Ok) });
     }
-    if let Some(why) = opts.consent.refusal(&plan) {
-        return Err(Error::Refused(why));
+    if let Some(refused) = opts.consent.refusal(&plan) {
+        return Err(refused);
     }
     let (resolver, cache) = op.blobs();
     let cx = Context {

@@ -6,16 +6,18 @@
 //! `rollback` differ only in how they build it (`plan_switch.rs`,
 //! `plan_rollback.rs`); a plan is computed before anything runs and
 //! contains no I/O handle, so it can be printed (`--dry-run`) and tested
-//! as a value.
+//! as a value. A batch names its steps by node and phase ([`StepRef`]),
+//! not by position, so a plan reads by names; [`Steps`] finds them.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 
 use serde::Serialize;
 
+use super::error::Error;
 use super::membership::{Change, MembershipPlan};
 use super::record::Generation;
-use super::rollout::{self, Rollout};
+use super::rollout::{self, Entry, Rollout};
 use crate::closure::{Check, Hook, Source, When};
 use crate::node::{Manifest, UnitPlan};
 use crate::store::Digest;
@@ -105,8 +107,8 @@ impl Step {
 /// the step runs count: a linking step runs its pre and post hooks, an
 /// unlinking one its reset hooks (a worker's drain, delegated to the
 /// anchor, does not keep a switch `--on` that worker from running).
-pub fn unheld_delegate(nodes: &[NodeWork], held: &[&str]) -> Option<String> {
-    nodes.iter().find_map(|n| {
+pub fn unheld_delegate(nodes: &[NodeWork], held: &[&str]) -> Result<(), Error> {
+    let unheld = nodes.iter().find_map(|n| {
         n.steps.iter().find_map(|s| {
             let runs = |h: &&Hook| (h.when == When::Reset) == s.to.is_none();
             let h = s
@@ -114,15 +116,15 @@ pub fn unheld_delegate(nodes: &[NodeWork], held: &[&str]) -> Option<String> {
                 .iter()
                 .filter(runs)
                 .find(|h| h.delegate.as_deref().is_some_and(|d| d != n.name && !held.contains(&d)))?;
-            Some(format!(
-                "{}, phase {}: hook {} runs on {}, which this run does not reach; add it to --on",
-                n.name,
-                s.phase,
-                h.name,
-                h.delegate.as_deref().unwrap_or_default()
-            ))
+            Some(Error::UnheldDelegate {
+                node: n.name.clone(),
+                phase: s.phase.clone(),
+                hook: h.name.clone(),
+                delegate: h.delegate.clone().unwrap_or_default(),
+            })
         })
-    })
+    });
+    unheld.map_or(Ok(()), Err)
 }
 
 /// What a node records when its steps all succeeded.
@@ -209,11 +211,25 @@ pub struct Wave {
     pub membership: Option<MembershipPlan>,
 }
 
-/// Steps as (node index, step index), and the membership change they go
-/// with (an index into the wave's `membership.changes`).
+/// One step of a plan, by name: the node it runs on and the phase whose
+/// link it moves (a node moves each phase's link once in a plan).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct StepRef {
+    pub node: String,
+    pub phase: String,
+}
+
+impl StepRef {
+    pub fn new(node: &str, phase: &str) -> StepRef {
+        StepRef { node: node.to_string(), phase: phase.to_string() }
+    }
+}
+
+/// Steps run together, and the membership change they go with (an index
+/// into the wave's `membership.changes`).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Batch {
-    pub steps: Vec<(usize, usize)>,
+    pub steps: Vec<StepRef>,
     pub change: Option<usize>,
 }
 
@@ -233,6 +249,42 @@ impl Plan {
     }
 }
 
+/// The steps a plan's waves name, found by name: each node's place in
+/// `nodes` is looked up once, so a wave of thousands of steps is
+/// resolved in time linear in its size.
+pub struct Steps<'p> {
+    plan: &'p Plan,
+    at: HashMap<&'p str, usize>,
+}
+
+impl<'p> Steps<'p> {
+    pub fn of(plan: &'p Plan) -> Steps<'p> {
+        Steps { plan, at: plan.nodes.iter().enumerate().map(|(i, n)| (n.name.as_str(), i)).collect() }
+    }
+
+    pub fn plan(&self) -> &'p Plan {
+        self.plan
+    }
+
+    /// The place in `nodes` of the node `r` runs on, and the step.
+    pub fn find(&self, r: &StepRef) -> Option<(usize, &'p Step)> {
+        let &i = self.at.get(r.node.as_str())?;
+        Some((i, self.plan.nodes[i].steps.iter().find(|s| s.phase == r.phase)?))
+    }
+
+    /// The first step a batch names that the plan does not hold (a
+    /// planner's mistake: the executor refuses such a plan).
+    pub fn unknown(&self) -> Option<&'p StepRef> {
+        let mut named = self.plan.waves.iter().flat_map(|w| &w.batches).flat_map(|b| &b.steps);
+        named.find(|r| self.find(r).is_none())
+    }
+
+    /// [`Steps::find`], for a plan with no [`Steps::unknown`] step.
+    pub fn get(&self, r: &StepRef) -> (usize, &'p Step) {
+        self.find(r).expect("the executor checks that the plan holds every step it names")
+    }
+}
+
 /// Waves for `nodes`: phases that get a generation in `order` (unknown ones
 /// after, by name), then phases unlinked, in reverse of that order. Inside
 /// a wave, steps that restart or stop units go in the batches of each
@@ -247,30 +299,26 @@ pub fn waves(order: &[String], nodes: &[NodeWork], memberships: &[MembershipPlan
     extra.sort();
     extra.dedup();
     all.extend(extra);
-    let step_of = |i: usize, phase: &String, linked: bool| {
-        nodes[i].steps.iter().position(|s| &s.phase == phase && s.to.is_some() == linked)
-    };
     let wave = |phase: &String, linked: bool| {
         let membership = memberships.iter().find(|m| linked && &m.spec.phase == phase);
         let by_change = |n: &NodeWork| membership.is_some_and(|m| m.changes.iter().any(|c| c.node() == Some(&n.name)));
+        let lead = nodes.iter().find(|n| n.leads).map(|n| n.name.as_str());
         let entries: Vec<_> = nodes
             .iter()
-            .enumerate()
-            .filter(|(_, n)| !by_change(n))
-            .filter_map(|(i, n)| {
-                let k = step_of(i, phase, linked)?;
-                let step = &n.steps[k];
+            .filter(|n| !by_change(n))
+            .filter_map(|n| {
+                let step = step_of(n, phase, linked)?;
                 let mut r = n.rollout.unwrap_or(Rollout::ALL_AT_ONCE);
                 // kubeadm (init, join, upgrade) on etcd and control-plane
                 // nodes: one at a time, whatever the rollout setting
                 if step.runs_kubeadm_like() && r.group != rollout::Group::Workers {
                     r.serial = rollout::Serial::Count(1);
                 }
-                Some((i, k, step.disrupts(), r))
+                let lead = lead == Some(n.name.as_str());
+                Some(Entry { step: StepRef::new(&n.name, phase), lead, disrupts: step.disrupts(), rollout: r })
             })
             .collect();
-        let lead = nodes.iter().position(|n| n.leads);
-        let regular = rollout::batches(&entries, lead).into_iter().map(|steps| Batch { steps, change: None });
+        let regular = rollout::batches(&entries).into_iter().map(|steps| Batch { steps, change: None });
         let Some(m) = membership else {
             return (!entries.is_empty()).then(|| Wave {
                 phase: phase.clone(),
@@ -279,8 +327,9 @@ pub fn waves(order: &[String], nodes: &[NodeWork], memberships: &[MembershipPlan
             });
         };
         let change_batch = |(j, c): (usize, &Change)| {
-            let i = c.node().and_then(|n| nodes.iter().position(|w| w.name == n));
-            let steps = i.and_then(|i| step_of(i, phase, true).map(|k| (i, k))).into_iter().collect();
+            let n = c.node().and_then(|n| nodes.iter().find(|w| w.name == n));
+            let steps =
+                n.and_then(|n| step_of(n, phase, true).map(|_| StepRef::new(&n.name, phase))).into_iter().collect();
             Batch { steps, change: Some(j) }
         };
         let leaving_last = |c: &&Change| matches!(c, Change::Leave { member, .. } if member.started && !member.learner);
@@ -292,6 +341,11 @@ pub fn waves(order: &[String], nodes: &[NodeWork], memberships: &[MembershipPlan
     let linked = all.iter().filter_map(|p| wave(p, true));
     let unlinked: Vec<Wave> = all.iter().rev().filter_map(|p| wave(p, false)).collect();
     linked.chain(unlinked).collect()
+}
+
+/// The node's step of `phase` that links it (`linked`) or unlinks it.
+fn step_of<'n>(n: &'n NodeWork, phase: &str, linked: bool) -> Option<&'n Step> {
+    n.steps.iter().find(|s| s.phase == phase && s.to.is_some() == linked)
 }
 
 /// The plan as `--dry-run` prints it: per node, each step with its files
@@ -343,15 +397,15 @@ pub fn render_with(plan: &Plan, diffs: &Diffs) -> String {
         }
     }
     for w in plan.waves.iter().filter(|w| w.batches.len() > 1 || w.membership.is_some()) {
-        let batches: Vec<String> = w.batches.iter().map(|b| format!("[{}]", batch_text(plan, w, b))).collect();
+        let batches: Vec<String> = w.batches.iter().map(|b| format!("[{}]", batch_text(w, b))).collect();
         let _ = writeln!(s, "rollout of {}: {}", w.phase, batches.join(" then "));
     }
     s
 }
 
 /// A batch's nodes, and its membership change if it has one.
-fn batch_text(plan: &Plan, w: &Wave, b: &Batch) -> String {
-    let mut s = b.steps.iter().map(|&(i, _)| plan.nodes[i].name.as_str()).collect::<Vec<_>>().join(", ");
+fn batch_text(w: &Wave, b: &Batch) -> String {
+    let mut s = b.steps.iter().map(|r| r.node.as_str()).collect::<Vec<_>>().join(", ");
     if let (Some(m), Some(j)) = (&w.membership, b.change) {
         let sep = if s.is_empty() { "" } else { ": " };
         let _ = write!(s, "{sep}{} {} via {}", m.name, m.changes[j].describe(), m.via);
@@ -381,6 +435,11 @@ mod tests {
         NodeWork { name: name.into(), steps, ..Default::default() }
     }
 
+    /// The nodes of a batch's steps.
+    fn names(b: &Batch) -> Vec<String> {
+        b.steps.iter().map(|r| r.node.clone()).collect()
+    }
+
     #[test]
     fn waves_follow_phase_order_then_removals_reversed() {
         let order: Vec<String> = ["a", "b", "c", "d"].map(String::from).into();
@@ -389,18 +448,19 @@ mod tests {
             node("n2", vec![step("d", None, Some(4)), step("a", Some(1), None), step("b", Some(2), Some(4))]),
         ];
         let w = waves(&order, &nodes, &[]);
-        let got: Vec<(&str, &Vec<(usize, usize)>)> =
-            w.iter().map(|w| (w.phase.as_str(), &w.batches[0].steps)).collect();
-        assert_eq!(
-            got,
-            [
-                ("b", &vec![(0, 0), (1, 2)]),
-                ("d", &vec![(1, 0)]),
-                ("z", &vec![(0, 2)]),
-                ("c", &vec![(0, 1)]),
-                ("a", &vec![(1, 1)]),
-            ]
-        );
+        let got: Vec<(&str, Vec<String>)> = w.iter().map(|w| (w.phase.as_str(), names(&w.batches[0]))).collect();
+        let want = [("b", ["n1", "n2"].as_slice()), ("d", &["n2"]), ("z", &["n1"]), ("c", &["n1"]), ("a", &["n2"])];
+        assert_eq!(got, want.map(|(p, ns)| (p, ns.iter().map(|n| n.to_string()).collect::<Vec<_>>())));
+        // each step named is the node's step of the wave's phase, linking or unlinking as the wave does
+        let plan = Plan { nodes, waves: w, record: None };
+        let steps = Steps::of(&plan);
+        assert_eq!(steps.unknown(), None);
+        for w in &plan.waves {
+            let (_, s) = steps.get(&w.batches[0].steps[0]);
+            assert_eq!(s.phase, w.phase);
+        }
+        assert_eq!(steps.get(&StepRef::new("n1", "c")).1.to, None, "c is unlinked on n1");
+        assert!(steps.find(&StepRef::new("n1", "a")).is_none(), "n1 has no step of a");
     }
 
     #[test]
@@ -420,11 +480,12 @@ mod tests {
             vec![node("w1", vec![s])]
         };
         // a switch links the phase: its reset hook does not run, its post hook does
-        assert_eq!(unheld_delegate(&with(None, Some(1), When::Reset), &["w1"]), None);
-        assert!(unheld_delegate(&with(None, Some(1), When::Post), &["w1"]).is_some_and(|e| e.contains("cp1")));
+        let on_cp1 = |r| matches!(r, Err(Error::UnheldDelegate { delegate, .. }) if delegate == "cp1");
+        assert!(unheld_delegate(&with(None, Some(1), When::Reset), &["w1"]).is_ok());
+        assert!(on_cp1(unheld_delegate(&with(None, Some(1), When::Post), &["w1"])));
         // a reset unlinks it: the reset hook runs, on cp1
-        assert!(unheld_delegate(&with(Some(1), None, When::Reset), &["w1"]).is_some());
-        assert_eq!(unheld_delegate(&with(Some(1), None, When::Reset), &["w1", "cp1"]), None);
+        assert!(on_cp1(unheld_delegate(&with(Some(1), None, When::Reset), &["w1"])));
+        assert!(unheld_delegate(&with(Some(1), None, When::Reset), &["w1", "cp1"]).is_ok());
     }
 
     #[test]
@@ -452,10 +513,10 @@ mod tests {
             .collect();
         nodes[2].leads = true;
         let w = waves(&order, &nodes, &[]);
-        let batches: Vec<&Vec<(usize, usize)>> = w[0].batches.iter().map(|b| &b.steps).collect();
+        let batches: Vec<Vec<String>> = w[0].batches.iter().map(names).collect();
         // the lead alone, then one at a time although the rollout allows
         // two (kubeadm on control planes); the calm step after the lead
-        assert_eq!(batches, [&vec![(2, 0)], &vec![(0, 0), (3, 0)], &vec![(1, 0)]]);
+        assert_eq!(batches, [vec!["c"], vec!["a", "w"], vec!["b"]]);
     }
 
     fn restarting(phase: &str, unit: &str) -> Step {
@@ -506,9 +567,10 @@ mod tests {
         let w = waves(&order, &nodes, &[m]);
         assert_eq!(w.len(), 1);
         let b = &w[0].batches;
-        assert_eq!(b[0], Batch { steps: vec![(2, 0)], change: Some(1) }, "the join first");
-        assert_eq!(b[1], Batch { steps: vec![(0, 0), (1, 0)], change: None });
-        assert_eq!(b[2], Batch { steps: vec![(3, 0)], change: Some(0) }, "the leave last");
+        let etcd = |n| StepRef::new(n, "etcd");
+        assert_eq!(b[0], Batch { steps: vec![etcd("new")], change: Some(1) }, "the join first");
+        assert_eq!(b[1], Batch { steps: vec![etcd("m1"), etcd("m2")], change: None });
+        assert_eq!(b[2], Batch { steps: vec![etcd("old")], change: Some(0) }, "the leave last");
         assert_eq!(b.len(), 3);
         let plan = Plan { nodes, waves: w, record: None };
         let text = render(&plan);

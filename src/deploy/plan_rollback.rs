@@ -10,6 +10,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
+use super::error::{Error, RecordsError, RollbackRefused};
 use super::plan::{Commit, Ending, FileDiff, NodeWork, RecordedPhase, Step};
 use super::record::Generation;
 use crate::node::{changed_files, plan_units, Manifest};
@@ -17,19 +18,15 @@ use crate::store::Digest;
 
 /// The recorded generation to return to: `to`, or the last one before the
 /// generation in effect now.
-pub fn target(gens: &[Generation], to: Option<u64>) -> Result<&Generation, String> {
-    let latest = gens.last().ok_or("no generations recorded yet (.kdeploy/generations/ is empty)")?;
+pub fn target(gens: &[Generation], to: Option<u64>) -> Result<&Generation, Error> {
+    let latest = gens.last().ok_or(RecordsError::Empty)?;
     if let Some(n) = to {
-        return gens.iter().find(|g| g.number == n).ok_or_else(|| {
-            let have: Vec<String> = gens.iter().map(|g| g.number.to_string()).collect();
-            format!("--to {n}: no such recorded generation (have {})", have.join(", "))
-        });
+        let have = || gens.iter().map(|g| g.number).collect();
+        let found = gens.iter().find(|g| g.number == n);
+        return Ok(found.ok_or_else(|| RollbackRefused::NoSuchGeneration { to: n, have: have() })?);
     }
     let in_effect = latest.rollback_of.unwrap_or(latest.number);
-    gens.iter()
-        .rev()
-        .find(|g| g.number < in_effect)
-        .ok_or_else(|| format!("generation {in_effect} is the oldest recorded: nothing to roll back to"))
+    Ok(gens.iter().rev().find(|g| g.number < in_effect).ok_or(RollbackRefused::Oldest { in_effect })?)
 }
 
 /// Which links move: `links` now, `want` the target (phase → generation).
@@ -120,11 +117,13 @@ mod tests {
         let gs = vec![gen(1, None), gen(2, None), gen(3, None)];
         assert_eq!(target(&gs, None).unwrap().number, 2);
         assert_eq!(target(&gs, Some(1)).unwrap().number, 1);
-        assert!(target(&gs, Some(9)).is_err());
+        assert!(matches!(target(&gs, Some(9)), Err(Error::Rollback(RollbackRefused::NoSuchGeneration { to: 9, .. }))));
         let gs = vec![gen(1, None), gen(2, None), gen(3, None), gen(4, Some(2))];
         assert_eq!(target(&gs, None).unwrap().number, 1);
-        assert!(target(&[gen(1, None)], None).is_err());
-        assert!(target(&[], None).is_err());
+        let one = [gen(1, None)];
+        let oldest = target(&one, None);
+        assert!(matches!(oldest, Err(Error::Rollback(RollbackRefused::Oldest { in_effect: 1 }))), "{oldest:?}");
+        assert!(matches!(target(&[], None), Err(Error::Records(RecordsError::Empty))));
     }
 
     #[test]

@@ -14,6 +14,7 @@
 use std::collections::BTreeSet;
 
 use super::connect::SshSettings;
+use super::error::Error;
 use super::events::{Event, Sink};
 use super::plan_reset;
 use super::record::{Generation, Records};
@@ -47,7 +48,7 @@ pub fn targets(
     records: &Records,
     prune: bool,
     ssh: &SshSettings,
-) -> Result<Vec<NodeTarget>, String> {
+) -> Result<Vec<NodeTarget>, Error> {
     if !prune {
         return Ok(Vec::new());
     }

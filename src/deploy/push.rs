@@ -24,6 +24,7 @@ use std::time::Instant;
 use tokio::sync::{OnceCell, Semaphore};
 
 use super::bounded;
+use super::error::{BlobError, Error};
 use super::events::{Event, Sink};
 use super::plan::NodeWork;
 use super::step::Fail;
@@ -51,11 +52,11 @@ pub struct BlobSource {
     readable: Readable,
     size: u64,
     secret: bool,
-    sha256: OnceCell<Result<String, String>>,
-    uploaded: OnceCell<Result<Upload, String>>,
+    sha256: OnceCell<Result<String, BlobError>>,
+    uploaded: OnceCell<Result<Upload, BlobError>>,
     /// Put into the cache again after a node refused the cache's copy
     /// (once per run).
-    replaced: OnceCell<Result<Upload, String>>,
+    replaced: OnceCell<Result<Upload, BlobError>>,
     /// Its zstd form for the transfer, if that pays (made once per run at
     /// most, and kept in the deployer's store for later runs).
     compressed: OnceCell<Option<PathBuf>>,
@@ -64,21 +65,21 @@ pub struct BlobSource {
 impl BlobSource {
     /// Its sha256, computed once however many nodes ask at the same time
     /// (the binaries are hundreds of MB: hashed off the async workers).
-    async fn sha256(self: &Arc<Self>) -> Result<&str, String> {
+    async fn sha256(self: &Arc<Self>) -> Result<&str, BlobError> {
         let b = self.clone();
         let r = self
             .sha256
             .get_or_init(|| async move {
-                tokio::task::spawn_blocking(move || b.readable.sha256().map_err(|e| e.0))
+                tokio::task::spawn_blocking(move || b.readable.sha256().map_err(BlobError::from))
                     .await
-                    .unwrap_or_else(|e| Err(e.to_string()))
+                    .unwrap_or_else(|e| Err(BlobError::Task { what: "hashing a blob".into(), reason: e.to_string() }))
             })
             .await;
         r.as_deref().map_err(Clone::clone)
     }
 
     /// What `have` checks the node's copy against.
-    async fn wanted(self: &Arc<Self>, hash: Digest) -> Result<WantedBlob, String> {
+    async fn wanted(self: &Arc<Self>, hash: Digest) -> Result<WantedBlob, BlobError> {
         let sha256 = match self.secret || self.size > HASH_CHECKED_UP_TO {
             true => None,
             false => Some(self.sha256().await?.to_string()),
@@ -106,7 +107,7 @@ impl<'a> Blobs<'a> {
         Blobs { resolver, cache, resolved: Mutex::new(HashMap::new()), uploads, compressing }
     }
 
-    fn source(&self, d: &Digest, s: &Source) -> Result<Arc<BlobSource>, String> {
+    fn source(&self, d: &Digest, s: &Source) -> Result<Arc<BlobSource>, BlobError> {
         blob_source(&self.resolved, self.resolver, d, s)
     }
 }
@@ -116,7 +117,7 @@ fn blob_source(
     resolver: &Resolver,
     d: &Digest,
     s: &Source,
-) -> Result<Arc<BlobSource>, String> {
+) -> Result<Arc<BlobSource>, BlobError> {
     if let Some(b) = cache.lock().unwrap_or_else(|p| p.into_inner()).get(d) {
         return Ok(b.clone());
     }
@@ -124,11 +125,13 @@ fn blob_source(
     // an artifact member already extracted into the store is read from there
     let readable = match resolver.store().has(d) && !secret {
         true => Readable::Path(resolver.store().blob_path(d)),
-        false => resolver.readable(s).map_err(|e| e.0)?,
+        false => resolver.readable(s)?,
     };
     let size = match &readable {
         Readable::Bytes(b) => b.len() as u64,
-        Readable::Path(p) => std::fs::metadata(p).map_err(|e| format!("{}: {e}", p.display()))?.len(),
+        Readable::Path(p) => {
+            std::fs::metadata(p).map_err(|e| BlobError::Size { path: p.clone(), reason: e.to_string() })?.len()
+        }
     };
     let b = Arc::new(BlobSource {
         readable,
@@ -177,7 +180,7 @@ async fn send_blobs(
     blobs: &Blobs<'_>,
     zstd: bool,
     sink: &dyn Sink,
-) -> Result<(u64, u64), String> {
+) -> Result<(u64, u64), Error> {
     let store = blobs.resolver.store();
     let (mut bytes, mut sent) = (0, 0);
     let mut zst = HashMap::new();
@@ -185,8 +188,8 @@ async fn send_blobs(
         let b = &sources[d];
         bytes += b.size;
         if b.secret {
-            let Readable::Bytes(s) = &b.readable else { return Err(format!("secret {d} must be sent from memory")) };
-            node.put_secret(d, s).await.map_err(|e| e.to_string())?;
+            let Readable::Bytes(s) = &b.readable else { return Err(BlobError::SecretOnDisk(*d).into()) };
+            node.put_secret(d, s).await?;
             sent += b.size;
         } else if zstd {
             if let Some(z) = compressed(blobs, *d, b).await {
@@ -198,7 +201,7 @@ async fn send_blobs(
     if streamed.is_empty() {
         return Ok((bytes, sent));
     }
-    let _slot = blobs.uploads.acquire().await.map_err(|e| e.to_string())?;
+    let _slot = blobs.uploads.acquire().await.expect("the upload slots are never closed");
     match put(node, &streamed, sources, &zst).await {
         Ok(n) => sent += n,
         Err(e) if !zst.is_empty() => {
@@ -222,7 +225,7 @@ async fn put(
     blobs: &[Digest],
     sources: &HashMap<Digest, Arc<BlobSource>>,
     zst: &HashMap<Digest, PathBuf>,
-) -> Result<u64, String> {
+) -> Result<u64, Error> {
     let mut put = Vec::new();
     for d in blobs {
         let b = &sources[d];
@@ -233,7 +236,7 @@ async fn put(
         };
         put.push(PutBlob { hash: *d, sha256: b.sha256().await?, body });
     }
-    node.put(&put).await.map_err(|e| e.to_string())
+    Ok(node.put(&put).await?)
 }
 
 /// Put `blob` into the binary cache unless this run already did (every
@@ -244,7 +247,7 @@ async fn upload_once(
     d: Digest,
     blob: &Arc<BlobSource>,
     sink: &dyn Sink,
-) -> Result<u64, String> {
+) -> Result<u64, BlobError> {
     let r = blob
         .uploaded
         .get_or_init(|| {
@@ -253,7 +256,8 @@ async fn upload_once(
                 let t0 = Instant::now();
                 let r = tokio::task::spawn_blocking(move || cache.ensure(&d, &blob.readable, blob.size))
                     .await
-                    .unwrap_or_else(|e| Err(format!("uploading {d}: {e}")));
+                    .map_err(|e| uploading(d, e))
+                    .and_then(|r| Ok(r?));
                 if let Ok(Upload::Sent(bytes)) = r {
                     sink.emit(Event::CacheUploaded { blob: d.hex(), bytes, took: t0.elapsed() });
                 }
@@ -268,10 +272,15 @@ async fn upload_once(
     }
 }
 
+/// An upload whose blocking task did not finish.
+fn uploading(d: Digest, e: tokio::task::JoinError) -> BlobError {
+    BlobError::Task { what: format!("uploading {d}"), reason: e.to_string() }
+}
+
 /// Put `blob` into the binary cache again, whatever the cache holds under
 /// its name (a node refused that copy); once per run however many nodes
 /// refuse it.
-async fn replace_once(cache: &Arc<BinaryCache>, d: Digest, blob: &Arc<BlobSource>) -> Result<(), String> {
+async fn replace_once(cache: &Arc<BinaryCache>, d: Digest, blob: &Arc<BlobSource>) -> Result<(), BlobError> {
     let r = blob
         .replaced
         .get_or_init(|| {
@@ -279,7 +288,8 @@ async fn replace_once(cache: &Arc<BinaryCache>, d: Digest, blob: &Arc<BlobSource
             async move {
                 tokio::task::spawn_blocking(move || cache.replace(&d, &blob.readable, blob.size))
                     .await
-                    .unwrap_or_else(|e| Err(format!("uploading {d}: {e}")))
+                    .map_err(|e| uploading(d, e))
+                    .and_then(|r| Ok(r?))
             }
         })
         .await;

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use super::error::{RecordWrite, RecordsError, RollbackRefused};
 use super::rollout::Rollout;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -82,19 +83,18 @@ pub struct Generation {
 /// Why `rollback` from `latest` to `target` is refused, if it would change
 /// a membership: a rollback moves links, it does not add or remove
 /// members, so going back across a growth would stop voting members.
-pub fn membership_refusal(latest: &Generation, target: &Generation) -> Option<String> {
+pub fn membership_refusal(latest: &Generation, target: &Generation) -> Option<RollbackRefused> {
     let (Some(now), Some(then)) = (&latest.members, &target.members) else { return None };
     let names: std::collections::BTreeSet<&String> = now.keys().chain(then.keys()).collect();
     for name in names {
         let (a, b) = (now.get(name).cloned().unwrap_or_default(), then.get(name).cloned().unwrap_or_default());
         if a != b {
-            return Some(format!(
-                "generation {} has {name} members [{}], the nodes now have [{}]: rollback does not change a \
-                 membership; edit the definition back and run `kdeploy switch` instead",
-                target.number,
-                b.join(", "),
-                a.join(", ")
-            ));
+            return Some(RollbackRefused::Membership {
+                generation: target.number,
+                membership: name.clone(),
+                then: b,
+                now: a,
+            });
         }
     }
     None
@@ -114,16 +114,17 @@ pub struct Records {
 
 impl Records {
     /// The records in `state_dir` (none yet: empty).
-    pub fn load(state_dir: &Path) -> Result<Records, String> {
+    pub fn load(state_dir: &Path) -> Result<Records, RecordsError> {
         let d = dir(state_dir);
+        let listing = |e: std::io::Error| RecordsError::Listing { dir: d.clone(), reason: e.to_string() };
         let entries = match std::fs::read_dir(&d) {
             Ok(e) => e,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Records::default()),
-            Err(e) => return Err(format!("{}: {e}", d.display())),
+            Err(e) => return Err(listing(e)),
         };
         let mut gens = Vec::new();
         for entry in entries {
-            let path = entry.map_err(|e| format!("{}: {e}", d.display()))?.path();
+            let path = entry.map_err(listing)?.path();
             // `.N.json.tmp`: a write cut off before its rename
             let is_record = path.extension().is_some_and(|x| x == "json")
                 && !path.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.'));
@@ -156,32 +157,25 @@ impl Records {
 }
 
 /// One record, which must be named for its number (`N.json`).
-fn read_one(path: &Path) -> Result<Generation, String> {
-    let unreadable = |why: String| {
-        format!(
-            "deployer record {}: {why}; kdeploy will not guess where the nodes are: restore the file, or move it \
-             out of {} if the generation it recorded is gone",
-            path.display(),
-            path.parent().map_or(String::new(), |p| p.display().to_string())
-        )
-    };
+fn read_one(path: &Path) -> Result<Generation, RecordsError> {
+    let unreadable = |reason: String| RecordsError::Unreadable { path: path.to_path_buf(), reason };
     let bytes = std::fs::read(path).map_err(|e| unreadable(e.to_string()))?;
     let g: Generation = serde_json::from_slice(&bytes).map_err(|e| unreadable(e.to_string()))?;
     let named = path.file_stem().and_then(|s| s.to_str()).and_then(|s| s.parse::<u64>().ok());
     if named != Some(g.number) {
-        return Err(unreadable(format!("it records generation {} under another name", g.number)));
+        return Err(RecordsError::Misnamed { path: path.to_path_buf(), number: g.number });
     }
     Ok(g)
 }
 
-pub fn write(state_dir: &Path, g: &Generation) -> Result<(), String> {
+pub fn write(state_dir: &Path, g: &Generation) -> Result<(), RecordWrite> {
     let d = dir(state_dir);
-    std::fs::create_dir_all(&d).map_err(|e| format!("{}: {e}", d.display()))?;
+    std::fs::create_dir_all(&d).map_err(|e| RecordWrite { path: d.clone(), reason: e.to_string() })?;
     let tmp = d.join(format!(".{}.json.tmp", g.number));
     let dest = d.join(format!("{}.json", g.number));
     std::fs::write(&tmp, serde_json::to_string_pretty(g).expect("record serialises"))
         .and_then(|_| std::fs::rename(&tmp, &dest))
-        .map_err(|e| format!("{}: {e}", dest.display()))
+        .map_err(|e| RecordWrite { path: dest, reason: e.to_string() })
 }
 
 pub fn now() -> u64 {
@@ -228,10 +222,12 @@ mod tests {
         // a damaged latest record must not let an older one decide
         std::fs::write(gens.join("11.json"), "{\"number\": 11, ").unwrap();
         let e = Records::load(d.path()).unwrap_err();
-        assert!(e.contains("11.json") && e.contains("restore the file"), "{e}");
+        assert!(matches!(&e, RecordsError::Unreadable { path, .. } if path.ends_with("11.json")), "{e:?}");
+        assert!(e.to_string().contains("11.json") && e.to_string().contains("restore the file"), "{e}");
         std::fs::write(gens.join("11.json"), record(12, "a")).unwrap();
         let e = Records::load(d.path()).unwrap_err();
-        assert!(e.contains("generation 12 under another name"), "{e}");
+        assert!(matches!(e, RecordsError::Misnamed { number: 12, .. }), "{e:?}");
+        assert!(e.to_string().contains("generation 12 under another name"), "{e}");
     }
 
     #[test]

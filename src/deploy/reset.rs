@@ -49,17 +49,15 @@ pub struct Reset<'a> {
 impl Operation for Reset<'_> {
     const NAME: &'static str = "reset";
 
-    fn targets(&self, _: &Records, _: &SshSettings, _: &dyn Sink) -> Result<Vec<NodeTarget>, String> {
+    fn targets(&self, _: &Records, _: &SshSettings, _: &dyn Sink) -> Result<Vec<NodeTarget>, Error> {
         Ok(self.targets.clone())
     }
 
-    async fn plan(&self, records: &Records, session: &Session<'_>, _: &dyn Sink) -> Result<Plan, String> {
+    async fn plan(&self, records: &Records, session: &Session<'_>, _: &dyn Sink) -> Result<Plan, Error> {
         let reset = session.nodes.iter().filter(|o| !self.bystanders.contains(&o.name));
         let mut work = gather(reset, self.scope).await?;
         let held: Vec<&str> = session.nodes.iter().map(|o| o.name.as_str()).collect();
-        if let Some(why) = plan::unheld_delegate(&work, &held) {
-            return Err(why);
-        }
+        plan::unheld_delegate(&work, &held)?;
         // the bystanders without work
         work.extend(self.bystanders.iter().map(|n| NodeWork { name: n.clone(), ..Default::default() }));
         session.sort_like(&mut work);
@@ -74,12 +72,12 @@ impl Operation for Reset<'_> {
 /// Reset the selected nodes of `closures`. Returns the outcome and, for
 /// `--dry-run`, the plan text.
 pub async fn reset(closures: &Closures, opts: &ResetOptions, cancel: Cancel, sink: &dyn Sink) -> Result<Report, Error> {
-    let op = prepare(closures, opts).map_err(Error::Refused)?;
+    let op = prepare(closures, opts)?;
     operation::run(&op, &opts.run, cancel, sink).await
 }
 
 /// The reset of the selected nodes, or why it is refused.
-fn prepare<'a>(closures: &'a Closures, opts: &'a ResetOptions) -> Result<Reset<'a>, String> {
+fn prepare<'a>(closures: &'a Closures, opts: &'a ResetOptions) -> Result<Reset<'a>, Error> {
     let selected = select::in_cluster(closures, &opts.on)?;
     let scope = if selected.len() == closures.cluster.nodes.len() { Scope::Cluster } else { Scope::Nodes };
     anchor_kept(closures, &selected)?;
@@ -100,18 +98,15 @@ fn bystanders(closures: &Closures, selected: &[String]) -> Vec<String> {
 /// Refuse to reset the anchor (the control plane that ran `kubeadm init`)
 /// while other control planes stay: switched again, it would init a
 /// second cluster beside theirs.
-fn anchor_kept(closures: &Closures, selected: &[String]) -> Result<(), String> {
+fn anchor_kept(closures: &Closures, selected: &[String]) -> Result<(), Error> {
     let c = &closures.cluster;
     let Some(a) = c.anchor.as_ref().filter(|a| selected.contains(a)) else { return Ok(()) };
-    let others: Vec<&String> = c.anchor_candidates.iter().filter(|n| !selected.contains(n) && *n != a).collect();
-    if others.is_empty() {
+    let staying: Vec<String> =
+        c.anchor_candidates.iter().filter(|n| !selected.contains(n) && *n != a).cloned().collect();
+    if staying.is_empty() {
         return Ok(());
     }
-    Err(format!(
-        "{a} ran `kubeadm init` (the anchor) and {} stay: reset would leave them without it and {a}, switched \
-         again, would start a second cluster. Set settings.kubeadm.initNode to one of them, switch, then reset {a}",
-        others.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
-    ))
+    Err(Error::AnchorReset { anchor: a.clone(), staying })
 }
 
 /// A reset of the nodes already reached (see [`Reset`]). The connections
@@ -129,12 +124,8 @@ pub async fn reset_reached(
 pub async fn gather<'a, 'h: 'a>(
     nodes: impl IntoIterator<Item = &'a Opened<'h>>,
     scope: Scope,
-) -> Result<Vec<NodeWork>, String> {
+) -> Result<Vec<NodeWork>, Error> {
     let nodes: Vec<&Opened<'_>> = nodes.into_iter().collect();
     let states = join_all(nodes.iter().map(|o| state::read_deployed(&o.node, &o.status))).await;
-    nodes
-        .into_iter()
-        .zip(states)
-        .map(|(o, st)| Ok(plan_reset::node_work(&o.name, &st.map_err(|e| e.to_string())?, scope)))
-        .collect()
+    nodes.into_iter().zip(states).map(|(o, st)| Ok(plan_reset::node_work(&o.name, &st?, scope))).collect()
 }

@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 use futures::future::join_all;
 
 use super::connect::SshSettings;
-use super::error::Error;
+use super::error::{Error, RecordsError};
 use super::events::{Event, Sink};
 use super::execute::{Cancel, Opened, Session};
 use super::operation::{self, Operation, Report, RunOptions};
@@ -50,11 +50,11 @@ pub struct Rollback<'a> {
 
 impl Rollback<'_> {
     /// The generation to return to and the latest one, or why not.
-    fn ends<'r>(&self, records: &'r Records) -> Result<(&'r Generation, &'r Generation), String> {
+    fn ends<'r>(&self, records: &'r Records) -> Result<(&'r Generation, &'r Generation), Error> {
         let tgt = target(records.all(), self.opts.to)?;
-        let latest = records.latest().ok_or("no generations recorded yet")?;
+        let latest = records.latest().ok_or(RecordsError::Empty)?;
         if let Some(why) = record::membership_refusal(latest, tgt) {
-            return Err(why);
+            return Err(why.into());
         }
         Ok((tgt, latest))
     }
@@ -63,7 +63,7 @@ impl Rollback<'_> {
 impl Operation for Rollback<'_> {
     const NAME: &'static str = "rollback";
 
-    fn targets(&self, records: &Records, ssh: &SshSettings, sink: &dyn Sink) -> Result<Vec<NodeTarget>, String> {
+    fn targets(&self, records: &Records, ssh: &SshSettings, sink: &dyn Sink) -> Result<Vec<NodeTarget>, Error> {
         let (tgt, latest) = self.ends(records)?;
         let names = select::in_generation(tgt, &self.opts.on)?;
         for n in latest.nodes.keys().filter(|n| !tgt.nodes.contains_key(*n)) {
@@ -75,7 +75,7 @@ impl Operation for Rollback<'_> {
         names.iter().map(|n| ssh.target(n, &tgt.nodes[n].address, &tgt.nodes[n].ssh())).collect()
     }
 
-    async fn plan(&self, records: &Records, session: &Session<'_>, _: &dyn Sink) -> Result<Plan, String> {
+    async fn plan(&self, records: &Records, session: &Session<'_>, _: &dyn Sink) -> Result<Plan, Error> {
         let (tgt, latest) = self.ends(records)?;
         gather_and_plan(tgt, latest, &session.nodes, records.next_number()).await
     }
@@ -92,11 +92,11 @@ async fn gather_and_plan(
     latest: &Generation,
     nodes: &[Opened<'_>],
     number: u64,
-) -> Result<Plan, String> {
+) -> Result<Plan, Error> {
     let read = join_all(nodes.iter().map(|o| async move {
         let r = &tgt.nodes[&o.name];
-        let hash =
-            Digest::parse(&r.hash).ok_or_else(|| format!("generation {}: bad hash for {}", tgt.number, o.name))?;
+        let bad_hash = || Error::BadRecordedHash { generation: tgt.number, node: o.name.clone() };
+        let hash = Digest::parse(&r.hash).ok_or_else(bad_hash)?;
         let already =
             !o.status.pending && o.status.current.as_ref().is_some_and(|(g, h)| *g == r.generation && *h == hash);
         if already {
@@ -104,15 +104,15 @@ async fn gather_and_plan(
             return Ok((st, hash, already));
         }
         let want = planner::wanted(&state::read_record(&o.node, r.generation).await?);
-        let deployed = state::read_deployed(&o.node, &o.status).await.map_err(|e| e.to_string())?;
+        let deployed = state::read_deployed(&o.node, &o.status).await?;
         let mut target = BTreeMap::new();
         for (phase, g) in &want {
             if o.status.phases.get(phase) != Some(g) {
-                target.insert(phase.clone(), o.node.manifest(*g, phase).await.map_err(|e| e.to_string())?);
+                target.insert(phase.clone(), o.node.manifest(*g, phase).await?);
             }
         }
         let st = NodeState { links: o.status.phases.clone(), want, live: deployed.manifests, target };
-        Ok::<_, String>((st, hash, already))
+        Ok::<_, Error>((st, hash, already))
     }))
     .await;
     let mut work = Vec::new();

@@ -7,6 +7,7 @@
 //! naming it — a typo must not shrink or widen a run silently. No words:
 //! every node.
 
+use super::error::Selection;
 use crate::closure::Closures;
 use crate::deploy::record::Generation;
 
@@ -20,13 +21,13 @@ pub struct Candidate<'a> {
 
 /// The nodes `on` picks among `nodes`, sorted; `within` names where they
 /// were looked for, for the error.
-pub fn select(on: &[String], nodes: &[Candidate<'_>], within: &str) -> Result<Vec<String>, String> {
+pub fn select(on: &[String], nodes: &[Candidate<'_>], within: &str) -> Result<Vec<String>, Selection> {
     let words: Vec<&str> = on.iter().flat_map(|s| s.split(',')).map(str::trim).filter(|s| !s.is_empty()).collect();
     let (out, keep): (Vec<&str>, Vec<&str>) = words.iter().partition(|w| w.starts_with('!'));
-    let matched = |word: &str| -> Result<Vec<&str>, String> {
+    let matched = |word: &str| -> Result<Vec<&str>, Selection> {
         let hits: Vec<&str> = nodes.iter().filter(|n| matches(word, n)).map(|n| n.name).collect();
         if hits.is_empty() {
-            return Err(format!("--on {word}: no node, role, @tag or name pattern of that name in {within}"));
+            return Err(Selection::Unmatched { word: word.to_string(), within: within.to_string() });
         }
         Ok(hits)
     };
@@ -45,7 +46,7 @@ pub fn select(on: &[String], nodes: &[Candidate<'_>], within: &str) -> Result<Ve
     picked.sort();
     picked.dedup();
     if picked.is_empty() && !words.is_empty() {
-        return Err(format!("--on {}: every node is excluded", on.join(",")));
+        return Err(Selection::AllExcluded { on: on.join(",") });
     }
     Ok(picked)
 }
@@ -91,7 +92,7 @@ fn glob(pattern: &[u8], name: &[u8]) -> bool {
 }
 
 /// The nodes of the cluster definition `on` picks.
-pub fn in_cluster(closures: &Closures, on: &[String]) -> Result<Vec<String>, String> {
+pub fn in_cluster(closures: &Closures, on: &[String]) -> Result<Vec<String>, Selection> {
     let nodes: Vec<Candidate<'_>> = closures
         .cluster
         .nodes
@@ -103,7 +104,7 @@ pub fn in_cluster(closures: &Closures, on: &[String]) -> Result<Vec<String>, Str
 
 /// The nodes of a recorded generation `on` picks (roles and tags as
 /// recorded; records from before they were kept match by name only).
-pub fn in_generation(g: &Generation, on: &[String]) -> Result<Vec<String>, String> {
+pub fn in_generation(g: &Generation, on: &[String]) -> Result<Vec<String>, Selection> {
     let nodes: Vec<Candidate<'_>> =
         g.nodes.iter().map(|(n, r)| Candidate { name: n, roles: &r.roles, tags: &r.tags }).collect();
     select(on, &nodes, &format!("generation {}", g.number))
@@ -117,7 +118,7 @@ mod tests {
         r.iter().map(|s| s.to_string()).collect()
     }
 
-    fn pick(on: &[&str]) -> Result<Vec<String>, String> {
+    fn pick(on: &[&str]) -> Result<Vec<String>, Selection> {
         let nodes = [
             ("cp1", v(&["control-plane", "etcd"]), v(&["rack-a"])),
             ("w1", v(&["worker"]), v(&["rack-a", "gpu"])),
@@ -156,8 +157,10 @@ mod tests {
     fn a_word_matching_nothing_is_an_error() {
         for (on, word) in [("w1,wrk", "wrk"), ("@rack-c", "@rack-c"), ("x*", "x*"), ("worker,!@nope", "@nope")] {
             let e = pick(&[on]).unwrap_err();
-            assert!(e.starts_with(&format!("--on {word}: no node")), "{on}: {e}");
+            assert!(matches!(&e, Selection::Unmatched { word: w, .. } if w == word), "{on}: {e:?}");
+            assert!(e.to_string().starts_with(&format!("--on {word}: no node")), "{on}: {e}");
         }
-        assert!(pick(&["w1,!w1"]).unwrap_err().contains("every node is excluded"));
+        let e = pick(&["w1,!w1"]).unwrap_err();
+        assert!(matches!(e, Selection::AllExcluded { .. }) && e.to_string().contains("every node is excluded"));
     }
 }

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 use super::plan::RecordedPhase;
 use super::plan_switch::Deployed;
-use crate::node::{Node, NodeStatus, PhaseEntry, PhaseRecord};
+use crate::node::{Node, NodeError, NodeStatus, PhaseEntry, PhaseRecord};
 use crate::store::Digest;
 
 /// The node's phase record as the plan reads it (the protocol's
@@ -27,7 +27,7 @@ fn recorded(record: PhaseRecord) -> BTreeMap<String, RecordedPhase> {
 /// Everything the plan needs from a node whose committed hash differs
 /// (one round trip). A manifest that cannot be read or parsed is left
 /// out: the phase is then planned as if new (all its units started).
-pub async fn read_deployed(node: &Node<'_>, status: &NodeStatus) -> Result<Deployed, crate::node::NodeError> {
+pub async fn read_deployed(node: &Node<'_>, status: &NodeStatus) -> Result<Deployed, NodeError> {
     let mut dep = Deployed {
         committed: status.current,
         next: status.next,
@@ -55,16 +55,16 @@ pub async fn commit(
     gen: u64,
     node_hash: &Digest,
     phases: Option<&BTreeMap<String, RecordedPhase>>,
-) -> Result<(), String> {
+) -> Result<(), NodeError> {
     let record: Option<PhaseRecord> = phases.map(|p| {
         p.iter()
             .map(|(n, r)| (n.clone(), PhaseEntry { hash: r.hash, generation: r.generation, active: r.active }))
             .collect()
     });
-    node.commit(gen, node_hash, record.as_ref()).await.map_err(|e| e.to_string())
+    node.commit(gen, node_hash, record.as_ref()).await
 }
 
 /// The phase record of any generation (for `rollback`).
-pub async fn read_record(node: &Node<'_>, gen: u64) -> Result<BTreeMap<String, RecordedPhase>, String> {
-    Ok(recorded(node.phase_record(gen).await.map_err(|e| e.to_string())?))
+pub async fn read_record(node: &Node<'_>, gen: u64) -> Result<BTreeMap<String, RecordedPhase>, NodeError> {
+    Ok(recorded(node.phase_record(gen).await?))
 }

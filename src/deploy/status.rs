@@ -10,6 +10,7 @@ use futures::future::join_all;
 use serde::Serialize;
 
 use super::connect::{connect_reporting, SshSettings};
+use super::error::Error;
 use super::events::Collect;
 use super::record::Generation;
 use crate::node::{Drift, Node};
@@ -43,7 +44,7 @@ pub async fn status(
     latest: &Generation,
     ssh: &SshSettings,
     parallel: usize,
-) -> Result<BTreeMap<String, NodeReport>, String> {
+) -> Result<BTreeMap<String, NodeReport>, Error> {
     let targets: Vec<_> =
         latest.nodes.iter().map(|(n, r)| ssh.target(n, &r.address, &r.ssh())).collect::<Result<_, _>>()?;
     let mut reports: BTreeMap<String, NodeReport> = latest

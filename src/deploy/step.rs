@@ -25,8 +25,8 @@ pub struct Fail {
 }
 
 impl Fail {
-    pub fn msg(phase: Option<&str>, message: impl Into<String>) -> Fail {
-        Fail { phase: phase.map(str::to_string), unit: None, message: message.into(), journal: None }
+    pub fn msg(phase: Option<&str>, message: impl std::fmt::Display) -> Fail {
+        Fail { phase: phase.map(str::to_string), unit: None, message: message.to_string(), journal: None }
     }
 
     pub fn event(&self, node: &str) -> Event {

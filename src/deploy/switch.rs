@@ -20,7 +20,7 @@ use futures::future::join_all;
 use super::anchor;
 use super::connect::SshSettings;
 use super::diff;
-use super::error::Error;
+use super::error::{BlobError, Error, MembershipError, UpgradeRefused};
 use super::events::{Event, Sink};
 pub use super::execute::{Cancel, Outcome, Reached};
 use super::execute::{Opened, Session};
@@ -57,15 +57,12 @@ pub struct SwitchOptions {
     pub cache: Option<Arc<BinaryCache>>,
 }
 
-fn blob_digest(resolver: &Resolver, source: &Source, cid: &ContentId) -> Result<Digest, String> {
+fn blob_digest(resolver: &Resolver, source: &Source, cid: &ContentId) -> Result<Digest, BlobError> {
     match cid {
         ContentId::Blob { digest, .. } => Ok(*digest),
-        ContentId::Artifact { .. } => resolver.store_source(source).map_err(|e| e.0),
+        ContentId::Artifact { .. } => Ok(resolver.store_source(source)?),
         ContentId::Secret { keyed: Some(k), .. } => Ok(*k),
-        // (a user's secretFile is never made, but its hash needs the store's hash key)
-        ContentId::Secret { name, keyed: None } => {
-            Err(format!("secret {name} is not made yet, or the secret store's hash key (a switch makes both)"))
-        }
+        ContentId::Secret { name, keyed: None } => Err(BlobError::SecretNotMade { name: name.clone() }),
     }
 }
 
@@ -77,7 +74,7 @@ type NodeManifests = (Vec<Manifest>, BTreeMap<Digest, Source>, Vec<String>);
 /// the files left out of generate-only phases because their artifact is
 /// not in the store (such a phase is never activated: its downloads are
 /// not fetched, and staging it without them beats refusing the switch).
-fn node_manifests(closures: &Closures, name: &str, resolver: &Resolver) -> Result<NodeManifests, String> {
+fn node_manifests(closures: &Closures, name: &str, resolver: &Resolver) -> Result<NodeManifests, BlobError> {
     let node = &closures.cluster.nodes[name];
     let nc = &closures.nodes[name];
     let mut sources = BTreeMap::new();
@@ -123,7 +120,7 @@ pub struct Switch<'a> {
 impl Operation for Switch<'_> {
     const NAME: &'static str = "switch";
 
-    fn targets(&self, records: &Records, ssh: &SshSettings, sink: &dyn Sink) -> Result<Vec<NodeTarget>, String> {
+    fn targets(&self, records: &Records, ssh: &SshSettings, sink: &dyn Sink) -> Result<Vec<NodeTarget>, Error> {
         let closures = self.closures;
         let selected = select::in_cluster(closures, &self.opts.on)?;
         anchor_check(closures, records)?;
@@ -135,7 +132,7 @@ impl Operation for Switch<'_> {
         Ok([targets, prune::targets(closures, records, self.opts.prune, ssh)?].concat())
     }
 
-    async fn plan(&self, records: &Records, session: &Session<'_>, sink: &dyn Sink) -> Result<Plan, String> {
+    async fn plan(&self, records: &Records, session: &Session<'_>, sink: &dyn Sink) -> Result<Plan, Error> {
         let plan = gather_and_plan(self, records, session, sink).await?;
         if !self.opts.prune {
             prune::name_left(self.closures, records, sink);
@@ -143,7 +140,7 @@ impl Operation for Switch<'_> {
         Ok(plan)
     }
 
-    async fn dry_run_text(&self, plan: &Plan, session: &Session<'_>) -> Result<String, String> {
+    async fn dry_run_text(&self, plan: &Plan, session: &Session<'_>) -> Result<String, Error> {
         let diffs = dry_run_diffs(self.closures, self.resolver, self.opts.color, session, plan).await?;
         Ok(plan::render_with(plan, &diffs))
     }
@@ -186,7 +183,7 @@ async fn dry_run_diffs(
     color: bool,
     session: &Session<'_>,
     plan: &Plan,
-) -> Result<plan::Diffs, String> {
+) -> Result<plan::Diffs, Error> {
     let mut sources = BTreeMap::new();
     let mut nodes = Vec::new();
     for o in &session.nodes {
@@ -207,13 +204,13 @@ async fn gather_and_plan(
     records: &Records,
     session: &Session<'_>,
     sink: &dyn Sink,
-) -> Result<Plan, String> {
+) -> Result<Plan, Error> {
     let (closures, resolver, opts) = (op.closures, op.resolver, op.opts);
     let all = &session.nodes;
     let (nodes, pruned): (Vec<&Opened<'_>>, Vec<&Opened<'_>>) =
         all.iter().partition(|o| closures.cluster.nodes.contains_key(&o.name));
     if let Some(o) = pruned.iter().find(|_| !opts.prune) {
-        return Err(format!("{} is not a node of cluster {}", o.name, closures.cluster.name));
+        return Err(Error::NotInCluster { node: o.name.clone(), cluster: closures.cluster.name.clone() });
     }
     for o in &nodes {
         for d in &o.status.drift {
@@ -231,7 +228,7 @@ async fn gather_and_plan(
     let states = join_all(changed.iter().map(|o| state::read_deployed(&o.node, &o.status))).await;
     let mut deployed: BTreeMap<&str, Deployed> = BTreeMap::new();
     for (o, st) in changed.iter().zip(states) {
-        deployed.insert(&o.name, st.map_err(|e| e.to_string())?);
+        deployed.insert(&o.name, st?);
     }
     let upgrading = upgrade_of(closures, records)?.is_some() && !closures.cluster.upgrade_phase_order.is_empty();
     // one generation number for the run, free on every changed node
@@ -284,9 +281,7 @@ async fn gather_and_plan(
         work.push(w);
     }
     let held: Vec<&str> = all.iter().map(|o| o.name.as_str()).collect();
-    if let Some(why) = plan::unheld_delegate(&work, &held) {
-        return Err(why);
-    }
+    plan::unheld_delegate(&work, &held)?;
     let order = if upgrading { &closures.cluster.upgrade_phase_order } else { &closures.cluster.phase_order };
     work.extend(reset::gather(pruned.iter().copied(), Scope::Pruned).await?);
     session.sort_like(&mut work);
@@ -312,7 +307,7 @@ async fn gather_memberships(
     deployed: &BTreeMap<&str, Deployed>,
     work: &[NodeWork],
     opts: &SwitchOptions,
-) -> Result<Vec<MembershipPlan>, String> {
+) -> Result<Vec<MembershipPlan>, Error> {
     let mut plans = Vec::new();
     let all = &session.nodes;
     let nodes: Vec<&Opened<'_>> = all.iter().filter(|o| closures.cluster.nodes.contains_key(&o.name)).collect();
@@ -331,14 +326,17 @@ async fn gather_memberships(
             nodes.iter().copied().filter(|o| spec.members.contains_key(&o.name)).collect();
         asked.extend(nodes.iter().copied().filter(|o| !spec.members.contains_key(&o.name)));
         let mut listed = None;
-        let mut errors = Vec::new();
+        let mut unanswered = Vec::new();
         for o in asked {
             match member_step::read_list(&o.node, &spec.list, &opts.run.deadlines).await {
                 Ok(l) => {
                     listed = Some(l);
                     break;
                 }
-                Err(e) => errors.push(format!("{}: {}", o.name, e.lines().last().unwrap_or("failed"))),
+                Err(e) => {
+                    let why = e.to_string().lines().last().unwrap_or("failed").to_string();
+                    unanswered.push((o.name.clone(), why));
+                }
             }
         }
         let listed = match listed {
@@ -358,13 +356,12 @@ async fn gather_memberships(
                 // back): no membership to change.
                 let wanted: Vec<&str> = spec.members.keys().map(String::as_str).collect();
                 if !ran.is_empty() && ran != wanted {
-                    return Err(format!(
-                        "{name}: no node answered the member list ({}), but {} ran a member at its last commit: \
-                         the membership would change but kdeploy cannot tell who is in the cluster, so it changes nothing; \
-                         bring a member back first",
-                        errors.join("; "),
-                        ran.join(", ")
-                    ));
+                    return Err(MembershipError::Unknown {
+                        membership: name.clone(),
+                        unanswered,
+                        ran: ran.into_iter().map(str::to_string).collect(),
+                    }
+                    .into());
                 }
                 continue;
             }
@@ -478,16 +475,13 @@ fn deployer_record(
 }
 
 /// Refuse a switch that would move the anchor implicitly (`anchor.rs`).
-fn anchor_check(closures: &Closures, records: &Records) -> Result<(), String> {
+fn anchor_check(closures: &Closures, records: &Records) -> Result<(), Error> {
     let c = &closures.cluster;
     let latest = records.latest_of(&c.name);
     let recorded = latest.and_then(|g| g.anchor.as_deref());
     let still = recorded.is_some_and(|a| c.anchor_candidates.iter().any(|n| n == a));
     let deployed = c.anchor.as_ref().is_some_and(|b| latest.is_some_and(|g| g.nodes.contains_key(b)));
-    match anchor::refusal(recorded, c.anchor.as_deref(), c.anchor_pinned, still, deployed) {
-        Some(e) => Err(e),
-        None => Ok(()),
-    }
+    anchor::refusal(recorded, c.anchor.as_deref(), c.anchor_pinned, still, deployed).map_or(Ok(()), |e| Err(e.into()))
 }
 
 fn kubernetes_version(closures: &Closures) -> Option<&str> {
@@ -496,7 +490,7 @@ fn kubernetes_version(closures: &Closures) -> Option<&str> {
 
 /// The change of Kubernetes version from the latest recorded generation
 /// of this cluster to `closures`, or why it is refused.
-pub fn upgrade_of(closures: &Closures, records: &Records) -> Result<Option<Upgrade>, String> {
+pub fn upgrade_of(closures: &Closures, records: &Records) -> Result<Option<Upgrade>, UpgradeRefused> {
     let Some(to) = kubernetes_version(closures) else { return Ok(None) };
     let latest = records.latest_of(&closures.cluster.name);
     upgrade::check(latest.and_then(|g| g.kubernetes_version.as_deref()), to)

@@ -8,6 +8,7 @@
 
 use std::fmt;
 
+use super::error::UpgradeRefused;
 use super::plan::Step;
 
 /// `major.minor.patch` of a Kubernetes version (`v1.31.2` or `1.31.2`).
@@ -45,30 +46,22 @@ pub struct Upgrade {
 /// when nothing changes version, `Ok(Some)` for an allowed upgrade (one
 /// minor version up at most, or a newer patch), `Err` with the reason when
 /// Kubernetes does not support it.
-pub fn check(from: Option<&str>, to: &str) -> Result<Option<Upgrade>, String> {
+pub fn check(from: Option<&str>, to: &str) -> Result<Option<Upgrade>, UpgradeRefused> {
     let Some(from) = from else { return Ok(None) };
-    let parse = |s: &str| Version::parse(s).ok_or_else(|| format!("kubernetes.version {s:?} is not a version"));
+    let parse = |s: &str| Version::parse(s).ok_or_else(|| UpgradeRefused::NotAVersion { version: s.to_string() });
     let (from, to) = (parse(from)?, parse(to)?);
     if from == to {
         return Ok(None);
     }
     if from.major != to.major {
-        return Err(format!("kubernetes.version {from} -> {to}: a change of major version is not supported"));
+        return Err(UpgradeRefused::Major { from, to });
     }
     if to < from {
         // kubeadm refuses any downgrade, a patch one included
-        return Err(format!(
-            "kubernetes.version {from} -> {to}: Kubernetes does not support going back a version; \
-             use `kdeploy rollback` to return to the generation that ran {to}"
-        ));
+        return Err(UpgradeRefused::Downgrade { from, to });
     }
     if to.minor > from.minor + 1 {
-        return Err(format!(
-            "kubernetes.version {from} -> {to}: Kubernetes upgrades one minor version at a time; \
-             upgrade to {}.{}.x first, then to {to}",
-            from.major,
-            from.minor + 1
-        ));
+        return Err(UpgradeRefused::MinorJump { from, to });
     }
     Ok(Some(Upgrade { from, to }))
 }
@@ -77,13 +70,9 @@ pub fn check(from: Option<&str>, to: &str) -> Result<Option<Upgrade>, String> {
 /// each drained from the anchor); a run on some nodes only would record
 /// the new version with the others left behind, and the next run would no
 /// longer see an upgrade to finish. `selected` of `all` nodes.
-pub fn whole(upgrade: &Upgrade, selected: usize, all: usize) -> Result<(), String> {
+pub fn whole(upgrade: &Upgrade, selected: usize, all: usize) -> Result<(), UpgradeRefused> {
     if selected < all {
-        return Err(format!(
-            "kubernetes.version {} -> {}: an upgrade runs on every node of the cluster; \
-             run it without --on ({selected} of {all} nodes selected)",
-            upgrade.from, upgrade.to
-        ));
+        return Err(UpgradeRefused::Partial { from: upgrade.from, to: upgrade.to, selected, all });
     }
     Ok(())
 }
@@ -117,13 +106,21 @@ mod tests {
         let up = check(Some("v1.30.4"), "v1.31.1").unwrap().unwrap();
         assert_eq!((up.from.to_string(), up.to.to_string()), ("1.30.4".into(), "1.31.1".into()));
         assert!(check(Some("v1.31.1"), "v1.31.4").unwrap().is_some(), "a newer patch is an upgrade step too");
-        let patch_down = check(Some("v1.31.4"), "v1.31.1").unwrap_err();
+        let refused = |from, to| check(Some(from), to).unwrap_err();
+        let patch_down = refused("v1.31.4", "v1.31.1");
+        assert!(matches!(patch_down, UpgradeRefused::Downgrade { .. }), "{patch_down:?}");
+        let patch_down = patch_down.to_string();
         assert!(patch_down.contains("going back a version") && patch_down.contains("rollback"), "{patch_down}");
-        let two = check(Some("v1.29.0"), "v1.31.0").unwrap_err();
+        let two = refused("v1.29.0", "v1.31.0");
+        assert!(matches!(two, UpgradeRefused::MinorJump { .. }), "{two:?}");
+        let two = two.to_string();
         assert!(two.contains("one minor version at a time") && two.contains("1.30.x first"), "{two}");
-        let down = check(Some("v1.31.0"), "v1.30.9").unwrap_err();
-        assert!(down.contains("going back a version"), "{down}");
-        assert!(check(Some("v1.31.0"), "v2.0.0").unwrap_err().contains("major"));
-        assert!(check(Some("v1.31.0"), "banana").unwrap_err().contains("not a version"));
+        let down = refused("v1.31.0", "v1.30.9");
+        assert!(matches!(down, UpgradeRefused::Downgrade { .. }) && down.to_string().contains("going back a version"));
+        let major = refused("v1.31.0", "v2.0.0");
+        assert!(matches!(major, UpgradeRefused::Major { .. }) && major.to_string().contains("major"));
+        let banana = refused("v1.31.0", "banana");
+        assert!(matches!(&banana, UpgradeRefused::NotAVersion { version } if version == "banana"));
+        assert!(banana.to_string().contains("not a version"));
     }
 }

@@ -13,13 +13,15 @@
 use rnix::ast::{self, HasEntry, InterpolPart, LiteralKind, UnaryOpKind};
 use rowan::ast::AstNode;
 
+use super::error::NotData;
+
 /// Whether `text` is a cluster file of data only; if not, where it is not.
-pub fn check(text: &str) -> Result<(), String> {
-    let parsed = kdeploy_lang::parse::parse(text).map_err(|_| "it does not parse (too deep)".to_string())?;
+pub fn check(text: &str) -> Result<(), NotData> {
+    let parsed = kdeploy_lang::parse::parse(text).map_err(|_| NotData::TooDeep)?;
     if let Some(e) = parsed.errors.first() {
-        return Err(format!("it does not parse: {e}"));
+        return Err(NotData::Parse { reason: e.to_string() });
     }
-    let Some(ast::Expr::LetIn(top)) = parsed.root.expr() else { return Err("not `let kd = …; in …`".into()) };
+    let Some(ast::Expr::LetIn(top)) = parsed.root.expr() else { return Err(NotData::NotLet) };
     let bindings: Vec<_> = top.entries().collect();
     let binds_kd = match &bindings[..] {
         [ast::Entry::AttrpathValue(b)] => {
@@ -31,7 +33,7 @@ pub fn check(text: &str) -> Result<(), String> {
         _ => false,
     };
     if !binds_kd {
-        return Err("the `let` binds something other than `kd = import <kdeploy>`".into());
+        return Err(NotData::Binds);
     }
     match top.body() {
         Some(ast::Expr::Apply(a))
@@ -40,7 +42,7 @@ pub fn check(text: &str) -> Result<(), String> {
         {
             data(a.argument())
         }
-        _ => Err("the body is not `kd.cluster { … }`".into()),
+        _ => Err(NotData::Body),
     }
 }
 
@@ -71,9 +73,9 @@ fn from_json(e: Option<ast::Expr>) -> bool {
             && matches!(a.argument(), Some(ast::Expr::Str(s)) if plain(&s)))
 }
 
-fn data(e: Option<ast::Expr>) -> Result<(), String> {
-    let refuse = |e: &ast::Expr| Err(format!("not data: {}", e.syntax().text()));
-    let Some(e) = e else { return Err("an expression is missing".into()) };
+fn data(e: Option<ast::Expr>) -> Result<(), NotData> {
+    let refuse = |e: &ast::Expr| Err(NotData::Expr { text: e.syntax().text().to_string() });
+    let Some(e) = e else { return Err(NotData::Missing) };
     match &e {
         ast::Expr::Str(s) if plain(s) => Ok(()),
         ast::Expr::Literal(l) if !matches!(l.kind(), LiteralKind::Uri(_)) => Ok(()),
@@ -81,11 +83,11 @@ fn data(e: Option<ast::Expr>) -> Result<(), String> {
         ast::Expr::List(l) => l.items().try_for_each(|i| data(Some(i))),
         ast::Expr::AttrSet(s) if s.rec_token().is_none() => s.entries().try_for_each(|entry| match entry {
             ast::Entry::AttrpathValue(b) => {
-                let Some(path) = b.attrpath() else { return Err("an attribute without a name".into()) };
+                let Some(path) = b.attrpath() else { return Err(NotData::Unnamed) };
                 path.attrs().try_for_each(attr_name)?;
                 data(b.value())
             }
-            ast::Entry::Inherit(i) => Err(format!("not data: {}", i.syntax().text())),
+            ast::Entry::Inherit(i) => Err(NotData::Expr { text: i.syntax().text().to_string() }),
         }),
         ast::Expr::Paren(p) => match p.expr() {
             Some(ast::Expr::UnaryOp(u))
@@ -100,12 +102,12 @@ fn data(e: Option<ast::Expr>) -> Result<(), String> {
     }
 }
 
-fn attr_name(a: ast::Attr) -> Result<(), String> {
+fn attr_name(a: ast::Attr) -> Result<(), NotData> {
     match &a {
         ast::Attr::Ident(_) => Ok(()),
         ast::Attr::Str(s) if plain(s) => Ok(()),
         ast::Attr::Dynamic(d) if from_json(d.expr()) => Ok(()),
-        _ => Err(format!("not a plain attribute name: {}", a.syntax().text())),
+        _ => Err(NotData::AttrName { text: a.syntax().text().to_string() }),
     }
 }
 

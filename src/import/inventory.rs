@@ -11,6 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value as Json;
 
+use super::error::Error;
 use crate::nix_text::{is_hidden, visible};
 
 pub type Vars = BTreeMap<String, Json>;
@@ -64,15 +65,11 @@ impl Inventory {
 /// Whether `name` (of a host or, `kind` "group", a group) can name its file
 /// in host_vars/ or group_vars/: not empty, `.` or `..`, without `/` or `\\`
 /// and without a control or other hidden character.
-pub fn check_name(kind: &str, name: &str) -> Result<(), String> {
+pub fn check_name(kind: &'static str, name: &str) -> Result<(), Error> {
     let bad =
         name.is_empty() || name == "." || name == ".." || name.contains(['/', '\\']) || name.chars().any(is_hidden);
     if bad {
-        return Err(format!(
-            "{kind} name {}: not a name that can name its own file under {kind}_vars/ \
-             (no /, \\, control characters, and not . or ..)",
-            visible(name)
-        ));
+        return Err(Error::Name { kind, name: visible(name) });
     }
     Ok(())
 }
@@ -89,7 +86,7 @@ fn typed(v: &str) -> Json {
 
 /// `a=1 b='two words'` → words, quotes removed; a `#` that starts a word
 /// begins a comment.
-fn words(line: &str) -> Result<Vec<String>, String> {
+fn words(line: &str) -> Result<Vec<String>, Error> {
     let mut out = Vec::new();
     let mut cur = String::new();
     let mut quote: Option<char> = None;
@@ -116,7 +113,7 @@ fn words(line: &str) -> Result<Vec<String>, String> {
         }
     }
     if quote.is_some() {
-        return Err(format!("unclosed quote in: {line}"));
+        return Err(Error::UnclosedQuote { line: line.to_string() });
     }
     if in_word {
         out.push(cur);
@@ -125,7 +122,7 @@ fn words(line: &str) -> Result<Vec<String>, String> {
 }
 
 /// `inventory.ini`.
-pub fn parse_ini(text: &str) -> Result<Inventory, String> {
+pub fn parse_ini(text: &str) -> Result<Inventory, Error> {
     enum Section {
         Hosts(String),
         Children(String),
@@ -134,7 +131,7 @@ pub fn parse_ini(text: &str) -> Result<Inventory, String> {
     let mut inv = Inventory::default();
     let mut section = Section::Hosts("ungrouped".to_string());
     for (n, raw) in text.lines().enumerate() {
-        let at = |e: String| format!("line {}: {e}", n + 1);
+        let at = |e| Error::Line { line: n + 1, error: Box::new(e) };
         let line = raw.trim();
         if line.is_empty() || line.starts_with('#') || line.starts_with(';') {
             continue;
@@ -148,7 +145,7 @@ pub fn parse_ini(text: &str) -> Result<Inventory, String> {
                 "" => Section::Hosts(name),
                 "children" => Section::Children(name),
                 "vars" => Section::Vars(name),
-                other => return Err(at(format!("unknown section kind [{head}] ({other:?})"))),
+                other => return Err(at(Error::Section { head: head.to_string(), kind: other.to_string() })),
             };
             continue;
         }
@@ -157,13 +154,13 @@ pub fn parse_ini(text: &str) -> Result<Inventory, String> {
                 let w = words(line).map_err(at)?;
                 let Some((host, vars)) = w.split_first() else { continue };
                 if host.contains('[') {
-                    return Err(at(format!("host range {}: list the hosts one per line", visible(host))));
+                    return Err(at(Error::HostRange { host: visible(host) }));
                 }
                 check_name("host", host).map_err(at)?;
                 inv.groups.get_mut(g).expect("made at its header").hosts.insert(host.clone());
                 let hv = inv.host_mut(host);
                 for kv in vars {
-                    let (k, v) = kv.split_once('=').ok_or_else(|| at(format!("expected key=value, got {kv:?}")))?;
+                    let (k, v) = kv.split_once('=').ok_or_else(|| at(Error::KeyValue { got: kv.clone() }))?;
                     hv.insert(k.to_string(), typed(v));
                 }
             }
@@ -174,7 +171,7 @@ pub fn parse_ini(text: &str) -> Result<Inventory, String> {
                 inv.groups.get_mut(g).expect("made at its header").children.insert(child);
             }
             Section::Vars(g) => {
-                let (k, v) = line.split_once('=').ok_or_else(|| at(format!("expected key=value, got {line:?}")))?;
+                let (k, v) = line.split_once('=').ok_or_else(|| at(Error::KeyValue { got: line.to_string() }))?;
                 let v = words(v.trim()).map_err(at)?.join(" ");
                 inv.groups.get_mut(g).expect("made at its header").vars.insert(k.trim().to_string(), Json::String(v));
             }
@@ -185,14 +182,14 @@ pub fn parse_ini(text: &str) -> Result<Inventory, String> {
 
 /// `hosts.yaml` (the YAML inventory format, as Kubespray's inventory
 /// builder writes it), already read into JSON.
-pub fn parse_yaml(doc: &Json) -> Result<Inventory, String> {
+pub fn parse_yaml(doc: &Json) -> Result<Inventory, Error> {
     let mut inv = Inventory::default();
-    let all = doc.get("all").ok_or("no top-level `all` group")?;
+    let all = doc.get("all").ok_or(Error::NoAll)?;
     walk_group(&mut inv, "all", all)?;
     Ok(inv)
 }
 
-fn walk_group(inv: &mut Inventory, name: &str, node: &Json) -> Result<(), String> {
+fn walk_group(inv: &mut Inventory, name: &str, node: &Json) -> Result<(), Error> {
     check_name("group", name)?;
     inv.groups.entry(name.to_string()).or_default();
     let Some(obj) = node.as_object() else { return Ok(()) }; // `group:` with nothing under it
@@ -217,7 +214,7 @@ fn walk_group(inv: &mut Inventory, name: &str, node: &Json) -> Result<(), String
     }
     for k in obj.keys() {
         if !["hosts", "vars", "children"].contains(&k.as_str()) {
-            return Err(format!("group {name}: unknown key {} (expected hosts, children, vars)", visible(k)));
+            return Err(Error::GroupKey { group: name.to_string(), key: visible(k) });
         }
     }
     Ok(())
@@ -261,26 +258,29 @@ kubelet_max_pods=200
 
     #[test]
     fn ini_refuses_ranges() {
-        assert!(parse_ini("[kube_node]\nnode[1:3]\n").unwrap_err().contains("host range"));
+        let e = parse_ini("[kube_node]\nnode[1:3]\n").unwrap_err();
+        assert!(matches!(&e, Error::Line { line: 2, error } if matches!(**error, Error::HostRange { .. })), "{e:?}");
+        assert!(e.to_string().contains("host range"));
     }
 
     #[test]
     fn names_that_cannot_name_a_file_are_refused() {
         for bad in ["../../x", "a/b", "..", ".", "", "a\\b", "a\u{1b}b", "a\nb", "a\u{202e}b"] {
-            let e = check_name("host", bad).unwrap_err();
+            let e = check_name("host", bad).unwrap_err().to_string();
             assert!(e.starts_with("host name \""), "{e}");
             assert!(!e.chars().any(is_hidden), "{e:?}");
         }
         for good in ["node1", "cp-1.example.com", "10.0.0.1", "..x", "é"] {
             check_name("host", good).unwrap();
         }
-        assert!(parse_ini("[kube_node]\n../x ansible_host=1.2.3.4\n").unwrap_err().contains("host name \"../x\""));
-        assert!(parse_ini("[../g]\nnode1\n").unwrap_err().contains("group name"));
-        assert!(parse_ini("[k8s_cluster:children]\n../g\n").unwrap_err().contains("group name"));
+        let refused = |text: &str| parse_ini(text).unwrap_err().to_string();
+        assert!(refused("[kube_node]\n../x ansible_host=1.2.3.4\n").contains("host name \"../x\""));
+        assert!(refused("[../g]\nnode1\n").contains("group name"));
+        assert!(refused("[k8s_cluster:children]\n../g\n").contains("group name"));
         let doc = serde_json::json!({"all": {"hosts": {"../x": null}}});
-        assert!(parse_yaml(&doc).unwrap_err().contains("host name"));
+        assert!(matches!(parse_yaml(&doc), Err(Error::Name { kind: "host", .. })));
         let doc = serde_json::json!({"all": {"children": {"a/b": null}}});
-        assert!(parse_yaml(&doc).unwrap_err().contains("group name"));
+        assert!(matches!(parse_yaml(&doc), Err(Error::Name { kind: "group", .. })));
     }
 
     #[test]

@@ -11,6 +11,7 @@
 //! result and moves any setting the stdlib refuses to the skipped list.
 
 pub mod data_only;
+mod error;
 pub mod inventory;
 mod render;
 pub mod vars;
@@ -21,6 +22,7 @@ use std::path::Path;
 use serde_json::Value as Json;
 
 use crate::nix_text::shown;
+pub use error::{Error, NotData};
 use inventory::Inventory;
 pub use render::render;
 use vars::{Assignment, Root};
@@ -110,7 +112,7 @@ const ANSIBLE_ONLY: &[(&str, &str)] = &[
 ];
 
 /// The inventory file of `dir`, parsed.
-fn read_inventory(dir: &Path, root: &Root) -> Result<(Inventory, String), String> {
+fn read_inventory(dir: &Path, root: &Root) -> Result<(Inventory, String), Error> {
     for name in ["inventory.ini", "hosts.ini", "hosts.yaml", "hosts.yml", "inventory.yaml", "inventory.yml"] {
         if !root.is_file(Path::new(name))? {
             continue;
@@ -121,12 +123,9 @@ fn read_inventory(dir: &Path, root: &Root) -> Result<(Inventory, String), String
         } else {
             vars::yaml_to_json(&text).and_then(|doc| inventory::parse_yaml(&doc))
         };
-        return inv.map(|i| (i, name.to_string())).map_err(|e| format!("{name}: {e}"));
+        return inv.map(|i| (i, name.to_string())).map_err(|e| e.in_file(name));
     }
-    Err(format!(
-        "{}: no inventory.ini, hosts.ini, hosts.yaml or inventory.yaml (the directory Kubespray's -i points at)",
-        shown(&dir.display().to_string())
-    ))
+    Err(Error::NoInventory { dir: shown(&dir.display().to_string()) })
 }
 
 /// A DNS-1123 label from the inventory directory's name.
@@ -142,7 +141,7 @@ fn cluster_name(dir: &Path) -> String {
 }
 
 /// Read the inventory at `dir` and map it onto `options` (by Kubespray name).
-pub fn kubespray(dir: &Path, options: &BTreeMap<String, OptionRef>) -> Result<Imported, String> {
+pub fn kubespray(dir: &Path, options: &BTreeMap<String, OptionRef>) -> Result<Imported, Error> {
     let root = Root::new(dir)?;
     let (inv, inv_file) = read_inventory(dir, &root)?;
     let mut out = Imported {
@@ -153,7 +152,7 @@ pub fn kubespray(dir: &Path, options: &BTreeMap<String, OptionRef>) -> Result<Im
         roles: BTreeMap::new(),
         skipped: Vec::new(),
     };
-    let group_vars = |g: &str| -> Result<Vec<Assignment>, String> {
+    let group_vars = |g: &str| -> Result<Vec<Assignment>, Error> {
         let mut a: Vec<Assignment> = inv.groups.get(g).map_or(vec![], |gr| {
             gr.vars
                 .iter()
@@ -193,17 +192,14 @@ pub fn kubespray(dir: &Path, options: &BTreeMap<String, OptionRef>) -> Result<Im
             continue; // in no Kubernetes group: not a node of this cluster (e.g. a bastion)
         }
         let Some(address) = address else {
-            return Err(format!(
-                "host {} ({inv_file}) has no `ip` or `ansible_host`: kdeploy needs its IPv4 address",
-                shown(host)
-            ));
+            return Err(Error::NoAddress { host: shown(host), file: inv_file });
         };
         let rest: Vec<Assignment> = a.into_iter().filter(|x| !ADDRESS_VARS.contains(&x.var.as_str())).collect();
         let settings = take_all(rest, options, Level::Node(host), &mut out.skipped);
         out.nodes.push(Node { name: host.clone(), address, roles, settings });
     }
     if out.nodes.is_empty() {
-        return Err(format!("{inv_file}: no host is in kube_control_plane, etcd or kube_node"));
+        return Err(Error::NoNodes { file: inv_file });
     }
     Ok(out)
 }
@@ -247,7 +243,7 @@ fn take_all(
                     out.push(new);
                 }
             }
-            Err(why) => skipped.push(Skipped { var: x.var, value: x.value, from: x.from, why }),
+            Err(why) => skipped.push(Skipped { var: x.var, value: x.value, from: x.from, why: why.to_string() }),
         }
     }
     out
@@ -268,15 +264,15 @@ fn is_template(v: &Json) -> bool {
 }
 
 /// The settings one variable gives at `level`, or why it gives none.
-fn take(x: &Assignment, options: &BTreeMap<String, OptionRef>, level: Level<'_>) -> Result<Vec<Setting>, String> {
+fn take(x: &Assignment, options: &BTreeMap<String, OptionRef>, level: Level<'_>) -> Result<Vec<Setting>, Skip> {
     if let Some((_, why)) = ANSIBLE_ONLY.iter().find(|(v, _)| *v == x.var) {
-        return Err(why.to_string());
+        return Err(Skip::AnsibleOnly(why));
     }
     if is_template(&x.value) {
-        return Err("a Jinja template: write the value it stands for".into());
+        return Err(Skip::Template);
     }
     if any_string(&x.value, true, &|s| s.contains('\0')) {
-        return Err("a NUL character, which a Nix string cannot hold".into());
+        return Err(Skip::Nul);
     }
     // Kubespray's plays become root; `ansible_become: false` turns that off
     if x.var == "ansible_become" {
@@ -287,21 +283,21 @@ fn take(x: &Assignment, options: &BTreeMap<String, OptionRef>, level: Level<'_>)
                 var: x.var.clone(),
                 from: x.from.clone(),
             }]),
-            _ => Err("kdeploy escalates a login other than root by default (ssh.become = \"sudo\")".into()),
+            _ => Err(Skip::Become),
         };
     }
-    let one = |o: &OptionRef, value: &Json| -> Result<Setting, String> {
+    let one = |o: &OptionRef, value: &Json| -> Result<Setting, Skip> {
         if o.scope == "cluster" && !matches!(level, Level::Cluster) {
             let here = match level {
                 Level::Role(r) => format!("the role {r}"),
                 Level::Node(n) => format!("the node {n}"),
                 Level::Cluster => unreachable!(),
             };
-            return Err(format!("{} is cluster-wide in kdeploy and cannot be set for {here}", o.path));
+            return Err(Skip::ClusterWide { path: o.path.clone(), here });
         }
         // the option system reads a set with `_type` as an override (mkOverride), not as data
         if value.get("_type").is_some() {
-            return Err("a set with `_type`, which kdeploy reads as an override: write it in the cluster file".into());
+            return Err(Skip::Override);
         }
         let value = match value {
             Json::String(s) if o.ty.starts_with("a version") => Json::String(s.trim_start_matches('v').to_string()),
@@ -319,7 +315,27 @@ fn take(x: &Assignment, options: &BTreeMap<String, OptionRef>, level: Level<'_>)
             return parts.into_iter().map(|(o, v)| one(o.expect("checked"), v)).collect();
         }
     }
-    Err("no kdeploy option for it".into())
+    Err(Skip::NoOption)
+}
+
+/// Why a variable gives no setting (listed with it in the import).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum Skip {
+    /// About Ansible itself; why kdeploy needs no such thing.
+    #[error("{0}")]
+    AnsibleOnly(&'static str),
+    #[error("a Jinja template: write the value it stands for")]
+    Template,
+    #[error("a NUL character, which a Nix string cannot hold")]
+    Nul,
+    #[error("kdeploy escalates a login other than root by default (ssh.become = \"sudo\")")]
+    Become,
+    #[error("{path} is cluster-wide in kdeploy and cannot be set for {here}")]
+    ClusterWide { path: String, here: String },
+    #[error("a set with `_type`, which kdeploy reads as an override: write it in the cluster file")]
+    Override,
+    #[error("no kdeploy option for it")]
+    NoOption,
 }
 
 #[cfg(test)]

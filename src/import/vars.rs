@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value as Json;
 
+use super::error::Error;
 use super::inventory::check_name;
 use crate::nix_text::shown;
 
@@ -35,8 +36,8 @@ pub struct Root {
 }
 
 impl Root {
-    pub fn new(dir: &Path) -> Result<Root, String> {
-        let dir = dir.canonicalize().map_err(|e| format!("{}: {e}", shown_path(dir)))?;
+    pub fn new(dir: &Path) -> Result<Root, Error> {
+        let dir = dir.canonicalize().map_err(|e| unreadable(dir, e))?;
         Ok(Root { dir })
     }
 
@@ -46,46 +47,41 @@ impl Root {
     }
 
     /// Where `rel` resolves to, refused if that is outside the inventory.
-    fn confine(&self, rel: &Path) -> Result<PathBuf, String> {
-        let name = shown_path(rel);
-        let real = self.dir.join(rel).canonicalize().map_err(|e| format!("{name}: {e}"))?;
+    fn confine(&self, rel: &Path) -> Result<PathBuf, Error> {
+        let real = self.dir.join(rel).canonicalize().map_err(|e| unreadable(rel, e))?;
         if !real.starts_with(&self.dir) {
-            return Err(format!(
-                "{name}: outside the inventory (it resolves to {}): refused, the inventory is untrusted",
-                shown_path(&real)
-            ));
+            return Err(Error::Outside { path: shown_path(rel), real: shown_path(&real) });
         }
         Ok(real)
     }
 
     /// The text of the file `rel`, if it resolves to inside the inventory
     /// and is no larger than [`MAX_FILE`].
-    pub fn read(&self, rel: &Path) -> Result<String, String> {
-        let name = shown_path(rel);
+    pub fn read(&self, rel: &Path) -> Result<String, Error> {
         let real = self.confine(rel)?;
         let mut text = String::new();
-        let f = std::fs::File::open(&real).map_err(|e| format!("{name}: {e}"))?;
-        f.take(MAX_FILE + 1).read_to_string(&mut text).map_err(|e| format!("{name}: {e}"))?;
+        let f = std::fs::File::open(&real).map_err(|e| unreadable(rel, e))?;
+        f.take(MAX_FILE + 1).read_to_string(&mut text).map_err(|e| unreadable(rel, e))?;
         if text.len() as u64 > MAX_FILE {
-            return Err(format!("{name}: larger than {} MiB", MAX_FILE >> 20));
+            return Err(Error::TooLarge { path: shown_path(rel) });
         }
         Ok(text)
     }
 
     /// Whether `rel` is a file (through symlinks), refused if it resolves
     /// to outside the inventory.
-    pub fn is_file(&self, rel: &Path) -> Result<bool, String> {
+    pub fn is_file(&self, rel: &Path) -> Result<bool, Error> {
         Ok(self.exists(rel) && self.confine(rel)?.is_file())
     }
 
     /// The files of the directory `rel` (not those starting with `.`), by
     /// name; none if it is not a directory; refused if it or one of them
     /// resolves to outside the inventory.
-    fn files_in(&self, rel: &Path) -> Result<Vec<PathBuf>, String> {
+    fn files_in(&self, rel: &Path) -> Result<Vec<PathBuf>, Error> {
         if !self.exists(rel) || !self.confine(rel)?.is_dir() {
             return Ok(Vec::new());
         }
-        let entries = std::fs::read_dir(self.dir.join(rel)).map_err(|e| format!("{}: {e}", shown_path(rel)))?;
+        let entries = std::fs::read_dir(self.dir.join(rel)).map_err(|e| unreadable(rel, e))?;
         let mut names: Vec<_> = entries
             .filter_map(|e| e.ok().map(|e| e.file_name()))
             .filter(|n| !n.to_string_lossy().starts_with('.'))
@@ -107,9 +103,13 @@ fn shown_path(p: &Path) -> String {
     shown(&p.display().to_string())
 }
 
+fn unreadable(p: &Path, e: std::io::Error) -> Error {
+    Error::Read { path: shown_path(p), reason: e.to_string() }
+}
+
 /// The variables of `kind/name` (kind: group_vars or host_vars) in the
 /// inventory, weakest first. Nothing there: no variables.
-pub fn read(root: &Root, kind: &str, name: &str) -> Result<Vec<Assignment>, String> {
+pub fn read(root: &Root, kind: &str, name: &str) -> Result<Vec<Assignment>, Error> {
     check_name(if kind == "host_vars" { "host" } else { "group" }, name)?;
     let dir = Path::new(kind);
     let mut files = Vec::new();
@@ -124,13 +124,13 @@ pub fn read(root: &Root, kind: &str, name: &str) -> Result<Vec<Assignment>, Stri
     for f in files {
         let from = f.display().to_string();
         let text = root.read(&f)?;
-        let doc = yaml_to_json(&text).map_err(|e| format!("{}: {e}", shown_path(&f)))?;
+        let doc = yaml_to_json(&text).map_err(|e| e.in_file(shown_path(&f)))?;
         match doc {
             Json::Null => {}
             Json::Object(m) => {
                 out.extend(m.into_iter().map(|(var, value)| Assignment { var, value, from: from.clone() }))
             }
-            _ => return Err(format!("{}: expected a mapping of variables", shown_path(&f))),
+            _ => return Err(Error::NotVariables.in_file(shown_path(&f))),
         }
     }
     Ok(out)
@@ -138,17 +138,21 @@ pub fn read(root: &Root, kind: &str, name: &str) -> Result<Vec<Assignment>, Stri
 
 /// A YAML document as JSON (YAML's own tags, e.g. Ansible's `!vault`, are
 /// refused by name).
-pub fn yaml_to_json(text: &str) -> Result<Json, String> {
-    let v: serde_yaml_ng::Value = serde_yaml_ng::from_str(text).map_err(|e| e.to_string())?;
+pub fn yaml_to_json(text: &str) -> Result<Json, Error> {
+    let v: serde_yaml_ng::Value = serde_yaml_ng::from_str(text).map_err(yaml)?;
     to_json(v)
 }
 
-fn to_json(v: serde_yaml_ng::Value) -> Result<Json, String> {
+fn yaml(e: impl std::fmt::Display) -> Error {
+    Error::Yaml { reason: e.to_string() }
+}
+
+fn to_json(v: serde_yaml_ng::Value) -> Result<Json, Error> {
     use serde_yaml_ng::Value as Y;
     Ok(match v {
         Y::Null => Json::Null,
         Y::Bool(b) => Json::Bool(b),
-        Y::Number(n) => serde_json::to_value(&n).map_err(|e| e.to_string())?,
+        Y::Number(n) => serde_json::to_value(&n).map_err(yaml)?,
         Y::String(s) => Json::String(s),
         Y::Sequence(items) => Json::Array(items.into_iter().map(to_json).collect::<Result<_, _>>()?),
         Y::Mapping(m) => {
@@ -158,13 +162,13 @@ fn to_json(v: serde_yaml_ng::Value) -> Result<Json, String> {
                     Y::String(s) => s,
                     Y::Number(n) => n.to_string(),
                     Y::Bool(b) => b.to_string(),
-                    other => return Err(format!("a mapping key that is not a string: {other:?}")),
+                    other => return Err(Error::YamlKey { key: format!("{other:?}") }),
                 };
                 o.insert(k, to_json(v)?);
             }
             Json::Object(o)
         }
-        Y::Tagged(t) => return Err(format!("the YAML tag {} is not supported (decrypt vault values first)", t.tag)),
+        Y::Tagged(t) => return Err(Error::YamlTag { tag: t.tag.to_string() }),
     })
 }
 
@@ -200,6 +204,7 @@ mod tests {
     #[test]
     fn vault_values_are_refused_by_name() {
         let e = yaml_to_json("secret: !vault |\n  $ANSIBLE_VAULT;1.1;AES256\n  6162\n").unwrap_err();
-        assert!(e.contains("!vault"), "{e}");
+        assert!(matches!(&e, Error::YamlTag { tag } if tag == "!vault"), "{e:?}");
+        assert!(e.to_string().contains("!vault"), "{e}");
     }
 }

@@ -163,7 +163,7 @@ impl<'h> Node<'h> {
         if out.success() {
             return Ok(out);
         }
-        let failure = refusal::decode(out.status, &out.stderr).map_err(|answer| self.protocol(what, answer))?;
+        let failure = refusal::decode(out.status, &out.stderr).map_err(|answer| self.protocol(what, answer.0))?;
         Err(self.failed(what, out.status, failure))
     }
 

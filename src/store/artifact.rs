@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use super::confine::Confinement;
 use super::content::normalize_member;
 use super::http::scrub;
-use super::{Digest, Error, Result, Store};
+use super::{ArtifactFault, Digest, Error, MemberFault, Result, Store, TooLarge};
 use crate::schema::Artifact;
 
 /// How far one download has got: bytes so far, and the total once the
@@ -33,10 +33,8 @@ pub fn max_download() -> u64 {
 }
 
 /// Why a download of `size` bytes is not taken (`None`: it is).
-pub fn too_large(size: u64, limit: u64) -> Option<String> {
-    (size > limit).then(|| {
-        format!("{size} bytes, more than the download limit of {limit} bytes (--max-download or KDEPLOY_MAX_DOWNLOAD raises it)")
-    })
+pub fn too_large(size: u64, limit: u64) -> Option<TooLarge> {
+    (size > limit).then_some(TooLarge { size, limit })
 }
 
 /// Gets the bytes behind a URL. Pluggable so tests can supply downloads.
@@ -45,7 +43,7 @@ pub trait Fetcher: Send + Sync {
     /// path of a complete download of at most `limit` bytes, which the
     /// caller verifies, stores and removes. `progress` hears how the
     /// transfer goes.
-    fn fetch(&self, url: &str, limit: u64, progress: Progress) -> std::result::Result<Option<PathBuf>, String>;
+    fn fetch(&self, url: &str, limit: u64, progress: Progress) -> Result<Option<PathBuf>>;
 }
 
 /// Hears about the downloads of [`fetch_all`]: kept apart from fetching so
@@ -71,7 +69,7 @@ impl FetchEvents for Quiet {}
 pub struct FileFetcher;
 
 impl Fetcher for FileFetcher {
-    fn fetch(&self, _url: &str, _limit: u64, _progress: Progress) -> std::result::Result<Option<PathBuf>, String> {
+    fn fetch(&self, _url: &str, _limit: u64, _progress: Progress) -> Result<Option<PathBuf>> {
         Ok(None)
     }
 }
@@ -91,14 +89,13 @@ impl Getter<'_> {
     /// Verify and store the file at `path` (from `from`, as messages name
     /// it), streamed; record it in the sha256 index.
     fn admit(&self, a: &Artifact, path: &Path, from: &str) -> Result<Digest> {
-        let mut f = std::fs::File::open(path).map_err(|e| Error(format!("artifact {}: {from}: {e}", a.name)))?;
+        let from = from.to_string();
+        let mut f = std::fs::File::open(path)
+            .map_err(|e| fault(a, ArtifactFault::Unreadable { from: from.clone(), reason: e.to_string() }))?;
         let want = a.sha256.to_ascii_lowercase();
         let d = self.store.put_verified(&mut f, |got| match got == want {
             true => Ok(()),
-            false => Err(Error(format!(
-                "artifact {}: checksum mismatch for {from}: expected sha256 {}, got {got}",
-                a.name, a.sha256
-            ))),
+            false => Err(fault(a, ArtifactFault::Checksum { from, want: a.sha256.clone(), got: got.to_string() })),
         })?;
         self.store.record_sha256(&want, &d)?;
         Ok(d)
@@ -115,10 +112,11 @@ impl Getter<'_> {
         }
         let url = scrub(&a.url, &a.url);
         if let Some(path) = a.url.strip_prefix("file://") {
-            let real = self.confine.deployer_file(path).map_err(|e| Error(format!("artifact {}: {e}", a.name)))?;
-            let size = std::fs::metadata(&real).map_err(|e| Error(format!("artifact {}: {url}: {e}", a.name)))?.len();
-            if let Some(why) = too_large(size, self.max_download) {
-                return Err(Error(format!("artifact {}: {url}: {why}", a.name)));
+            let real = self.confine.deployer_file(path).map_err(|e| fault(a, ArtifactFault::Confined(Box::new(e))))?;
+            let unreadable = |e: std::io::Error| ArtifactFault::Unreadable { from: url.clone(), reason: e.to_string() };
+            let size = std::fs::metadata(&real).map_err(|e| fault(a, unreadable(e)))?.len();
+            if let Some(size) = too_large(size, self.max_download) {
+                return Err(fault(a, ArtifactFault::TooLarge { url, size }));
             }
             return self.admit(a, &real, &url);
         }
@@ -129,15 +127,14 @@ impl Getter<'_> {
                 let _ = std::fs::remove_file(&path);
                 r
             }
-            Ok(None) => Err(Error(format!(
-                "artifact {} not in the local cache and {url} cannot be fetched here; download it to {} (e.g. curl -fLo {} {url})",
-                a.name,
-                manual.display(),
-                manual.display(),
-            ))),
-            Err(e) => Err(Error(format!("artifact {}: cannot fetch {url}: {}", a.name, scrub(&e, &a.url)))),
+            Ok(None) => Err(fault(a, ArtifactFault::NotHere { url, manual })),
+            Err(e) => Err(fault(a, ArtifactFault::Fetch { url, reason: scrub(&e.to_string(), &a.url) })),
         }
     }
+}
+
+fn fault(a: &Artifact, fault: ArtifactFault) -> Error {
+    Error::Artifact { name: a.name.clone(), fault }
 }
 
 /// What [`fetch_all`] did: artifacts already in the store, and those it
@@ -189,12 +186,12 @@ pub(crate) fn fetch_all(
     for (name, r) in results.into_inner().expect("no worker panics holding it") {
         match r {
             Ok(bytes) => fetched.push((name, bytes)),
-            Err(e) => errors.push(e.0),
+            Err(e) => errors.push(e),
         }
     }
     if !errors.is_empty() {
-        errors.sort();
-        return Err(Error(errors.join("\n")));
+        errors.sort_by_cached_key(ToString::to_string);
+        return Err(Error::Artifacts(errors));
     }
     fetched.sort();
     Ok(Fetched { cached: cached.len(), fetched })
@@ -203,25 +200,27 @@ pub(crate) fn fetch_all(
 /// The member of the .tar.gz/.tgz archive at `archive` (a leading `./`
 /// on either side is ignored), read from the file, of at most `limit`
 /// bytes. Other archive formats are not used by the stdlib.
-pub(crate) fn extract_member(archive: &Path, member: &str, limit: u64) -> std::result::Result<Vec<u8>, String> {
+pub(crate) fn extract_member(archive: &Path, member: &str, limit: u64) -> std::result::Result<Vec<u8>, MemberFault> {
     let want = normalize_member(member);
-    let file = std::fs::File::open(archive).map_err(|e| format!("{}: {e}", archive.display()))?;
+    let file = std::fs::File::open(archive)
+        .map_err(|e| MemberFault::Unreadable { archive: archive.to_path_buf(), reason: e.to_string() })?;
     let mut tar = tar::Archive::new(flate2::read::GzDecoder::new(std::io::BufReader::new(file)));
-    let entries = tar.entries().map_err(|e| format!("not a .tar.gz archive: {e}"))?;
+    let entries = tar.entries().map_err(|e| MemberFault::NotTarGz { reason: e.to_string() })?;
+    let corrupt = |e: std::io::Error| MemberFault::Corrupt { reason: e.to_string() };
     for entry in entries {
-        let entry = entry.map_err(|e| format!("corrupt archive: {e}"))?;
-        let path = entry.path().map_err(|e| format!("corrupt archive: {e}"))?.to_string_lossy().into_owned();
+        let entry = entry.map_err(corrupt)?;
+        let path = entry.path().map_err(corrupt)?.to_string_lossy().into_owned();
         if normalize_member(&path) == want && entry.header().entry_type().is_file() {
             if let Some(why) = too_large(entry.size(), limit) {
-                return Err(why);
+                return Err(why.into());
             }
             let mut out = Vec::new();
-            entry.take(limit + 1).read_to_end(&mut out).map_err(|e| format!("corrupt archive: {e}"))?;
+            entry.take(limit + 1).read_to_end(&mut out).map_err(corrupt)?;
             return match too_large(out.len() as u64, limit) {
-                Some(why) => Err(why),
+                Some(why) => Err(why.into()),
                 None => Ok(out),
             };
         }
     }
-    Err("no such member in the archive".into())
+    Err(MemberFault::Missing)
 }

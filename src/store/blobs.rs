@@ -61,8 +61,8 @@ pub struct Store {
     dir: PathBuf,
 }
 
-fn io_err(what: &str, path: &Path, e: std::io::Error) -> Error {
-    Error(format!("{what} {}: {e}", path.display()))
+fn io_err(what: &'static str, path: &Path, e: std::io::Error) -> Error {
+    Error::Io { what, path: path.to_path_buf(), reason: e.to_string() }
 }
 
 impl Store {

@@ -13,7 +13,7 @@
 
 use std::time::Duration;
 
-use super::{Digest, Readable};
+use super::{CacheOp, Digest, Error, Readable};
 
 pub struct BinaryCache {
     base: String,
@@ -37,16 +37,13 @@ pub enum Upload {
 
 impl BinaryCache {
     /// A cache at `base` (http:// or https://; a trailing `/` is dropped).
-    pub fn new(base: &str, timeout: Duration) -> Result<BinaryCache, String> {
-        let shown = super::http::redact(base);
+    pub fn new(base: &str, timeout: Duration) -> Result<BinaryCache, Error> {
+        let url = super::http::redact(base);
         if !(base.starts_with("http://") || base.starts_with("https://")) {
-            return Err(format!("transfer.cache {shown}: not an http:// or https:// URL"));
+            return Err(Error::CacheUrl { url });
         }
         if super::http::credentials(base).is_some() {
-            return Err(format!(
-                "transfer.cache {shown}: credentials in the URL would sit in every node's process list; \
-                 restrict the cache by address instead (nodes and the deployer reach it directly)"
-            ));
+            return Err(Error::CacheCredentials { url });
         }
         let agent = super::http::agent(timeout, None);
         Ok(BinaryCache { base: base.trim_end_matches('/').to_string(), agent })
@@ -63,7 +60,7 @@ impl BinaryCache {
 
     /// Make sure the cache holds `blob` (of `size` bytes) under `d`.
     /// Blocking: call from a blocking context.
-    pub fn ensure(&self, d: &Digest, blob: &Readable, size: u64) -> Result<Upload, String> {
+    pub fn ensure(&self, d: &Digest, blob: &Readable, size: u64) -> Result<Upload, Error> {
         if self.size_of(&self.url(d))? == Some(size) {
             return Ok(Upload::Present);
         }
@@ -72,27 +69,35 @@ impl BinaryCache {
 
     /// Put `blob` (of `size` bytes) under `d`, whatever the cache holds
     /// there (a copy a node refused). Blocking.
-    pub fn replace(&self, d: &Digest, blob: &Readable, size: u64) -> Result<Upload, String> {
+    pub fn replace(&self, d: &Digest, blob: &Readable, size: u64) -> Result<Upload, Error> {
         let url = self.url(d);
         let put = self.agent.put(&url);
         let resp = match blob {
             Readable::Bytes(b) => put.send(&b[..]),
-            Readable::Path(p) => put.send(std::fs::File::open(p).map_err(|e| format!("{}: {e}", p.display()))?),
+            Readable::Path(p) => put.send(std::fs::File::open(p).map_err(|e| Error::Io {
+                what: "cannot read",
+                path: p.clone(),
+                reason: e.to_string(),
+            })?),
         }
-        .map_err(|e| format!("uploading to the cache {url}: {e}"))?;
+        .map_err(|e| Error::Cache { op: CacheOp::Upload, url: url.clone(), reason: e.to_string() })?;
         match resp.status().as_u16() {
             200..=299 => Ok(Upload::Sent(size)),
-            s => Err(format!("uploading to the cache {url}: the server answered {s} (does it take PUT requests?)")),
+            status => Err(Error::CacheStatus { op: CacheOp::Upload, url, status }),
         }
     }
 
     /// The size the cache reports for `url`, `None` when it has nothing there.
-    fn size_of(&self, url: &str) -> Result<Option<u64>, String> {
-        let resp = self.agent.head(url).call().map_err(|e| format!("asking the cache {url}: {e}"))?;
+    fn size_of(&self, url: &str) -> Result<Option<u64>, Error> {
+        let resp = self.agent.head(url).call().map_err(|e| Error::Cache {
+            op: CacheOp::Ask,
+            url: url.to_string(),
+            reason: e.to_string(),
+        })?;
         match resp.status().as_u16() {
             200 => Ok(resp.headers().get("content-length").and_then(|v| v.to_str().ok()).and_then(|v| v.parse().ok())),
             404 | 410 => Ok(None),
-            s => Err(format!("asking the cache {url}: the server answered {s}")),
+            status => Err(Error::CacheStatus { op: CacheOp::Ask, url: url.to_string(), status }),
         }
     }
 }

@@ -92,8 +92,8 @@ pub(super) fn gc(store: &Store, keep: &std::collections::BTreeSet<Digest>, dry_r
     Ok(())
 }
 
-fn err(what: &str, path: &Path, e: std::io::Error) -> Error {
-    Error(format!("{what} {}: {e}", path.display()))
+fn err(what: &'static str, path: &Path, e: std::io::Error) -> Error {
+    Error::Io { what, path: path.to_path_buf(), reason: e.to_string() }
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use super::{project_file_path, Error, Result};
+use super::{project_file_path, Error, FileFault, Result};
 
 /// Where `local` sources may be read from besides the project root and
 /// the directories the user names: where packages put binaries (the lab
@@ -93,7 +93,7 @@ impl Confinement {
     /// root and out of kdeploy's private state.
     pub fn project_file(&self, rel: &str) -> Result<PathBuf> {
         let Some(root) = &self.project_root else {
-            return Err(Error(format!("project file {rel:?}: no project here (give an absolute path)")));
+            return Err(Error::ProjectFile { rel: rel.to_string(), fault: FileFault::NoProject });
         };
         let real = project_file_path(root, rel)?;
         self.not_private(&format!("project file {rel:?}"), &real)?;
@@ -106,9 +106,11 @@ impl Confinement {
     /// kdeploy's private state.
     pub fn deployer_file(&self, p: &str) -> Result<PathBuf> {
         if !Path::new(p).is_absolute() {
-            return Err(Error(format!("deployer file {p:?}: must be an absolute path")));
+            return Err(Error::DeployerNotAbsolute { path: p.to_string() });
         }
-        let real = std::fs::canonicalize(p).map_err(|e| Error(format!("deployer file {p}: {e}")))?;
+        let fault = |why| Error::DeployerFile { path: p.to_string(), fault: why };
+        let real =
+            std::fs::canonicalize(p).map_err(|e| fault(FileFault::Unreadable { real: None, reason: e.to_string() }))?;
         // Resolved too: `/bin` may be a link to `/usr/bin`, the root `.`.
         let dirs: Vec<PathBuf> = self.local_dirs.iter().map(|d| resolved(d)).collect();
         if !dirs.iter().any(|d| real.starts_with(d)) {
@@ -118,16 +120,12 @@ impl Confinement {
                     shown.push(d);
                 }
             }
-            return Err(Error(format!(
-                "deployer file {p}{}: outside the directories local sources may be read from ({}); \
-                 allow its directory with --allow-local DIR or KDEPLOY_ALLOW_LOCAL=DIR[:DIR...]",
-                resolves_to(p, &real),
-                shown.join(", ")
-            )));
+            let real = (real != Path::new(p)).then(|| real.clone());
+            return Err(fault(FileFault::NotAllowed { real, dirs: shown }));
         }
         self.not_private(&format!("deployer file {p}{}", resolves_to(p, &real)), &real)?;
         if !real.is_file() {
-            return Err(Error(format!("deployer file {p}: not a regular file")));
+            return Err(fault(FileFault::NotAFile { real: None }));
         }
         Ok(real)
     }
@@ -137,11 +135,10 @@ impl Confinement {
         let in_state = real.components().any(|c| c == Component::Normal(PRIVATE_DIR.as_ref()));
         let private = self.private.iter().map(|d| resolved(d)).find(|d| real.starts_with(d));
         if in_state || private.is_some() {
-            return Err(Error(format!(
-                "{what}: lies in kdeploy's private state ({}): its secrets leave the deployer only as the \
-                 secrets kdeploy sends, never as a file a cluster names",
-                private.map_or(PRIVATE_DIR.to_string(), |d| d.display().to_string())
-            )));
+            return Err(Error::Private {
+                what: what.to_string(),
+                dir: private.map_or(PRIVATE_DIR.to_string(), |d| d.display().to_string()),
+            });
         }
         Ok(())
     }

@@ -19,9 +19,9 @@ use std::path::{Path, PathBuf};
 
 use super::artifact::{self, Fetcher};
 use super::confine::Confinement;
-use super::key_material::{self, USE_SECRET_FILE};
+use super::key_material;
 use super::secrets::Made;
-use super::{Digest, Error, Result, SecretStore, Store};
+use super::{ArtifactFault, Digest, Error, FileFault, Result, SecretStore, Store};
 use crate::schema::{Cluster, Source};
 
 /// The identity of a file's content.
@@ -110,10 +110,10 @@ impl Resolver {
         let (what, real) = match source {
             Source::File(rel) => (format!("project file {rel:?}"), self.confine.project_file(rel)?),
             Source::Local(p) => (format!("deployer file {p}"), self.confine.deployer_file(p)?),
-            _ => return Err(Error(format!("not a plain file source: {}", source.kind()))),
+            _ => return Err(Error::NotPlainFile { kind: source.kind() }),
         };
         match key_material::in_file_name(&real) {
-            Some(why) => Err(Error(format!("{what} {why}: {USE_SECRET_FILE}"))),
+            Some(why) => Err(Error::KeyMaterial { what, why }),
             None => Ok(real),
         }
     }
@@ -211,7 +211,7 @@ impl Resolver {
                 let real = self.plain_file(source)?;
                 let (id, key) = hash_file(&real)?;
                 match key {
-                    Some(why) => Err(Error(format!("{} {why}: {USE_SECRET_FILE}", shown(source)))),
+                    Some(why) => Err(Error::KeyMaterial { what: shown(source), why }),
                     None => Ok(id),
                 }
             }
@@ -242,23 +242,30 @@ impl Resolver {
             Source::Text(t) => Ok(t.as_bytes().to_vec()),
             Source::File(_) | Source::Local(_) => {
                 let real = self.plain_file(source)?;
-                let bytes = std::fs::read(&real).map_err(|e| Error(format!("{}: {e}", shown(source))))?;
+                let bytes = std::fs::read(&real)
+                    .map_err(|e| Error::SourceRead { shown: shown(source), reason: e.to_string() })?;
                 match key_material::in_content(&bytes) {
-                    Some(why) => Err(Error(format!("{} {why}: {USE_SECRET_FILE}", shown(source)))),
+                    Some(why) => Err(Error::KeyMaterial { what: shown(source), why }),
                     None => Ok(bytes),
                 }
             }
             Source::Secret(s) => self.secrets.read(&s.name),
             Source::SecretFile(p) => {
                 let real = self.confine.user_file(p)?;
-                read_secret_file(&real).map_err(|e| Error(format!("secret file {p}: {e}")))
+                read_secret_file(&real).map_err(|e| Error::SecretFile { path: p.clone(), reason: e.to_string() })
             }
             Source::Artifact(a) => {
                 let blob = self.getter(&*self.fetcher).download_blob(a, &|_, _| {})?;
                 match &a.member {
                     None => self.store.read(&blob),
-                    Some(m) => artifact::extract_member(&self.store.blob_path(&blob), m, self.max_download)
-                        .map_err(|e| Error(format!("artifact {}: member {m:?}: {e}", a.name))),
+                    Some(m) => {
+                        artifact::extract_member(&self.store.blob_path(&blob), m, self.max_download).map_err(|fault| {
+                            Error::Artifact {
+                                name: a.name.clone(),
+                                fault: ArtifactFault::Member { member: m.clone(), fault },
+                            }
+                        })
+                    }
                 }
             }
         }
@@ -268,7 +275,7 @@ impl Resolver {
     /// secret's: those stay out of the shared store).
     pub fn store_source(&self, source: &Source) -> Result<Digest> {
         if source.is_secret() {
-            return Err(Error(format!("{}: a secret never enters the blob store", shown(source))));
+            return Err(Error::SecretNotStored { shown: shown(source) });
         }
         self.store.put(&self.bytes(source)?)
     }
@@ -316,7 +323,11 @@ impl Readable {
                 let mut f = open(p)?;
                 let mut buf = vec![0u8; 256 * 1024];
                 loop {
-                    let n = f.read(&mut buf).map_err(|e| Error(format!("{}: {e}", p.display())))?;
+                    let n = f.read(&mut buf).map_err(|e| Error::Io {
+                        what: "cannot read",
+                        path: p.clone(),
+                        reason: e.to_string(),
+                    })?;
                     if n == 0 {
                         break;
                     }
@@ -329,13 +340,20 @@ impl Readable {
 }
 
 fn open(p: &Path) -> Result<std::fs::File> {
-    std::fs::File::open(p).map_err(|e| Error(format!("deployer file {}: {e}", p.display())))
+    std::fs::File::open(p).map_err(|e| unreadable(p, e))
+}
+
+fn unreadable(p: &Path, e: std::io::Error) -> Error {
+    Error::DeployerFile {
+        path: p.display().to_string(),
+        fault: FileFault::Unreadable { real: None, reason: e.to_string() },
+    }
 }
 
 /// blake3 and size of a file, streamed, and why it is key material if it
 /// is (read once: binaries are tens of MB).
 fn hash_file(p: &Path) -> Result<(ContentId, Option<&'static str>)> {
-    let err = |e: std::io::Error| Error(format!("deployer file {}: {e}", p.display()));
+    let err = |e| unreadable(p, e);
     let mut f = open(p)?;
     let mut h = blake3::Hasher::new();
     let mut scan = key_material::Scan::default();

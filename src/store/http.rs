@@ -20,6 +20,7 @@ use std::time::Duration;
 use ureq::tls::{RootCerts, TlsConfig};
 
 use super::artifact::{too_large, Fetcher, Progress};
+use super::Error;
 
 /// How a failed attempt is retried: this many attempts in all, the pause
 /// doubling from `first_pause`.
@@ -70,9 +71,9 @@ impl Proxies {
         self.http.is_none() && self.https.is_none()
     }
 
-    fn proxy(&self, url: &Option<String>) -> Result<Option<ureq::Proxy>, String> {
+    fn proxy(&self, url: &Option<String>) -> Result<Option<ureq::Proxy>, Error> {
         let Some(url) = url else { return Ok(None) };
-        let bad = |e: ureq::Error| format!("proxy {url}: {e}");
+        let bad = |e: ureq::Error| Error::Proxy { url: url.clone(), reason: e.to_string() };
         let given = ureq::Proxy::new(url).map_err(bad)?;
         let mut b = ureq::Proxy::builder(given.protocol()).host(given.host()).port(given.port());
         if let Some(u) = given.username() {
@@ -146,7 +147,7 @@ impl HttpFetcher {
 
     /// This fetcher going through the cluster's proxies, unless the
     /// environment names one (it describes the deployer's network best).
-    pub fn with_cluster_proxies(self, p: &Proxies) -> Result<HttpFetcher, String> {
+    pub fn with_cluster_proxies(self, p: &Proxies) -> Result<HttpFetcher, Error> {
         if !Proxies::from_env().is_none() {
             return Ok(self);
         }
@@ -260,18 +261,24 @@ pub(super) fn agent(timeout: Duration, proxy: Option<ureq::Proxy>) -> ureq::Agen
 }
 
 impl Fetcher for HttpFetcher {
-    fn fetch(&self, url: &str, limit: u64, progress: Progress) -> Result<Option<PathBuf>, String> {
+    fn fetch(&self, url: &str, limit: u64, progress: Progress) -> Result<Option<PathBuf>, Error> {
         if !(url.starts_with("http://") || url.starts_with("https://")) {
             return Ok(None);
         }
-        std::fs::create_dir_all(&self.partial_dir).map_err(|e| format!("{}: {e}", self.partial_dir.display()))?;
+        std::fs::create_dir_all(&self.partial_dir).map_err(|e| Error::Io {
+            what: "cannot create",
+            path: self.partial_dir.clone(),
+            reason: e.to_string(),
+        })?;
         let part = self.partial_path(url);
         let mut pause = self.retry.first_pause;
         let mut last = String::new();
         for n in 1..=self.retry.attempts.max(1) {
             match self.attempt(url, &part, limit, progress) {
                 Ok(()) => return Ok(Some(part)),
-                Err(f) if !f.transient => return Err(scrub(&f.reason, url)),
+                Err(f) if !f.transient => {
+                    return Err(Error::Download { reason: scrub(&f.reason, url), attempts: None })
+                }
                 Err(f) => {
                     last = f.reason;
                     if n < self.retry.attempts {
@@ -281,7 +288,7 @@ impl Fetcher for HttpFetcher {
                 }
             }
         }
-        Err(scrub(&format!("{last} (after {} attempts)", self.retry.attempts), url))
+        Err(Error::Download { reason: scrub(&last, url), attempts: Some(self.retry.attempts) })
     }
 }
 

@@ -9,7 +9,8 @@
 //! blob store: `secrets` keeps them apart (0700/0600) and hashes them with a
 //! key, `pki` makes the certificates among them. `confine` says which files
 //! of the deployer a source may read, `key_material` which plain sources
-//! hold keys (refused: keys travel as secrets).
+//! hold keys (refused: keys travel as secrets). `error` says what can go
+//! wrong in all of them, one variant a kind of failure.
 
 mod artifact;
 mod blobs;
@@ -17,31 +18,19 @@ pub mod cache;
 pub mod compressed;
 pub mod confine;
 mod content;
+mod error;
 pub mod http;
 pub mod key_material;
 pub mod pki;
 mod project;
 pub mod secrets;
 
-use std::fmt;
-
 pub use artifact::{max_download, FetchEvents, Fetched, Fetcher, FileFetcher, Progress, Quiet, DEFAULT_MAX_DOWNLOAD};
 pub use blobs::{Digest, Store};
 pub use confine::Confinement;
 pub use content::{ContentId, Readable, Resolver};
+pub use error::{ArtifactFault, CacheOp, Error, FileFault, MemberFault, TooLarge};
 pub use project::{project_file_path, read_project_file};
 pub use secrets::SecretStore;
-
-/// A store or source-resolution failure, already worded for the user.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Error(pub String);
-
-impl fmt::Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for Error {}
 
 pub type Result<T> = std::result::Result<T, Error>;

@@ -10,6 +10,7 @@ use rcgen::{
 };
 use time::{Duration, OffsetDateTime};
 
+use super::Error;
 use crate::schema::{CaSpec, CertSpec};
 
 /// How long a CA made by kdeploy is valid.
@@ -25,8 +26,8 @@ pub struct Pair {
     pub key: String,
 }
 
-fn err(what: &str, e: impl std::fmt::Display) -> String {
-    format!("{what}: {e}")
+fn err(what: impl Into<String>, e: impl std::fmt::Display) -> Error {
+    Error::Pki { what: what.into(), reason: e.to_string() }
 }
 
 fn name(cn: &str, org: Option<&str>) -> DistinguishedName {
@@ -39,7 +40,7 @@ fn name(cn: &str, org: Option<&str>) -> DistinguishedName {
 }
 
 /// A new self-signed CA valid from now for [`CA_DAYS`].
-pub fn make_ca(spec: &CaSpec, now: OffsetDateTime) -> Result<Pair, String> {
+pub fn make_ca(spec: &CaSpec, now: OffsetDateTime) -> Result<Pair, Error> {
     let key = KeyPair::generate().map_err(|e| err("cannot generate a CA key", e))?;
     let mut p = CertificateParams::default();
     p.distinguished_name = name(&spec.common_name, None);
@@ -59,24 +60,16 @@ pub fn issue(
     ca_key: &str,
     key_pem: Option<&str>,
     now: OffsetDateTime,
-) -> Result<Pair, String> {
-    let ca_key = KeyPair::from_pem(ca_key).map_err(|e| {
-        // ring reads PKCS#8 only; `openssl ecparam -genkey` and old `genrsa` write SEC1/PKCS#1.
-        let hint = if ca_key.contains("-----BEGIN PRIVATE KEY-----") {
-            String::new()
-        } else {
-            format!(
-                " (kdeploy reads unencrypted PKCS#8 keys, \"-----BEGIN PRIVATE KEY-----\"; convert with \
-                 `openssl pkcs8 -topk8 -nocrypt -in {0} -out {0}.new && mv {0}.new {0}`)",
-                spec.ca.key
-            )
-        };
-        format!("{}{hint}", err(&format!("CA key {}", spec.ca.key), e))
+) -> Result<Pair, Error> {
+    let ca_key = KeyPair::from_pem(ca_key).map_err(|e| Error::CaKey {
+        name: spec.ca.key.clone(),
+        reason: e.to_string(),
+        pkcs8: ca_key.contains("-----BEGIN PRIVATE KEY-----"),
     })?;
     let issuer =
-        Issuer::from_ca_cert_pem(ca_cert, ca_key).map_err(|e| err(&format!("CA certificate {}", spec.ca.cert), e))?;
+        Issuer::from_ca_cert_pem(ca_cert, ca_key).map_err(|e| err(format!("CA certificate {}", spec.ca.cert), e))?;
     let key = match key_pem {
-        Some(k) => KeyPair::from_pem(k).map_err(|e| err(&format!("key {}", spec.key), e))?,
+        Some(k) => KeyPair::from_pem(k).map_err(|e| err(format!("key {}", spec.key), e))?,
         None => KeyPair::generate().map_err(|e| err("cannot generate a key", e))?,
     };
     let mut p = CertificateParams::default();
@@ -91,17 +84,17 @@ pub fn issue(
         p.extended_key_usages.push(ExtendedKeyUsagePurpose::ClientAuth);
     }
     for d in &spec.dns_names {
-        let s = d.clone().try_into().map_err(|e| err(&format!("DNS name {d:?}"), e))?;
+        let s = d.clone().try_into().map_err(|e| err(format!("DNS name {d:?}"), e))?;
         p.subject_alt_names.push(SanType::DnsName(s));
     }
     for ip in &spec.ip_addresses {
-        let a = ip.parse().map_err(|e| err(&format!("IP address {ip:?}"), e))?;
+        let a = ip.parse().map_err(|e| err(format!("IP address {ip:?}"), e))?;
         p.subject_alt_names.push(SanType::IpAddress(a));
     }
     p.use_authority_key_identifier_extension = true;
     p.not_before = now - Duration::minutes(5);
     p.not_after = now + Duration::days(CERT_DAYS);
-    let cert = p.signed_by(&key, &issuer).map_err(|e| err(&format!("cannot issue {}", spec.cert), e))?;
+    let cert = p.signed_by(&key, &issuer).map_err(|e| err(format!("cannot issue {}", spec.cert), e))?;
     Ok(Pair { cert: cert.pem(), key: key.serialize_pem() })
 }
 
@@ -117,7 +110,7 @@ pub struct CertInfo {
 }
 
 /// Read a PEM certificate (the first one in the text).
-pub fn inspect(pem: &[u8]) -> Result<CertInfo, String> {
+pub fn inspect(pem: &[u8]) -> Result<CertInfo, Error> {
     let (_, p) = x509_parser::pem::parse_x509_pem(pem).map_err(|e| err("not a PEM certificate", e))?;
     let c = p.parse_x509().map_err(|e| err("not an X.509 certificate", e))?;
     let names = match c.subject_alternative_name() {
@@ -137,7 +130,7 @@ pub fn inspect(pem: &[u8]) -> Result<CertInfo, String> {
 /// The pin of a PEM certificate's public key as kubeadm takes it in
 /// `caCertHashes`: `sha256:` and the hex SHA-256 of its DER
 /// SubjectPublicKeyInfo.
-pub fn public_key_pin(pem: &[u8]) -> Result<String, String> {
+pub fn public_key_pin(pem: &[u8]) -> Result<String, Error> {
     use sha2::Digest as _;
     let (_, p) = x509_parser::pem::parse_x509_pem(pem).map_err(|e| err("not a PEM certificate", e))?;
     let c = p.parse_x509().map_err(|e| err("not an X.509 certificate", e))?;

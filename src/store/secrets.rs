@@ -138,15 +138,15 @@ fn check_names(cluster: &Cluster) -> Result<()> {
         for f in node.phases.iter().flat_map(|p| &p.files) {
             let Source::Secret(s) = &f.source else { continue };
             if let Some(why) = names_problems(s).into_iter().next() {
-                return Err(Error(format!("secret store: secret {:?}: {why}", s.name)));
+                return Err(Error::BadSecret { name: s.name.clone(), why });
             }
         }
     }
     Ok(())
 }
 
-fn io(what: &str, p: &Path, e: std::io::Error) -> Error {
-    Error(format!("secret store: {what} {}: {e}", p.display()))
+fn io(what: &'static str, p: &Path, e: std::io::Error) -> Error {
+    Error::SecretIo { what, path: p.to_path_buf(), reason: e.to_string() }
 }
 
 /// What [`SecretStore::ensure`] did.
@@ -190,12 +190,12 @@ impl SecretStore {
     pub fn path(&self, name: &str) -> Result<PathBuf> {
         if name.starts_with('/') {
             if let Some(why) = field_problem(name, true) {
-                return Err(Error(format!("secret store: {name:?} {why}")));
+                return Err(Error::BadSecretPath { name: name.to_string(), why });
             }
             return self.confine.deployer_file(name);
         }
         match name_problem(name) {
-            Some(why) => Err(Error(format!("secret store: secret name {name:?} {why}"))),
+            Some(why) => Err(Error::BadSecretName { name: name.to_string(), why }),
             None => Ok(self.dir.join(name)),
         }
     }
@@ -245,7 +245,7 @@ impl SecretStore {
     /// Only below the store: a user's own files are never written.
     pub fn write(&self, name: &str, bytes: &[u8]) -> Result<()> {
         if name.starts_with('/') {
-            return Err(Error(format!("secret store: {name} is a file of the user's, never written by kdeploy")));
+            return Err(Error::UserFile { name: name.to_string() });
         }
         self.write_at(&self.path(name)?, bytes)
     }
@@ -354,7 +354,7 @@ impl SecretStore {
             Make::CaPin(p) => {
                 self.ensure_ca(&p.ca, now, made)?;
                 // Derived: kept equal to the CA's pin (a CA given anew changes it).
-                let pin = pki::public_key_pin(&self.read(&p.ca.cert)?).map_err(Error)?;
+                let pin = pki::public_key_pin(&self.read(&p.ca.cert)?)?;
                 if self.read(name).ok().as_deref() != Some(pin.as_bytes()) {
                     self.write(name, pin.as_bytes())?;
                     made.made.push(name.to_string());
@@ -368,17 +368,13 @@ impl SecretStore {
         match (self.exists(&ca.cert)?, self.exists(&ca.key)?) {
             (true, true) => Ok(()),
             (false, false) if !ca.cert.starts_with('/') => {
-                let pair = pki::make_ca(ca, now).map_err(Error)?;
+                let pair = pki::make_ca(ca, now)?;
                 self.write(&ca.key, pair.key.as_bytes())?;
                 self.write(&ca.cert, pair.cert.as_bytes())?;
                 made.made.extend([ca.key.clone(), ca.cert.clone()]);
                 Ok(())
             }
-            _ => Err(Error(format!(
-                "secret store: CA {} and its key {} must both exist (or, for a CA kdeploy makes, both be absent)",
-                self.shown(&ca.cert),
-                self.shown(&ca.key)
-            ))),
+            _ => Err(Error::CaHalf { cert: self.shown(&ca.cert), key: self.shown(&ca.key) }),
         }
     }
 
@@ -392,8 +388,8 @@ impl SecretStore {
     }
 
     fn ensure_cert(&self, c: &CertSpec, now: OffsetDateTime, renew_within: Option<i64>, made: &mut Made) -> Result<()> {
-        let ca_cert = String::from_utf8(self.read(&c.ca.cert)?)
-            .map_err(|_| Error(format!("CA certificate {}: not PEM text", c.ca.cert)))?;
+        let not_pem = |what, name: &String| Error::NotPem { what, name: name.clone() };
+        let ca_cert = String::from_utf8(self.read(&c.ca.cert)?).map_err(|_| not_pem("CA certificate", &c.ca.cert))?;
         // What the certificate is for, with the CA it is signed by: a new
         // CA or other names re-issue it.
         let spec = format!(
@@ -417,13 +413,12 @@ impl SecretStore {
             return Ok(());
         }
         let key = if have_key {
-            Some(String::from_utf8(self.read(&c.key)?).map_err(|_| Error(format!("key {}: not PEM text", c.key)))?)
+            Some(String::from_utf8(self.read(&c.key)?).map_err(|_| not_pem("key", &c.key))?)
         } else {
             None
         };
-        let ca_key = String::from_utf8(self.read(&c.ca.key)?)
-            .map_err(|_| Error(format!("CA key {}: not PEM text", c.ca.key)))?;
-        let pair = pki::issue(c, &ca_cert, &ca_key, key.as_deref(), now).map_err(Error)?;
+        let ca_key = String::from_utf8(self.read(&c.ca.key)?).map_err(|_| not_pem("CA key", &c.ca.key))?;
+        let pair = pki::issue(c, &ca_cert, &ca_key, key.as_deref(), now)?;
         if !have_key {
             self.write(&c.key, pair.key.as_bytes())?;
             made.made.push(c.key.clone());
@@ -454,7 +449,7 @@ pub fn makes(cluster: &Cluster) -> Vec<(String, Make)> {
 
 fn random(n: usize) -> Result<Vec<u8>> {
     let mut b = vec![0u8; n];
-    getrandom::getrandom(&mut b).map_err(|e| Error(format!("no randomness from the OS: {e}")))?;
+    getrandom::getrandom(&mut b).map_err(|e| Error::NoRandomness { reason: e.to_string() })?;
     Ok(b)
 }
 

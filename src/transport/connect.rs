@@ -34,7 +34,7 @@ pub async fn connect_all(targets: &[NodeTarget], parallel: usize) -> Vec<Result<
                     None => SshHost::connect(&t.name, &t.address, &t.options).await,
                     Some(j) => match &bastions[j] {
                         Ok(b) => SshHost::connect_via(&t.name, &t.address, &t.options, b).await,
-                        Err(e) => Err(Error::Unreachable { host: t.name.clone(), reason: format!("through {e}") }),
+                        Err(e) => Err(Error::Through { host: t.name.clone(), via: Box::new(e.clone()) }),
                     },
                 }
             })
@@ -49,7 +49,7 @@ pub async fn connect_all(targets: &[NodeTarget], parallel: usize) -> Vec<Result<
 
 /// One connection per distinct bastion, authenticated and host-key checked
 /// like the first node that names it.
-async fn connect_bastions(targets: &[NodeTarget]) -> HashMap<JumpHost, Result<SshHost, String>> {
+async fn connect_bastions(targets: &[NodeTarget]) -> HashMap<JumpHost, Result<SshHost, Error>> {
     let mut wanted: HashMap<JumpHost, SshOptions> = HashMap::new();
     for t in targets {
         if let Some(j) = &t.options.jump {
@@ -64,7 +64,7 @@ async fn connect_bastions(targets: &[NodeTarget]) -> HashMap<JumpHost, Result<Ss
     }
     let conns = futures::future::join_all(wanted.iter().map(|(j, o)| async move {
         let label = format!("jump host {j}");
-        (j.clone(), SshHost::connect(&label, &j.host, o).await.map_err(|e| e.to_string()))
+        (j.clone(), SshHost::connect(&label, &j.host, o).await)
     }))
     .await;
     conns.into_iter().collect()

@@ -1,12 +1,22 @@
-//! Transport errors. Every variant names the node (as the user wrote it), so
-//! a per-node failure can be reported without more context.
+//! Transport errors: reaching a node, and working out how to reach it.
+//! Every variant of a connection names the node (as the user wrote it), so
+//! a per-node failure can be reported without more context; the settings
+//! variants (an SSH config, a jump host, `ssh.become`, a login key) name
+//! the file or value at fault, and the deployer adds the node.
+//! Foreign errors (I/O, the SSH library) are kept as their text, so an
+//! error can be shared by every node behind one bastion.
 
 use std::path::PathBuf;
 
-#[derive(Debug, thiserror::Error)]
+use super::identity::DEFAULT_IDENTITIES;
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Error {
     #[error("{host}: cannot connect: {reason}")]
     Unreachable { host: String, reason: String },
+    /// The node's bastion could not be reached.
+    #[error("{host}: cannot connect: through {via}")]
+    Through { host: String, via: Box<Error> },
     #[error("{host}: connection timed out after {secs} s")]
     ConnectTimeout { host: String, secs: u64 },
     #[error(
@@ -33,6 +43,32 @@ pub enum Error {
     Channel { host: String, reason: String },
     #[error("{host}: `{command}` exited with status {status}: {stderr}")]
     Failed { host: String, command: String, status: u32, stderr: String },
+
+    // How to reach a node: the settings, before any connection.
+    #[error("cannot read SSH config {}: {reason}", .file.display())]
+    SshConfigRead { file: PathBuf, reason: String },
+    #[error("SSH config {}: {reason}", .file.display())]
+    SshConfigSyntax { file: PathBuf, reason: String },
+    #[error("jump host {text:?}: expected user@host:port")]
+    JumpHostSyntax { text: String },
+    #[error("ssh.become {method:?}: expected \"sudo\", \"doas\" or \"none\"")]
+    Become { method: String },
+    #[error(
+        "no SSH identity: no ssh-agent (SSH_AUTH_SOCK is unset) and none of {} exists; \
+         set ssh.key in the cluster, IdentityFile in ~/.ssh/config, or pass --ssh-key",
+        DEFAULT_IDENTITIES.iter().map(|d| format!("~/{d}")).collect::<Vec<_>>().join(", ")
+    )]
+    NoIdentity,
+    #[error(
+        "key {k} is encrypted and there is no terminal to ask for its passphrase: \
+         add it to ssh-agent (ssh-add {k}) or run kdeploy on a terminal",
+        k = .key.display()
+    )]
+    PassphraseNoTerminal { key: PathBuf },
+    #[error("reading the passphrase of {}: {reason}", .key.display())]
+    PassphraseRead { key: PathBuf, reason: String },
+    #[error("key {}: wrong passphrase {tries} times", .key.display())]
+    PassphraseWrong { key: PathBuf, tries: usize },
 }
 
 impl Error {

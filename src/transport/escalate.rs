@@ -5,7 +5,7 @@
 //! so a user without passwordless escalation is refused at connect time
 //! with a message saying what to change.
 
-use super::shell_quote;
+use super::{shell_quote, Error};
 
 /// How a non-root login becomes root (the cluster's `ssh.become`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -17,7 +17,7 @@ pub enum Escalation {
 impl Escalation {
     /// The method for `user` given the cluster's `ssh.become` ("sudo",
     /// "doas" or "none"): root never escalates, nor does "none".
-    pub fn for_login(user: &str, method: &str) -> Result<Option<Escalation>, String> {
+    pub fn for_login(user: &str, method: &str) -> Result<Option<Escalation>, Error> {
         if user == "root" {
             return Ok(None);
         }
@@ -25,7 +25,7 @@ impl Escalation {
             "sudo" => Ok(Some(Escalation::Sudo)),
             "doas" => Ok(Some(Escalation::Doas)),
             "none" => Ok(None),
-            other => Err(format!("ssh.become {other:?}: expected \"sudo\", \"doas\" or \"none\"")),
+            other => Err(Error::Become { method: other.to_string() }),
         }
     }
 

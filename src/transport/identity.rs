@@ -12,9 +12,9 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use super::SshAuth;
+use super::{Error, SshAuth};
 
-const DEFAULT_IDENTITIES: &[&str] = &[".ssh/id_ed25519", ".ssh/id_ecdsa", ".ssh/id_rsa"];
+pub(super) const DEFAULT_IDENTITIES: &[&str] = &[".ssh/id_ed25519", ".ssh/id_ecdsa", ".ssh/id_rsa"];
 const PASSPHRASE_TRIES: usize = 3;
 
 /// Where the key files come from, most specific first.
@@ -27,10 +27,10 @@ pub struct Candidates<'a> {
 /// The login method for one node; none found, or a key that cannot be
 /// unlocked, is [`SshAuth::Unavailable`] with the advice.
 pub fn choose(c: &Candidates<'_>) -> SshAuth {
-    find(c).unwrap_or_else(SshAuth::Unavailable)
+    find(c).unwrap_or_else(|e| SshAuth::Unavailable(Box::new(e)))
 }
 
-fn find(c: &Candidates<'_>) -> Result<SshAuth, String> {
+fn find(c: &Candidates<'_>) -> Result<SshAuth, Error> {
     if let Some(path) = c.flag.map(Path::to_path_buf).or_else(|| c.cluster.clone()) {
         return key_file(path);
     }
@@ -44,17 +44,13 @@ fn find(c: &Candidates<'_>) -> Result<SshAuth, String> {
     let defaults: Vec<PathBuf> = home.iter().flat_map(|h| DEFAULT_IDENTITIES.iter().map(move |d| h.join(d))).collect();
     match defaults.iter().find(|p| p.is_file()) {
         Some(p) => key_file(p.clone()),
-        None => Err(format!(
-            "no SSH identity: no ssh-agent (SSH_AUTH_SOCK is unset) and none of {} exists; \
-             set ssh.key in the cluster, IdentityFile in ~/.ssh/config, or pass --ssh-key",
-            DEFAULT_IDENTITIES.iter().map(|d| format!("~/{d}")).collect::<Vec<_>>().join(", ")
-        )),
+        None => Err(Error::NoIdentity),
     }
 }
 
 /// A key file login, with its passphrase if the key is encrypted. A file
 /// that cannot be read is left for the connection to report per node.
-fn key_file(path: PathBuf) -> Result<SshAuth, String> {
+fn key_file(path: PathBuf) -> Result<SshAuth, Error> {
     let passphrase = match std::fs::read_to_string(&path) {
         Ok(text) if is_encrypted(&text) => Some(passphrase_for(&path, &text)?),
         _ => None,
@@ -71,29 +67,25 @@ fn unlocks(text: &str, passphrase: &str) -> bool {
 }
 
 /// Asked on the terminal at most once per key file and run.
-fn passphrase_for(path: &Path, text: &str) -> Result<String, String> {
+fn passphrase_for(path: &Path, text: &str) -> Result<String, Error> {
     static KNOWN: Mutex<Option<HashMap<PathBuf, String>>> = Mutex::new(None);
     let mut known = KNOWN.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(p) = known.get_or_insert_with(HashMap::new).get(path) {
         return Ok(p.clone());
     }
     if !std::io::stdin().is_terminal() {
-        return Err(format!(
-            "key {} is encrypted and there is no terminal to ask for its passphrase: \
-             add it to ssh-agent (ssh-add {0}) or run kdeploy on a terminal",
-            path.display()
-        ));
+        return Err(Error::PassphraseNoTerminal { key: path.to_path_buf() });
     }
     for _ in 0..PASSPHRASE_TRIES {
         let p = rpassword::prompt_password(format!("Enter passphrase for key '{}': ", path.display()))
-            .map_err(|e| format!("reading the passphrase of {}: {e}", path.display()))?;
+            .map_err(|e| Error::PassphraseRead { key: path.to_path_buf(), reason: e.to_string() })?;
         if unlocks(text, &p) {
             known.get_or_insert_with(HashMap::new).insert(path.to_path_buf(), p.clone());
             return Ok(p);
         }
         eprintln!("Bad passphrase, try again.");
     }
-    Err(format!("key {}: wrong passphrase {PASSPHRASE_TRIES} times", path.display()))
+    Err(Error::PassphraseWrong { key: path.to_path_buf(), tries: PASSPHRASE_TRIES })
 }
 
 #[cfg(test)]

@@ -7,7 +7,9 @@
 
 use std::path::{Path, PathBuf};
 
-use ssh2_config::{ParseRule, SshConfig};
+use ssh2_config::{ParseRule, SshConfig, SshParserError};
+
+use super::Error;
 
 /// A parsed configuration, or none (no file, or `--ssh-config none`).
 #[derive(Debug, Default)]
@@ -35,7 +37,7 @@ fn home() -> Option<PathBuf> {
 impl OpenSshConfig {
     /// `path`: `None` reads `~/.ssh/config` if it exists; `"none"` reads
     /// nothing (as `ssh -F none`).
-    pub fn load(path: Option<&Path>) -> Result<OpenSshConfig, String> {
+    pub fn load(path: Option<&Path>) -> Result<OpenSshConfig, Error> {
         let home = home();
         let file = match path {
             Some(p) if p == Path::new("none") => return Ok(OpenSshConfig::default()),
@@ -45,19 +47,19 @@ impl OpenSshConfig {
                 _ => return Ok(OpenSshConfig::default()),
             },
         };
-        let text =
-            std::fs::read_to_string(&file).map_err(|e| format!("cannot read SSH config {}: {e}", file.display()))?;
-        Self::parse(&text, home).map_err(|e| format!("SSH config {}: {e}", file.display()))
+        let text = std::fs::read_to_string(&file)
+            .map_err(|e| Error::SshConfigRead { file: file.clone(), reason: e.to_string() })?;
+        Self::parse(&text, home).map_err(|e| Error::SshConfigSyntax { file, reason: e.to_string() })
     }
 
     /// Parse a configuration's text; `~` expands to `home`.
-    pub fn parse(text: &str, home: Option<PathBuf>) -> Result<OpenSshConfig, String> {
+    pub fn parse(text: &str, home: Option<PathBuf>) -> Result<OpenSshConfig, SshParserError> {
         let mut config = SshConfig::default();
         if let Some(h) = &home {
             config = config.home_dir(h);
         }
         let rules = ParseRule::ALLOW_UNKNOWN_FIELDS | ParseRule::ALLOW_UNSUPPORTED_FIELDS;
-        let parsed = config.parse(&mut text.as_bytes(), rules).map_err(|e| e.to_string())?;
+        let parsed = config.parse(&mut text.as_bytes(), rules)?;
         Ok(OpenSshConfig { parsed: Some(parsed), home })
     }
 

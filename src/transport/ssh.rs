@@ -32,7 +32,7 @@ pub enum SshAuth {
     Agent,
     /// No way to log in was found (why, as advice): the node is reported
     /// unreachable with it, like any failed login.
-    Unavailable(String),
+    Unavailable(Box<Error>),
 }
 
 /// Per-node connection settings.
@@ -59,10 +59,10 @@ pub struct JumpHost {
 }
 
 impl std::str::FromStr for JumpHost {
-    type Err = String;
+    type Err = Error;
 
-    fn from_str(s: &str) -> Result<JumpHost, String> {
-        let bad = || format!("jump host {s:?}: expected user@host:port");
+    fn from_str(s: &str) -> Result<JumpHost, Error> {
+        let bad = || Error::JumpHostSyntax { text: s.to_string() };
         let (user, rest) = s.split_once('@').ok_or_else(bad)?;
         let (host, port) = rest.rsplit_once(':').ok_or_else(bad)?;
         let port = port.parse().map_err(|_| bad())?;
@@ -213,7 +213,7 @@ impl SshHost {
             SshAuth::KeyFile { path, passphrase } => AuthMethod::with_key_file(path, passphrase.as_deref()),
             SshAuth::Agent => AuthMethod::with_agent(),
             SshAuth::Unavailable(why) => {
-                return Err(Error::Auth { host: name.to_string(), user: opts.user.clone(), reason: why.clone() })
+                return Err(Error::Auth { host: name.to_string(), user: opts.user.clone(), reason: why.to_string() })
             }
         };
         let check = ServerCheckMethod::PublicKey(expected.base64());

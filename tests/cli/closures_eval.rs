@@ -143,8 +143,8 @@ fn lab_json() -> serde_json::Value {
 
 fn invalid(v: &serde_json::Value) -> String {
     match parse_cluster(&v.to_string()) {
-        Err(e) => e.0,
-        Ok(c) => validate(&c).expect_err("should be rejected").0,
+        Err(e) => e.to_string(),
+        Ok(c) => validate(&c).expect_err("should be rejected").to_string(),
     }
 }
 

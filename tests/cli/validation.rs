@@ -24,7 +24,7 @@ fn phase(v: &mut Value, i: usize) -> &mut Value {
 
 fn refusal(v: &Value) -> String {
     let c = parse_cluster(&v.to_string()).unwrap_or_else(|e| panic!("does not parse: {e}"));
-    validate(&c).expect_err("should be refused").0
+    validate(&c).expect_err("should be refused").to_string()
 }
 
 fn accepted(v: &Value) {

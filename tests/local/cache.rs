@@ -57,6 +57,8 @@ fn a_server_that_takes_no_put_is_a_clear_error() {
     let b = blob("x");
     let e = cache.ensure(&b.b3, &Readable::Bytes(b.bytes.clone()), 1).unwrap_err();
     // (python's server answers HEAD and PUT alike: 501)
+    assert!(matches!(e, kdeploy::store::Error::CacheStatus { status: 501, .. }), "{e:?}");
+    let e = e.to_string();
     assert!(e.contains(&server.url("cache")) && e.contains("answered 501"), "{e}");
     assert!(BinaryCache::new("ftp://example/cache", Duration::from_secs(1)).is_err());
 }
@@ -141,6 +143,8 @@ async fn a_node_refuses_a_cached_blob_larger_than_announced() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_cache_url_with_credentials_is_refused_and_not_shown() {
     let e = BinaryCache::new("http://kd:s3cr3t-pw@127.0.0.1:9/cache", Duration::from_secs(1)).unwrap_err();
+    assert!(matches!(e, kdeploy::store::Error::CacheCredentials { .. }), "{e:?}");
+    let e = e.to_string();
     assert!(e.contains("credentials") && !e.contains("s3cr3t-pw"), "{e}");
     // nor does the node program take one (it would sit in curl's arguments)
     let dir = tempfile::tempdir().unwrap();

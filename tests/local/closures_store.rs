@@ -33,10 +33,10 @@ fn project_files_stay_below_the_root() {
         ("link-out", "outside the project root"),
         ("/etc/passwd", "relative"),
     ] {
-        let e = read_project_file(&root, rel).unwrap_err().0;
+        let e = read_project_file(&root, rel).unwrap_err().to_string();
         assert!(e.contains(why), "{rel}: {e}");
     }
-    assert!(read_project_file(&root, "secrets").unwrap_err().0.contains("not a regular file"));
+    assert!(read_project_file(&root, "secrets").unwrap_err().to_string().contains("not a regular file"));
 }
 
 #[test]
@@ -80,7 +80,7 @@ fn artifact_checksum_mismatch_is_an_error_and_stores_nothing() {
     let download = dir.path().join("tampered");
     std::fs::write(&download, b"evil").unwrap();
     let src = artifact("kubelet", format!("file://{}", download.display()), b"the real kubelet", None);
-    let e = r.bytes(&src).unwrap_err().0;
+    let e = r.bytes(&src).unwrap_err().to_string();
     assert!(e.contains("artifact kubelet: checksum mismatch") && e.contains("expected sha256"), "{e}");
     assert!(!r.store().has(&Digest::of(b"evil")));
 }
@@ -90,7 +90,7 @@ fn artifact_without_fetcher_says_where_to_put_it() {
     let dir = tempfile::tempdir().unwrap();
     let r = resolver(dir.path());
     let src = artifact("kubectl-1.33.5", "https://dl.k8s.io/kubectl".into(), b"kubectl", None);
-    let e = r.bytes(&src).unwrap_err().0;
+    let e = r.bytes(&src).unwrap_err().to_string();
     assert!(e.contains("artifact kubectl-1.33.5 not in the local cache and https://dl.k8s.io/kubectl cannot be fetched here; download it to"), "{e}");
     assert!(e.contains(".kdeploy/downloads/kubectl-1.33.5") && e.contains("cannot be fetched here"), "{e}");
     // Following the advice works (and is verified).
@@ -122,6 +122,6 @@ fn archive_members_are_extracted_with_or_without_dot_slash() {
     let url = format!("file://{}", path.display());
     assert_eq!(r.bytes(&artifact("cni.tgz", url.clone(), &tgz, Some("./bridge"))).unwrap(), b"bridge plugin");
     assert_eq!(r.bytes(&artifact("cni.tgz", url.clone(), &tgz, Some("loopback"))).unwrap(), b"loopback plugin");
-    let e = r.bytes(&artifact("cni.tgz", url, &tgz, Some("./nope"))).unwrap_err().0;
+    let e = r.bytes(&artifact("cni.tgz", url, &tgz, Some("./nope"))).unwrap_err().to_string();
     assert!(e.contains("member \"./nope\": no such member"), "{e}");
 }

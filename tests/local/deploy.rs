@@ -9,6 +9,7 @@
 use std::path::PathBuf;
 
 use kdeploy::closure::{self, Closures};
+use kdeploy::deploy::error::{RecordsError, Stage};
 use kdeploy::deploy::events::{Collect, Event};
 use kdeploy::deploy::record;
 use kdeploy::deploy::switch::{switch_reached, Reached};
@@ -240,7 +241,7 @@ async fn a_record_that_cannot_be_written_says_the_nodes_changed_and_the_next_swi
     std::fs::create_dir_all(blocker.join("x")).unwrap();
     let (r, events) = lab.try_switch(&lab.closures(2, None)).await;
     let e = r.expect_err("the record was not written");
-    assert!(matches!(e, Error::NotRecorded(_)) && !e.nothing_changed(), "{e:?}");
+    assert!(matches!(e, Error::NotRecorded(_)) && e.stage() == Stage::NotRecorded && !e.nothing_changed(), "{e:?}");
     assert!(e.to_string().contains("run `kdeploy switch` again"), "{e}");
     assert_eq!(count(&events, |e| matches!(e, Event::Committed { generation: 2, .. })), 2, "{events:#?}");
     for n in NODES {
@@ -265,7 +266,8 @@ async fn a_damaged_latest_record_stops_the_run_before_anything_changes() {
     std::fs::write(&latest, &text[..text.len() / 2]).unwrap();
     let (r, events) = lab.try_switch(&lab.closures(2, None)).await;
     let e = r.expect_err("refused");
-    assert!(matches!(e, Error::Refused(_)) && e.nothing_changed(), "{e:?}");
+    assert!(matches!(e, Error::Records(RecordsError::Unreadable { .. })), "{e:?}");
+    assert!(e.stage() == Stage::Refused && e.nothing_changed(), "{e:?}");
     assert!(e.to_string().contains("1.json"), "{e}");
     assert!(events.is_empty(), "a node was opened: {events:#?}");
     for n in NODES {

@@ -127,7 +127,9 @@ fn a_wrong_checksum_or_a_missing_file_stops_with_nothing_stored() {
     let wrong = "0".repeat(64);
     let bad = artifact("runc", server.url("runc"), &wrong);
     let gone = artifact("crictl", server.url("crictl.tar.gz"), &"1".repeat(64));
-    let err = f.resolver().fetch_all(&[&bad, &gone], 2, &kdeploy::store::Quiet).unwrap_err().0;
+    let err = f.resolver().fetch_all(&[&bad, &gone], 2, &kdeploy::store::Quiet).unwrap_err();
+    assert!(matches!(&err, kdeploy::store::Error::Artifacts(all) if all.len() == 2), "{err:?}");
+    let err = err.to_string();
     // both reported, each with what to look at
     assert!(err.contains("artifact runc: checksum mismatch") && err.contains(&server.url("runc")), "{err}");
     assert!(err.contains(&wrong) && err.contains(&sha), "both checksums: {err}");
@@ -147,7 +149,7 @@ fn a_dead_server_is_retried_then_named() {
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let a = artifact("etcd", format!("http://127.0.0.1:{port}/etcd.tar.gz"), &"2".repeat(64));
     let t = Instant::now();
-    let err = f.resolver().fetch_all(&[&a], 1, &kdeploy::store::Quiet).unwrap_err().0;
+    let err = f.resolver().fetch_all(&[&a], 1, &kdeploy::store::Quiet).unwrap_err().to_string();
     assert!(err.contains("artifact etcd: cannot fetch http://127.0.0.1:"), "{err}");
     assert!(err.contains("after 3 attempts"), "{err}");
     assert!(t.elapsed() >= Duration::from_millis(150), "the pauses between attempts: {:?}", t.elapsed());
@@ -293,7 +295,7 @@ fn a_mirror_that_hangs_mid_transfer_is_given_up_on_after_the_timeout() {
     let fetcher = HttpFetcher::new(state.join("downloads/.partial"), retry, Duration::from_secs(1));
     let resolver = Resolver::new(f.dir.path().join("project"), f.store(), Box::new(fetcher));
     let t = Instant::now();
-    let err = resolver.fetch_all(&[&a], 1, &kdeploy::store::Quiet).unwrap_err().0;
+    let err = resolver.fetch_all(&[&a], 1, &kdeploy::store::Quiet).unwrap_err().to_string();
     assert!(t.elapsed() < Duration::from_secs(20), "gave up only after {:?}", t.elapsed());
     assert!(err.contains(&format!("artifact etcd: cannot fetch {}", a.url)), "{err}");
     assert!(err.to_lowercase().contains("timeout") || err.to_lowercase().contains("timed out"), "{err}");

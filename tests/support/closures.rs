@@ -25,7 +25,7 @@ pub fn closures_of(file: &Path, args: &[(&str, Arg)]) -> Result<Closures, String
             let v = s.eval_file(&file, &args).map_err(|e| s.render_error(&e, false))?;
             let json = s.to_json(&v).map_err(|e| s.render_error(&e, false))?;
             let store = Store::new(root.join(".kdeploy/store"));
-            closure::load(&json, &Resolver::new(root, store, Box::new(FileFetcher))).map_err(|e| e.0)
+            closure::load(&json, &Resolver::new(root, store, Box::new(FileFetcher))).map_err(|e| e.to_string())
         })
         .unwrap()
         .join()

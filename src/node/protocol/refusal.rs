@@ -7,6 +7,7 @@
 //! what the user reads ([`Failure`]'s message).
 
 use super::constants::*;
+use super::reply::Malformed;
 use super::VERSION;
 
 /// What starts a refusal line on the program's stderr.
@@ -152,7 +153,7 @@ impl Failure {
 /// `Err` with the offending line when a refusal line names no known code,
 /// or no refusal line's code has `status` (the program's and the
 /// deployer's tables disagree: never guessed at).
-pub fn decode(status: u32, stderr: &[u8]) -> Result<Failure, String> {
+pub fn decode(status: u32, stderr: &[u8]) -> Result<Failure, Malformed> {
     let text = String::from_utf8_lossy(stderr);
     let mut refusals: Vec<Refusal> = Vec::new();
     let mut message = String::new();
@@ -163,7 +164,7 @@ pub fn decode(status: u32, stderr: &[u8]) -> Result<Failure, String> {
             continue;
         };
         let (name, detail) = rest.split_once(' ').unwrap_or((rest, ""));
-        let code = Code::parse(name).ok_or_else(|| line.to_string())?;
+        let code = Code::parse(name).ok_or_else(|| Malformed(line.to_string()))?;
         let r = Refusal { code, detail: detail.to_string() };
         message += &r.sentence();
         message.push('\n');
@@ -177,7 +178,7 @@ pub fn decode(status: u32, stderr: &[u8]) -> Result<Failure, String> {
     // failure the program then handled) stays in the message only
     let Some(i) = refusals.iter().rposition(|r| r.code.status() == status) else {
         let last = refusals.last().map_or(String::new(), |r| format!("{}{} {}", PREFIX, r.code.name(), r.detail));
-        return Err(format!("exit status {status} with {last}"));
+        return Err(Malformed(format!("exit status {status} with {last}")));
     };
     // the deciding code's lines last, in their order (unit-failed: each unit)
     let decided = refusals[i].code;
