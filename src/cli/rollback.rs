@@ -20,7 +20,7 @@ use crate::deploy::events::{Sink, Tee};
 use crate::deploy::live::Progress;
 use crate::deploy::recap::Recap;
 use crate::deploy::record::{self, Records};
-use crate::deploy::rollback::{rollback, target, RollbackOptions};
+use crate::deploy::rollback::{rollback_with, target, RollbackOptions};
 use crate::deploy::Cancel;
 
 #[derive(Args)]
@@ -89,7 +89,7 @@ pub fn run(args: RollbackArgs) -> ExitCode {
     opts.run.consent = super::confirm::consent(args.run.yes, &progress);
     let sink = Tee(vec![&recap as &dyn Sink, &progress]);
     let cancel = Cancel::default();
-    let result = run_cancellable(rollback(&opts, cancel.clone(), &sink), cancel);
+    let result = run_cancellable(rollback_with(&opts, &records, cancel.clone(), &sink), cancel);
     progress.finish();
     let mut data = recap.data();
     data.took = t0.elapsed().as_secs_f64();

@@ -12,7 +12,9 @@
 //! its generations and every blob and secret no remaining generation
 //! names → the deployer's store keeps the blobs some node still uses and
 //! the downloads the cluster needs now (`extra_keep`), and loses the rest.
-//! Nothing is removed when some node cannot be reached or opened.
+//! Nothing is removed when some node cannot be reached or opened: it
+//! runs on the operations' spine (`operation::on_nodes`: every node held,
+//! or none touched).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -20,15 +22,15 @@ use std::path::PathBuf;
 use futures::future::join_all;
 use serde::Serialize;
 
-use super::connect::{connect_reporting, lock_owner, SshSettings};
+use super::connect::SshSettings;
 use super::error::{Error, RecordWrite, RecordsError};
 use super::events::{Collect, Event};
-use super::execute::{self, Reached, Session};
+use super::execute::Session;
+use super::operation::{on_nodes, Held};
 use super::plan_rollback::target;
 use super::record::{self, Generation};
 use crate::node::gc::{plan_generations, GcReport, Protected};
 use crate::store::{Digest, Store};
-use crate::transport::Host;
 
 #[derive(Debug, Clone)]
 pub struct GcOptions {
@@ -115,20 +117,12 @@ pub async fn gc(opts: &GcOptions) -> Result<GcResult, Error> {
         ..Default::default()
     };
     let events = Collect::default();
-    let (hosts, _) = connect_reporting(&targets, opts.parallel, &events).await;
-    let reached: Vec<Reached<'_>> = hosts.iter().map(|h| Reached { host: h, prefix: "" }).collect();
-    let outcome = match execute::open(&reached, &lock_owner("gc"), &events).await {
-        Ok(session) => {
-            let r = collect(&session, gens, opts, &mut res).await;
-            session.close().await;
-            r
-        }
-        Err(session) => {
-            session.close().await;
-            Ok(())
-        }
+    // every node reached and held, or none collected
+    let work = async |session: &Session<'_>| collect(session, gens, opts, &mut res).await;
+    let outcome = match on_nodes("gc", &targets, opts.parallel, &events, work).await {
+        Held::Done(r) => r,
+        Held::Unreachable | Held::NotOpened => Ok(()),
     };
-    join_all(hosts.iter().map(|h| h.close())).await;
     for e in events.0.into_inner().unwrap_or_else(|p| p.into_inner()) {
         match e {
             Event::NodeUnreachable { node, reason } => {

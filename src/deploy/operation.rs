@@ -102,16 +102,21 @@ pub trait Operation {
 /// not reached: nothing changes ([`Outcome::Unreachable`]).
 pub async fn run<O: Operation>(op: &O, opts: &RunOptions, cancel: Cancel, sink: &dyn Sink) -> Result<Report, Error> {
     let records = Records::load(&opts.state_dir)?;
-    let targets = op.targets(&records, &opts.ssh, sink)?;
-    let (hosts, unreachable) = connect_reporting(&targets, opts.parallel, sink).await;
-    let result = if unreachable {
-        Ok(Report::of(Outcome::Unreachable))
-    } else {
-        let reached: Vec<Reached<'_>> = hosts.iter().map(|h| Reached { host: h, prefix: "" }).collect();
-        held(op, opts, &records, &reached, cancel, sink).await
-    };
-    join_all(hosts.iter().map(|h| h.close())).await;
-    result
+    run_with(op, opts, &records, cancel, sink).await
+}
+
+/// [`run`] with the deployer's records the caller read already (a CLI
+/// that shows the rollback target first reads them once, not twice).
+pub async fn run_with<O: Operation>(
+    op: &O,
+    opts: &RunOptions,
+    records: &Records,
+    cancel: Cancel,
+    sink: &dyn Sink,
+) -> Result<Report, Error> {
+    let targets = op.targets(records, &opts.ssh, sink)?;
+    let work = async |session: &Session<'_>| plan_and_execute(op, opts, records, session, cancel, sink).await;
+    report(on_nodes(O::NAME, &targets, opts.parallel, sink, work).await)
 }
 
 /// Run `op` on nodes already reached (each must be one of its targets,
@@ -125,28 +130,68 @@ pub async fn run_reached<O: Operation>(
     sink: &dyn Sink,
 ) -> Result<Report, Error> {
     let records = Records::load(&opts.state_dir)?;
-    held(op, opts, &records, nodes, cancel, sink).await
+    let work = async |session: &Session<'_>| plan_and_execute(op, opts, &records, session, cancel, sink).await;
+    report(on_reached(O::NAME, nodes, sink, work).await)
 }
 
-/// Open every node; plan and run while holding them all; let go.
-async fn held<O: Operation>(
-    op: &O,
-    opts: &RunOptions,
-    records: &Records,
-    nodes: &[Reached<'_>],
-    cancel: Cancel,
+/// How far a run got towards holding its nodes.
+pub enum Held<T> {
+    /// Some target did not answer: nothing was opened.
+    Unreachable,
+    /// Some node could not be opened (locked, its program refused): the
+    /// others were let go untouched.
+    NotOpened,
+    /// Every node held; what the work returned.
+    Done(T),
+}
+
+fn report(held: Held<Result<Report, Error>>) -> Result<Report, Error> {
+    match held {
+        Held::Unreachable => Ok(Report::of(Outcome::Unreachable)),
+        Held::NotOpened => Ok(Report::of(Outcome::Failed)),
+        Held::Done(r) => r,
+    }
+}
+
+/// The spine's bones, for every command that holds nodes (the operations
+/// above, `gc`): connect every target (all or none go on), open each
+/// (node program, lock held by `name`, status), `work` while holding them
+/// all, let go, close the connections.
+pub async fn on_nodes<T>(
+    name: &str,
+    targets: &[NodeTarget],
+    parallel: usize,
     sink: &dyn Sink,
-) -> Result<Report, Error> {
-    let session = match execute::open(nodes, &lock_owner(O::NAME), sink).await {
+    work: impl AsyncFnOnce(&Session<'_>) -> T,
+) -> Held<T> {
+    let (hosts, unreachable) = connect_reporting(targets, parallel, sink).await;
+    let held = if unreachable {
+        Held::Unreachable
+    } else {
+        let reached: Vec<Reached<'_>> = hosts.iter().map(|h| Reached { host: h, prefix: "" }).collect();
+        on_reached(name, &reached, sink, work).await
+    };
+    join_all(hosts.iter().map(|h| h.close())).await;
+    held
+}
+
+/// [`on_nodes`] on nodes already reached (their connections stay open).
+pub async fn on_reached<T>(
+    name: &str,
+    nodes: &[Reached<'_>],
+    sink: &dyn Sink,
+    work: impl AsyncFnOnce(&Session<'_>) -> T,
+) -> Held<T> {
+    let session = match execute::open(nodes, &lock_owner(name), sink).await {
         Ok(s) => s,
         Err(s) => {
             s.close().await;
-            return Ok(Report::of(Outcome::Failed));
+            return Held::NotOpened;
         }
     };
-    let result = plan_and_execute(op, opts, records, &session, cancel, sink).await;
+    let done = work(&session).await;
     session.close().await;
-    result
+    Held::Done(done)
 }
 
 async fn plan_and_execute<O: Operation>(

@@ -86,6 +86,16 @@ pub async fn rollback(opts: &RollbackOptions, cancel: Cancel, sink: &dyn Sink) -
     operation::run(&Rollback { opts }, &opts.run, cancel, sink).await
 }
 
+/// [`rollback`] with the records the caller read already.
+pub async fn rollback_with(
+    opts: &RollbackOptions,
+    records: &Records,
+    cancel: Cancel,
+    sink: &dyn Sink,
+) -> Result<Report, Error> {
+    operation::run_with(&Rollback { opts }, &opts.run, records, cancel, sink).await
+}
+
 /// Read each node's side of the rollback, then plan it.
 async fn gather_and_plan(
     tgt: &Generation,

@@ -196,6 +196,16 @@ fn a_silent_holder_is_waited_out_and_a_live_one_refused() {
     assert_deployed(&p.base());
 }
 
+/// Kills process `.0` when dropped (an unwinding test included); a
+/// process already gone makes it a no-op.
+struct KillOnDrop(u32);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = Command::new("kill").args(["-KILL", &self.0.to_string()]).status();
+    }
+}
+
 /// Whether process `pid` is stopped (SIGSTOP).
 fn stopped(pid: u32) -> bool {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
@@ -231,6 +241,9 @@ fn a_paused_deployer_that_lost_its_locks_stops_instead_of_interleaving() {
         let mut c = kdeploy_cmd("switch", &first, None, &[]);
         c.env("KDEPLOY_FAILPOINT", format!("{point}:stop"));
         let paused = c.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+        // a failed assertion below must not leave it stopped, its SSH
+        // channels open and a node command waiting on them
+        let _kill = KillOnDrop(paused.id());
         wait_for(&format!("the first run to stop at {point}"), Duration::from_secs(180), || stopped(paused.id()));
         // the second run waits out the paused one's locks and converges
         let t0 = Instant::now();

@@ -11,7 +11,7 @@ use std::process::{Output, Stdio};
 
 use support::node::lab_check::assert_deployed;
 use support::node::lab_project::*;
-use support::node::{lab_lock_any, lab_up};
+use support::node::{lab_lock_any, lab_up, lane, repo};
 
 /// Runs `cmd` inside node `i` (all its namespaces, full privileges) and
 /// requires it to succeed.
@@ -231,6 +231,27 @@ fn gc_removes_old_generations_and_rollback_still_works() {
     p.restore();
     let before: Vec<Vec<u64>> = (1..=3).map(generations).collect();
     let records_before = records();
+
+    // one node not reached (its host key unknown here): nothing removed,
+    // on the nodes reached or among the records
+    let kh = std::fs::read_to_string(repo().join(".lab/known_hosts")).unwrap();
+    let node3 = lane::text("10.77.0.13");
+    let is_node3 = |l: &&str| {
+        l.split_whitespace().next().unwrap_or("").split(',').any(|h| h == node3 || h == format!("[{node3}]:22"))
+    };
+    let partial: String = kh.lines().filter(|l| !is_node3(l)).map(|l| format!("{l}\n")).collect();
+    let f = p.dir.path().join("known_hosts");
+    std::fs::write(&f, partial).unwrap();
+    let (out, j) = run(kdeploy_cmd("gc", &p.base(), Some(&f), &["--keep", "1"]));
+    let t = text(&out);
+    assert!(!out.status.success(), "{t}");
+    assert_eq!(j["nodes"]["k8s-worker02"]["unreachable"], true, "{t}");
+    assert_eq!(records(), records_before, "records dropped with a node unreachable: {t}");
+    assert_eq!(
+        (1..=3).map(generations).collect::<Vec<_>>(),
+        before,
+        "generations removed with a node unreachable: {t}"
+    );
 
     let (out, j) = gc(&p, &["--keep", "1"]);
     let t = text(&out);
