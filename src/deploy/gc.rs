@@ -202,17 +202,7 @@ mod tests {
     use super::*;
 
     fn gen(number: u64, cluster: &str, rollback_of: Option<u64>) -> Generation {
-        Generation {
-            number,
-            cluster: cluster.into(),
-            time: 0,
-            phase_order: vec![],
-            rollback_of,
-            kubernetes_version: None,
-            members: None,
-            anchor: None,
-            nodes: BTreeMap::new(),
-        }
+        Generation { number, cluster: cluster.into(), rollback_of, ..Default::default() }
     }
 
     #[test]

@@ -99,17 +99,7 @@ mod tests {
     use super::*;
 
     fn gen(number: u64, rollback_of: Option<u64>) -> Generation {
-        Generation {
-            number,
-            cluster: "c".into(),
-            time: 0,
-            phase_order: vec![],
-            rollback_of,
-            kubernetes_version: None,
-            members: None,
-            anchor: None,
-            nodes: BTreeMap::new(),
-        }
+        Generation { number, cluster: "c".into(), rollback_of, ..Default::default() }
     }
 
     #[test]
