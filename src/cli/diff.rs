@@ -44,6 +44,8 @@ pub fn run(args: DiffArgs) -> ExitCode {
         dry_run: true,
         prune: false,
         uploads: 0,
+        // a diff shows every selected node, or stops (exit 4)
+        max_unreachable: 0,
         run: args.run,
         inputs: args.inputs,
     })

@@ -27,13 +27,16 @@ pub enum Exit {
     /// The nodes changed and committed, but the deployer's record of it
     /// could not be written (a `switch` again writes it).
     NotRecorded,
+    /// `switch --max-unreachable`: the nodes reached converged, the
+    /// unreachable ones it tolerates were skipped (left as they were).
+    Partial,
     /// Stopped by Ctrl-C; touched nodes were put back (128 + SIGINT).
     Interrupted,
 }
 
 impl Exit {
     /// Every exit code, in order.
-    pub const ALL: [Exit; 9] = [
+    pub const ALL: [Exit; 10] = [
         Exit::Success,
         Exit::Error,
         Exit::Usage,
@@ -42,6 +45,7 @@ impl Exit {
         Exit::LockLost,
         Exit::Refused,
         Exit::NotRecorded,
+        Exit::Partial,
         Exit::Interrupted,
     ];
 
@@ -55,6 +59,7 @@ impl Exit {
             Exit::LockLost => 5,
             Exit::Refused => 6,
             Exit::NotRecorded => 7,
+            Exit::Partial => 8,
             Exit::Interrupted => 130,
         }
     }
@@ -70,6 +75,7 @@ impl Exit {
             Exit::LockLost => "a node's lock was lost mid-run",
             Exit::Refused => "run refused before changing anything",
             Exit::NotRecorded => "nodes changed but the deployer's record was not written",
+            Exit::Partial => "partial: the nodes reached converged, the unreachable ones tolerated were skipped",
             Exit::Interrupted => "interrupted by Ctrl-C (touched nodes rolled back)",
         }
     }

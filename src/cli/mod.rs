@@ -38,6 +38,7 @@ pub const EXIT_USAGE: u8 = Exit::Usage.code();
 pub const EXIT_DEPLOY_FAILED: u8 = Exit::DeployFailed.code();
 pub const EXIT_UNREACHABLE: u8 = Exit::Unreachable.code();
 pub const EXIT_LOCK_LOST: u8 = Exit::LockLost.code();
+pub const EXIT_PARTIAL: u8 = Exit::Partial.code();
 pub const EXIT_INTERRUPTED: u8 = Exit::Interrupted.code();
 
 /// `error: E` on stderr, through [`crate::shown::shown`]: an error may

@@ -4,7 +4,9 @@
 //! error, 2 usage, 3 deploy failed (rolled back) or a node locked by
 //! another run, 4 a node unreachable (nothing changed), 5 a node's lock
 //! lost to another run mid-run, 6 refused before changing anything, 7
-//! nodes changed but the deployer's record not written, 130 interrupted.
+//! nodes changed but the deployer's record not written, 8 partial (the
+//! nodes reached converged, unreachable ones `--max-unreachable`
+//! tolerates skipped), 130 interrupted.
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -17,7 +19,7 @@ use clap::{Args, ValueEnum};
 use super::eval::report;
 use super::inputs::{self, Inputs};
 use super::interrupt::run_cancellable;
-use super::{EXIT_DEPLOY_FAILED, EXIT_INTERRUPTED, EXIT_LOCK_LOST, EXIT_UNREACHABLE, EXIT_USAGE};
+use super::{EXIT_DEPLOY_FAILED, EXIT_INTERRUPTED, EXIT_LOCK_LOST, EXIT_PARTIAL, EXIT_UNREACHABLE, EXIT_USAGE};
 use crate::deploy::events::{Event, Sink, Tee};
 use crate::deploy::live::Progress;
 use crate::deploy::recap::{Recap, RecapData};
@@ -96,13 +98,16 @@ impl DeadlineArgs {
 #[command(after_help = "\
 Exit codes: 0 converged (or nothing to do), 1 evaluation error, 2 usage error,
 3 deploy failed (touched nodes rolled back) or a node is locked by another run,
-4 some node unreachable (nothing was changed on any node), 5 a node's lock was
+4 some node unreachable (nothing was changed on any node; see --max-unreachable), 5 a node's lock was
 lost mid-run (the deployer paused or cut off for 30 s or more; another run may
 hold it: stopped before the next change, nothing undone on that node), 6 refused before
 changing anything (an anchor move or upgrade jump the rules forbid, a damaged deployer
 record, a membership kdeploy cannot tell, a plan that prunes, removes etcd members or
-drains for an upgrade not confirmed: it asks on a terminal; --yes for scripts), 7 nodes changed but the deployer's record
-could not be written (switch again once the cause is fixed), 130 interrupted by
+drains for an upgrade not confirmed: it asks on a terminal; --yes for scripts; a plan
+that needs a node --max-unreachable would skip), 7 nodes changed but the deployer's record
+could not be written (switch again once the cause is fixed), 8 partial: the nodes reached
+converged and the unreachable ones --max-unreachable tolerates were skipped (the recap
+lists them; the next switch that reaches them converges them), 130 interrupted by
 Ctrl-C (touched nodes rolled back; a second Ctrl-C exits at once).
 
 Examples:
@@ -131,6 +136,16 @@ pub struct SwitchArgs {
     /// the binary cache takes no slot.
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub(super) uploads: usize,
+    /// Go on when at most N of the selected nodes are unreachable, as if --on had left
+    /// them out: they stay on their recorded generation, the recap lists them as
+    /// unreachable, the run exits 8, and the next switch that reaches them converges
+    /// them. A plan that needs one of them is refused before anything changes (exit 6):
+    /// an upgrade, a hook delegated to it, a node joining through it (the anchor), an
+    /// etcd membership change while it is a member, or restarting etcd members so that,
+    /// with it down, fewer than a quorum would be up. More than N unreachable: nothing
+    /// changes (exit 4). 0, the default: any unreachable node stops the run.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub(super) max_unreachable: usize,
     #[command(flatten)]
     pub(super) run: RunArgs,
     #[command(flatten)]
@@ -221,6 +236,7 @@ pub fn run(args: SwitchArgs) -> ExitCode {
         on: args.on.clone(),
         run: args.run.options(resolver.project_root().join(".kdeploy"), args.dry_run, args.uploads),
         prune: args.prune,
+        max_unreachable: args.max_unreachable,
         color: std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
     };
     let selected = match crate::deploy::select::in_cluster(&closures, &opts.on) {
@@ -266,5 +282,6 @@ pub(super) fn finish(data: &RecapData, plan: &str, dry_run: bool, output: Output
         Outcome::Unreachable => ExitCode::from(EXIT_UNREACHABLE),
         Outcome::Interrupted => ExitCode::from(EXIT_INTERRUPTED),
         Outcome::LockLost => ExitCode::from(EXIT_LOCK_LOST),
+        Outcome::Partial => ExitCode::from(EXIT_PARTIAL),
     }
 }

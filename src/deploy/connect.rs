@@ -122,11 +122,15 @@ pub fn lock_owner(what: &str) -> String {
 /// Connects to every target (at most `parallel` at once; 0 means
 /// [`super::bounded::DEFAULT_PARALLEL`]),
 /// reporting each node as connected or unreachable. Returns the hosts that
-/// answered and whether any did not.
-pub async fn connect_reporting(targets: &[NodeTarget], parallel: usize, sink: &dyn Sink) -> (Vec<SshHost>, bool) {
+/// answered and the names of the targets that did not.
+pub async fn connect_reporting(
+    targets: &[NodeTarget],
+    parallel: usize,
+    sink: &dyn Sink,
+) -> (Vec<SshHost>, Vec<String>) {
     let parallel = super::bounded::width(parallel);
     let mut hosts = Vec::new();
-    let mut unreachable = false;
+    let mut unreachable = Vec::new();
     for (t, r) in targets.iter().zip(connect_all(targets, parallel).await) {
         match r {
             Ok(h) => {
@@ -134,7 +138,7 @@ pub async fn connect_reporting(targets: &[NodeTarget], parallel: usize, sink: &d
                 hosts.push(h);
             }
             Err(e) => {
-                unreachable = true;
+                unreachable.push(t.name.clone());
                 sink.emit(Event::NodeUnreachable { node: t.name.clone(), reason: e.to_string() });
             }
         }

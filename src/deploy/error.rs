@@ -21,7 +21,8 @@ use crate::store::Digest;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Stage {
     /// Refused before any node was reached: the selection, the deployer's
-    /// records, or a rule of the plan (an anchor move, an upgrade jump).
+    /// records, or a rule of the plan (an anchor move, an upgrade jump, a
+    /// plan that needs a node it was allowed to go on without).
     Refused,
     /// Stopped while planning, from what the nodes answered (a state that
     /// cannot be read, a membership kdeploy cannot tell, a delegate the
@@ -65,6 +66,13 @@ pub enum Error {
         .actions.join("\n  ")
     )]
     NotConfirmed { asked: bool, actions: Vec<String> },
+    /// A switch allowed to go on without unreachable nodes
+    /// (`--max-unreachable`) whose plan needs one of them (`partial.rs`).
+    #[error(
+        "{0}; nothing was changed. --max-unreachable skips a node only when the plan does not need it: \
+         bring it back and switch again"
+    )]
+    NeedsUnreachable(#[from] NeedsUnreachable),
     /// How to reach the nodes (the SSH config) cannot be worked out.
     #[error(transparent)]
     Ssh(#[from] crate::transport::Error),
@@ -119,6 +127,7 @@ impl Error {
             | Rollback(_)
             | AnchorReset { .. }
             | NotConfirmed { .. }
+            | NeedsUnreachable(_)
             | Ssh(_)
             | NodeSsh { .. } => Stage::Refused,
             Node(_)
@@ -233,6 +242,49 @@ pub enum UpgradeRefused {
          run it without --on ({selected} of {all} nodes selected)"
     )]
     Partial { from: Version, to: Version, selected: usize, all: usize },
+}
+
+/// What a switch's plan needs of a node that did not answer, so that it
+/// cannot go on without it (`partial.rs`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NeedsUnreachable {
+    /// An upgrade runs on every node (`upgrade::whole`).
+    #[error(
+        "kubernetes.version {from} -> {to}: an upgrade runs on every node of the cluster, and {} is unreachable",
+        .nodes.join(", ")
+    )]
+    Upgrade { from: Version, to: Version, nodes: Vec<String> },
+    #[error("{node}, phase {phase}: hook {hook} runs on {delegate}, which is unreachable")]
+    Delegate { node: String, phase: String, hook: String, delegate: String },
+    /// A node joins (`kubeadm join` through the anchor's uploaded
+    /// certificates and API) while the anchor is unreachable.
+    #[error("{node}, phase {phase}: hook {hook} joins through {anchor} (the anchor), which is unreachable")]
+    Anchor { node: String, phase: String, hook: String, anchor: String },
+    /// A membership whose members this run changes, with one of its
+    /// members (or the node of a member that would leave) unreachable.
+    #[error(
+        "{membership}: {node} is unreachable and this run changes the members ({}): a membership is changed only \
+         with every member reached",
+        .changes.join("; ")
+    )]
+    Members { membership: String, node: String, changes: Vec<String> },
+    /// A membership this run disrupts (restarts or stops members) beyond
+    /// what its quorum allows with the unreachable members counted down.
+    #[error(
+        "{membership}: {} unreachable, and phase {phase} restarts or stops {} at once: {up} of {members} members \
+         would be up, below the quorum of {quorum}",
+        .down.join(", "),
+        .disrupted.join(", ")
+    )]
+    Quorum {
+        membership: String,
+        phase: String,
+        down: Vec<String>,
+        disrupted: Vec<String>,
+        up: usize,
+        members: usize,
+        quorum: usize,
+    },
 }
 
 /// A rollback with nowhere to go, or one that would change a membership

@@ -23,6 +23,14 @@ pub enum Event {
         node: String,
         reason: String,
     },
+    /// Unreachable, and the run goes on without it (`switch
+    /// --max-unreachable`, the plan not needing it): left on its recorded
+    /// generation. `behind`: its closure changed, and the change waits for
+    /// a switch that reaches it.
+    NodeSkipped {
+        node: String,
+        behind: bool,
+    },
     NodeUnchanged {
         node: String,
     },
@@ -165,6 +173,17 @@ pub enum Event {
         node: String,
         removed: Vec<String>,
     },
+}
+
+/// What the progress lines and the recap say of a node the run skipped
+/// ([`Event::NodeSkipped`]).
+pub fn skipped_note(behind: bool) -> &'static str {
+    if behind {
+        "skipped (--max-unreachable): left on its recorded generation; its change waits for the next switch that \
+         reaches it"
+    } else {
+        "skipped (--max-unreachable): left on its recorded generation"
+    }
 }
 
 /// Where events go. Shared by all the node tasks of a run.

@@ -49,6 +49,10 @@ pub enum Outcome {
     Failed,
     /// Some node could not be reached; nothing was changed: exit 4.
     Unreachable,
+    /// Every node reached ended as with [`Outcome::Ok`], and the run went
+    /// on without the unreachable ones it was allowed to skip
+    /// (`switch --max-unreachable`), whose records stay as they were: exit 8.
+    Partial,
     /// Stopped by Ctrl-C; touched nodes put back: exit 130.
     Interrupted,
     /// Some node's lock was lost to another run; stopped before the next
@@ -74,10 +78,15 @@ pub struct Opened<'h> {
     pub status: NodeStatus,
 }
 
-/// Every node a run holds. Dropping it lets go of the locks at once;
-/// [`Session::close`] also waits until each node has let go.
+/// Every node a run holds, and the targets it goes on without. Dropping
+/// it lets go of the locks at once; [`Session::close`] also waits until
+/// each node has let go.
 pub struct Session<'h> {
     pub nodes: Vec<Opened<'h>>,
+    /// Targets that did not answer, which the operation allowed the run to
+    /// go on without ([`super::operation::Operation::without`]); empty in
+    /// every run that holds all its targets.
+    pub skipped: Vec<String>,
 }
 
 impl<'h> Session<'h> {
@@ -131,7 +140,7 @@ pub async fn open<'h>(nodes: &[Reached<'h>], owner: &str, sink: &dyn Sink) -> Re
         Ok::<_, crate::node::NodeError>(Opened { name: r.host.name().to_string(), node, lock, status })
     }))
     .await;
-    let mut session = Session { nodes: Vec::new() };
+    let mut session = Session { nodes: Vec::new(), skipped: Vec::new() };
     let mut failed = false;
     for (r, o) in nodes.iter().zip(opened) {
         match o {

@@ -26,7 +26,8 @@
 //!   the planner needs from the nodes (`state`), the plan; `prune` —
 //!   nodes left out of the definition, named by `switch`, reset by
 //!   `switch --prune`; `upgrade` — which changes of Kubernetes version a
-//!   switch may make, and in what phase order.
+//!   switch may make, and in what phase order; `partial` — which
+//!   unreachable nodes a switch may go on without (`--max-unreachable`).
 //! - `anchor` — the control plane that ran `kubeadm init`, recorded, and
 //!   never moved by a switch unless the definition asks.
 //! - `gc` — old records, node generations and unused blobs removed;
@@ -52,6 +53,7 @@ pub mod manifest;
 pub mod member_step;
 pub mod membership;
 pub mod operation;
+pub mod partial;
 pub mod plan;
 pub mod plan_reset;
 pub mod plan_rollback;

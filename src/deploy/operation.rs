@@ -1,7 +1,9 @@
 //! The one spine every operation that changes nodes runs on (`switch`,
 //! `rollback`, `reset`): read the deployer's records once → the nodes to
-//! reach (refusals that need no node come first) → connect → open every
-//! node (node program, lock, status) → the operation's pure plan →
+//! reach (refusals that need no node come first) → connect (a target that
+//! does not answer stops the run, unless the operation may go on without
+//! it: [`Operation::without`]) → open every node reached (node program,
+//! lock, status) → the operation's pure plan →
 //! announce → a dry run's text, or (with the operator's consent to what
 //! a rollback cannot undo) the executor → let go of the locks →
 //! close the connections. An operation says only what differs: whom to
@@ -81,6 +83,15 @@ pub trait Operation {
     /// so they come before anything is reached.
     fn targets(&self, records: &Records, ssh: &SshSettings, sink: &dyn Sink) -> Result<Vec<NodeTarget>, Error>;
 
+    /// Whether the run may go on without the targets in `unreachable`
+    /// (each reported as unreachable already), holding the others. The
+    /// default: no, nothing changes ([`Outcome::Unreachable`]); only
+    /// `switch --max-unreachable` says yes, and then plans with the
+    /// skipped nodes in [`Session::skipped`]. An error refuses the run.
+    fn without(&self, _unreachable: &[String], _records: &Records) -> Result<bool, Error> {
+        Ok(false)
+    }
+
     /// The plan, from the opened nodes. What an error means (a rule that
     /// refuses the run, or an answer that cannot be planned from) is its
     /// [`Error::stage`].
@@ -99,7 +110,8 @@ pub trait Operation {
 }
 
 /// Run `op`: connect to its targets, then [`run_reached`]. Any target
-/// not reached: nothing changes ([`Outcome::Unreachable`]).
+/// not reached: nothing changes ([`Outcome::Unreachable`]), unless the
+/// operation may go on without it ([`Operation::without`]).
 pub async fn run<O: Operation>(op: &O, opts: &RunOptions, cancel: Cancel, sink: &dyn Sink) -> Result<Report, Error> {
     let records = Records::load(&opts.state_dir)?;
     run_with(op, opts, &records, cancel, sink).await
@@ -115,8 +127,11 @@ pub async fn run_with<O: Operation>(
     sink: &dyn Sink,
 ) -> Result<Report, Error> {
     let targets = op.targets(records, &opts.ssh, sink)?;
-    let work = async |session: &Session<'_>| plan_and_execute(op, opts, records, session, cancel, sink).await;
-    report(on_nodes(O::NAME, &targets, opts.parallel, sink, work).await)
+    let (hosts, unreachable) = connect_reporting(&targets, opts.parallel, sink).await;
+    let reached: Vec<Reached<'_>> = hosts.iter().map(|h| Reached { host: h, prefix: "" }).collect();
+    let done = run_connected(op, opts, records, &reached, &unreachable, cancel, sink).await;
+    join_all(hosts.iter().map(|h| h.close())).await;
+    done
 }
 
 /// Run `op` on nodes already reached (each must be one of its targets,
@@ -129,9 +144,43 @@ pub async fn run_reached<O: Operation>(
     cancel: Cancel,
     sink: &dyn Sink,
 ) -> Result<Report, Error> {
+    run_reached_without(op, opts, nodes, &[], cancel, sink).await
+}
+
+/// [`run_reached`] as after connecting, when the targets in
+/// `unreachable` did not answer (tests stand for a node cut off this way).
+pub async fn run_reached_without<O: Operation>(
+    op: &O,
+    opts: &RunOptions,
+    nodes: &[Reached<'_>],
+    unreachable: &[String],
+    cancel: Cancel,
+    sink: &dyn Sink,
+) -> Result<Report, Error> {
     let records = Records::load(&opts.state_dir)?;
-    let work = async |session: &Session<'_>| plan_and_execute(op, opts, &records, session, cancel, sink).await;
-    report(on_reached(O::NAME, nodes, sink, work).await)
+    run_connected(op, opts, &records, nodes, unreachable, cancel, sink).await
+}
+
+/// Once connected: stop when a target did not answer and the operation
+/// may not go on without it (or none answered: there is nothing to go on
+/// with); else open the nodes reached, plan, execute. A run that went on
+/// without some target and ended well is [`Outcome::Partial`].
+async fn run_connected<O: Operation>(
+    op: &O,
+    opts: &RunOptions,
+    records: &Records,
+    nodes: &[Reached<'_>],
+    unreachable: &[String],
+    cancel: Cancel,
+    sink: &dyn Sink,
+) -> Result<Report, Error> {
+    if !unreachable.is_empty() && (nodes.is_empty() || !op.without(unreachable, records)?) {
+        return Ok(Report::of(Outcome::Unreachable));
+    }
+    let work = async |session: &Session<'_>| plan_and_execute(op, opts, records, session, cancel, sink).await;
+    let report = report(on_reached(O::NAME, nodes, unreachable, sink, work).await)?;
+    let partial = !unreachable.is_empty() && report.outcome == Outcome::Ok;
+    Ok(if partial { Report { outcome: Outcome::Partial, ..report } } else { report })
 }
 
 /// How far a run got towards holding its nodes.
@@ -153,8 +202,8 @@ fn report(held: Held<Result<Report, Error>>) -> Result<Report, Error> {
     }
 }
 
-/// The spine's bones, for every command that holds nodes (the operations
-/// above, `gc`): connect every target (all or none go on), open each
+/// The spine's bones for a command that holds every node it names or
+/// none (`gc`): connect every target (all or none go on), open each
 /// (node program, lock held by `name`, status), `work` while holding them
 /// all, let go, close the connections.
 pub async fn on_nodes<T>(
@@ -165,30 +214,33 @@ pub async fn on_nodes<T>(
     work: impl AsyncFnOnce(&Session<'_>) -> T,
 ) -> Held<T> {
     let (hosts, unreachable) = connect_reporting(targets, parallel, sink).await;
-    let held = if unreachable {
-        Held::Unreachable
-    } else {
+    let held = if unreachable.is_empty() {
         let reached: Vec<Reached<'_>> = hosts.iter().map(|h| Reached { host: h, prefix: "" }).collect();
-        on_reached(name, &reached, sink, work).await
+        on_reached(name, &reached, &[], sink, work).await
+    } else {
+        Held::Unreachable
     };
     join_all(hosts.iter().map(|h| h.close())).await;
     held
 }
 
-/// [`on_nodes`] on nodes already reached (their connections stay open).
+/// [`on_nodes`] on nodes already reached (their connections stay open),
+/// going on without the targets `skipped` names ([`Session::skipped`]).
 pub async fn on_reached<T>(
     name: &str,
     nodes: &[Reached<'_>],
+    skipped: &[String],
     sink: &dyn Sink,
     work: impl AsyncFnOnce(&Session<'_>) -> T,
 ) -> Held<T> {
-    let session = match execute::open(nodes, &lock_owner(name), sink).await {
+    let mut session = match execute::open(nodes, &lock_owner(name), sink).await {
         Ok(s) => s,
         Err(s) => {
             s.close().await;
             return Held::NotOpened;
         }
     };
+    session.skipped = skipped.to_vec();
     let done = work(&session).await;
     session.close().await;
     Held::Done(done)

@@ -100,31 +100,49 @@ impl Step {
     fn runs_kubeadm_like(&self) -> bool {
         self.hooks.iter().any(|h| h.upgrade || h.disrupts)
     }
+
+    /// The hooks this step runs: a linking step its pre and post hooks, an
+    /// unlinking one its reset hooks.
+    pub fn hooks_run(&self) -> impl Iterator<Item = &Hook> {
+        self.hooks.iter().filter(|h| (h.when == When::Reset) == self.to.is_none())
+    }
+}
+
+/// A hook a plan runs on another node than its step's ([`delegated`]).
+pub struct Delegated<'p> {
+    pub node: &'p str,
+    pub phase: &'p str,
+    pub hook: &'p str,
+    pub delegate: &'p str,
+}
+
+/// Every hook the plan's steps run ([`Step::hooks_run`]) on a node other
+/// than their own.
+pub fn delegated(nodes: &[NodeWork]) -> impl Iterator<Item = Delegated<'_>> {
+    nodes.iter().flat_map(|n| {
+        n.steps.iter().flat_map(move |s| {
+            s.hooks_run().filter_map(move |h| {
+                let delegate = h.delegate.as_deref().filter(|d| *d != n.name)?;
+                Some(Delegated { node: &n.name, phase: &s.phase, hook: &h.name, delegate })
+            })
+        })
+    })
 }
 
 /// A hook of some step that runs on a node `held` does not name: the
 /// run cannot do it, and says so before touching anything. Only the hooks
-/// the step runs count: a linking step runs its pre and post hooks, an
-/// unlinking one its reset hooks (a worker's drain, delegated to the
-/// anchor, does not keep a switch `--on` that worker from running).
+/// the step runs count ([`Step::hooks_run`]: a worker's drain, delegated
+/// to the anchor, does not keep a switch `--on` that worker from running).
 pub fn unheld_delegate(nodes: &[NodeWork], held: &[&str]) -> Result<(), Error> {
-    let unheld = nodes.iter().find_map(|n| {
-        n.steps.iter().find_map(|s| {
-            let runs = |h: &&Hook| (h.when == When::Reset) == s.to.is_none();
-            let h = s
-                .hooks
-                .iter()
-                .filter(runs)
-                .find(|h| h.delegate.as_deref().is_some_and(|d| d != n.name && !held.contains(&d)))?;
-            Some(Error::UnheldDelegate {
-                node: n.name.clone(),
-                phase: s.phase.clone(),
-                hook: h.name.clone(),
-                delegate: h.delegate.clone().unwrap_or_default(),
-            })
-        })
-    });
-    unheld.map_or(Ok(()), Err)
+    match delegated(nodes).find(|d| !held.contains(&d.delegate)) {
+        Some(d) => Err(Error::UnheldDelegate {
+            node: d.node.to_string(),
+            phase: d.phase.to_string(),
+            hook: d.hook.to_string(),
+            delegate: d.delegate.to_string(),
+        }),
+        None => Ok(()),
+    }
 }
 
 /// What a node records when its steps all succeeded.

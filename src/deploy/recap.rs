@@ -66,6 +66,9 @@ pub struct NodeRecap {
     pub rolled_back: Vec<String>,
     /// Drift found (and, by `switch`, repaired): "phase: kind what why".
     pub drift: Vec<String>,
+    /// Unreachable, and the run went on without it (`--max-unreachable`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub skipped: bool,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
@@ -159,6 +162,12 @@ impl Sink for Recap {
                 let r = node(d, &n);
                 r.status = NodeStatus::Unreachable;
                 r.error = Some(reason);
+            }
+            Event::NodeSkipped { node: n, behind } => {
+                let r = node(d, &n);
+                r.skipped = true;
+                let note = super::events::skipped_note(behind);
+                r.error = Some(r.error.take().map_or(note.to_string(), |e| format!("{e}\n{note}")));
             }
             Event::NodeChanged { node: n, stage, .. } => {
                 let r = node(d, &n);

@@ -49,6 +49,7 @@ fn text(e: &Event, verbose: bool) -> Option<String> {
         Event::Evaluated { nodes, took } => format!("evaluated: {nodes} node(s) in {}", secs(*took)),
         Event::NodeConnected { node } if verbose => format!("[{node}] connected"),
         Event::NodeUnreachable { node, reason } => format!("[{node}] UNREACHABLE: {reason}"),
+        Event::NodeSkipped { node, behind } => format!("[{node}] {}", super::events::skipped_note(*behind)),
         Event::NodeUnchanged { node } => format!("[{node}] unchanged"),
         Event::NodeChanged { node, activate, stage, remove } => {
             let mut s = format!(

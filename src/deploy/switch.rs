@@ -5,14 +5,15 @@
 //! pending: unchanged → read the changed nodes' state (`state.rs`) →
 //! the pure plan (`plan_switch.rs`) → the executor (`execute.rs`) pushes,
 //! stages, activates phase by phase with barriers, undoes on failure,
-//! commits and records. Any unreachable or locked node: stop before
+//! commits and records. Any locked node, or any unreachable one beyond
+//! `--max-unreachable` or that the plan needs (`partial.rs`): stop before
 //! changing anything.
 //!
 //! [`Switch`] is the operation the spine (`operation.rs`) runs; tests
 //! drive it with [`switch_reached`] over `LocalHost` on directories
 //! (`tests/local/deploy.rs`).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use futures::future::join_all;
@@ -28,6 +29,7 @@ use super::manifest::phase_manifest;
 use super::member_step;
 use super::membership::{self, MembershipPlan};
 use super::operation::{self, Operation, Report, RunOptions};
+use super::partial;
 use super::plan::{self, Ending, NodeWork, Plan};
 use super::plan_reset::Scope;
 use super::plan_switch::{self as planner, Deployed, PhaseInput};
@@ -55,6 +57,10 @@ pub struct SwitchOptions {
     pub color: bool,
     /// The binary cache the nodes fetch blobs from (`transfer.cache`).
     pub cache: Option<Arc<BinaryCache>>,
+    /// At most this many selected nodes may be unreachable: the run goes
+    /// on without them unless the plan needs them (`partial.rs`). 0: any
+    /// unreachable node stops the run with nothing changed.
+    pub max_unreachable: usize,
 }
 
 fn blob_digest(resolver: &Resolver, source: &Source, cid: &ContentId) -> Result<Digest, BlobError> {
@@ -132,10 +138,21 @@ impl Operation for Switch<'_> {
         Ok([targets, prune::targets(closures, records, self.opts.prune, ssh)?].concat())
     }
 
+    fn without(&self, unreachable: &[String], records: &Records) -> Result<bool, Error> {
+        if unreachable.len() > self.opts.max_unreachable {
+            return Ok(false);
+        }
+        partial::before_plan(upgrade_of(self.closures, records)?.as_ref(), unreachable)?;
+        Ok(true)
+    }
+
     async fn plan(&self, records: &Records, session: &Session<'_>, sink: &dyn Sink) -> Result<Plan, Error> {
         let plan = gather_and_plan(self, records, session, sink).await?;
         if !self.opts.prune {
             prune::name_left(self.closures, records, sink);
+        }
+        for node in &session.skipped {
+            sink.emit(Event::NodeSkipped { node: node.clone(), behind: behind(self.closures, records, node) });
         }
         Ok(plan)
     }
@@ -281,6 +298,7 @@ async fn gather_and_plan(
         work.push(w);
     }
     let held: Vec<&str> = all.iter().map(|o| o.name.as_str()).collect();
+    partial::delegate(&work, &session.skipped)?;
     plan::unheld_delegate(&work, &held)?;
     let order = if upgrading { &closures.cluster.upgrade_phase_order } else { &closures.cluster.phase_order };
     work.extend(reset::gather(pruned.iter().copied(), Scope::Pruned).await?);
@@ -288,7 +306,33 @@ async fn gather_and_plan(
     let memberships = gather_memberships(closures, records, session, &deployed, &work, opts).await?;
     let waves = plan::waves(order, &work, &memberships);
     let record = deployer_record(closures, records, &opts.run.ssh, &nodes, &work);
-    Ok(Plan { nodes: work, waves, record })
+    let plan = Plan { nodes: work, waves, record };
+    let anchor = closures.cluster.anchor.as_deref();
+    partial::needed(&plan, &members(closures, records), anchor, &session.skipped)?;
+    Ok(plan)
+}
+
+/// Every membership of the definition, with the nodes that run a member
+/// of it: those it wants, and those the latest record made members.
+fn members<'c>(closures: &'c Closures, records: &'c Records) -> Vec<partial::Members<'c>> {
+    let recorded = records.latest_of(&closures.cluster.name).and_then(|g| g.members.as_ref());
+    let memberships = &closures.cluster.memberships;
+    memberships
+        .iter()
+        .map(|(name, spec)| {
+            let mut nodes: BTreeSet<&str> = spec.members.keys().map(String::as_str).collect();
+            nodes.extend(recorded.and_then(|r| r.get(name)).into_iter().flatten().map(String::as_str));
+            partial::Members { name, phase: &spec.phase, nodes }
+        })
+        .collect()
+}
+
+/// Whether a node this run skips has a change waiting for it: its
+/// closure is not the one the latest record has it on (or it is to be
+/// pruned, so not in the definition).
+fn behind(closures: &Closures, records: &Records, node: &str) -> bool {
+    let recorded = records.latest_of(&closures.cluster.name).and_then(|g| g.nodes.get(node));
+    closures.nodes.get(node).zip(recorded).is_none_or(|(c, r)| c.hash.hex() != r.hash)
 }
 
 /// The membership changes of this run. Only when some node has a step in
