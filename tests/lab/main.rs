@@ -21,6 +21,7 @@ mod login;
 mod membership;
 mod mirror;
 mod node;
+mod partial;
 mod reset;
 mod rollout;
 mod secrets;

@@ -2,7 +2,8 @@
 //! without the lab — node program commands in temporary roots, crash and
 //! lock handling, caches and downloads from loopback servers, SSH host-key
 //! checks against a local server, secrets, confinement, plans of switches,
-//! resets, upgrades and membership changes.
+//! resets, upgrades and membership changes, switches without an unreachable
+//! node.
 
 #[path = "../support/mod.rs"]
 mod support;
@@ -17,6 +18,7 @@ mod node;
 mod node_durability;
 mod node_lock;
 mod node_protocol;
+mod partial;
 mod reset;
 mod ssh_host_keys;
 mod terminal_escapes;

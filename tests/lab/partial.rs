@@ -1,0 +1,165 @@
+//! `switch --max-unreachable` against the real lab: k8s-worker02 (node 3)
+//! cut off by taking its link to the lab bridge down (`ip link set kdvN
+//! down`, as `crash.rs` does), while the switch's change concerns only
+//! k8s-master and k8s-worker01 (containerd's config there: containerd
+//! restarts, etcd does not) — they converge, k8s-worker02 is reported
+//! unreachable and skipped, the run exits 8, and the next switch with the
+//! link up converges it; then a change that needs it (etcd's settings:
+//! each member restarts, and with k8s-worker02's member down one of three
+//! would be up) is refused with exit 6 and nothing touched. All three lab
+//! nodes are etcd members. The pure rules are `src/deploy/partial.rs`'s
+//! unit tests, the engine's `tests/local/partial.rs`.
+
+use crate::support;
+use std::net::{SocketAddr, TcpStream};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use support::node::lab_check::{assert_deployed, deployed_differences};
+use support::node::lab_project::*;
+use support::node::{addr, lab_lock_any, lab_up, lane};
+
+/// The lab file's first two nodes, as they are written there.
+const FIRST_TWO: &str = "roles = [ \"control-plane\" \"etcd\" ]; };
+    k8s-worker01 = { address = \"10.77.0.12\"; roles = [ \"worker\" \"etcd\" ]; };";
+
+/// [`FIRST_TWO`] with a containerd setting of their own.
+const FIRST_TWO_CHANGED: &str = "roles = [ \"control-plane\" \"etcd\" ]; settings.containerd.maxContainerLogLineSize = 32768; };
+    k8s-worker01 = { address = \"10.77.0.12\"; roles = [ \"worker\" \"etcd\" ]; settings.containerd.maxContainerLogLineSize = 32768; };";
+
+/// Lab node `i`'s link to the lab bridge, down while this lives (up again
+/// when dropped, a failing test included).
+struct LinkDown(String);
+
+impl LinkDown {
+    fn take(i: u32) -> LinkDown {
+        let veth = format!("kdv{}", lane::node(i));
+        assert!(link(&veth, "down"), "ip link set {veth} down");
+        LinkDown(veth)
+    }
+}
+
+impl Drop for LinkDown {
+    fn drop(&mut self) {
+        if !link(&self.0, "up") {
+            eprintln!("ip link set {} up failed: the lab node stays cut off", self.0);
+        }
+    }
+}
+
+fn link(veth: &str, state: &str) -> bool {
+    Command::new("ip").args(["link", "set", veth, state]).status().is_ok_and(|s| s.success())
+}
+
+/// Waits (up to a minute) until node `i` answers on port 22 again and its
+/// etcd member is healthy (it rejoins its peers once the link is up).
+fn wait_until_back(i: u32) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let sshd: SocketAddr = format!("{}:22", addr(i)).parse().unwrap();
+    let health = "set -a; . /etc/etcd.env; unset ETCDCTL_ENDPOINTS; \
+                  etcdctl --endpoints=\"$ETCD_ADVERTISE_CLIENT_URLS\" endpoint health";
+    while TcpStream::connect_timeout(&sshd, Duration::from_secs(1)).is_err() || !ssh(i, health).contains("is healthy") {
+        assert!(Instant::now() < deadline, "node {i} not back a minute after its link came up");
+        std::thread::sleep(Duration::from_millis(500));
+    }
+}
+
+fn switch_tolerating_one(cluster: &std::path::Path) -> (std::process::Output, serde_json::Value) {
+    run(kdeploy_cmd("switch", cluster, None, &["--max-unreachable", "1"]))
+}
+
+#[test]
+fn a_worker_cut_off_is_skipped_by_a_change_of_the_others_and_converged_when_back() {
+    let _g = lab_lock_any();
+    if !lab_up() {
+        return;
+    }
+    let p = Project::new();
+    p.restore();
+    let node3 = ssh(3, "readlink /var/lib/kdeploy/phases/*; cat /var/lib/kdeploy/current /etc/containerd/config.toml");
+    let containerd3 = active_since(3, "containerd");
+    let others = p.edited("others", FIRST_TWO, FIRST_TWO_CHANGED);
+
+    let down = LinkDown::take(3);
+    // without the flag: nothing changes, as ever
+    let (out, _) = switch(&others);
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out));
+    assert!(!config(1).contains("32768"), "a run stopped by an unreachable node changed node 1");
+    let t0 = Instant::now();
+    let (out, j) = switch_tolerating_one(&others);
+    eprintln!("switch without k8s-worker02 took {:?}", t0.elapsed());
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(8), "{t}");
+    assert_eq!(j["nodes"]["k8s-worker02"]["status"], "unreachable", "{j}");
+    assert_eq!(j["nodes"]["k8s-worker02"]["skipped"], true, "{j}");
+    assert_eq!(j["counts"]["unreachable"], 1, "{j}");
+    for n in ["k8s-master", "k8s-worker01"] {
+        assert_eq!(j["nodes"][n]["status"], "changed", "{n}: {j}");
+        assert_eq!(j["nodes"][n]["units"]["restarted"], serde_json::json!(["containerd.service"]), "{n}: {j}");
+    }
+    assert!(config(1).contains("32768") && config(2).contains("32768"), "{t}");
+    // k8s-worker02 untouched (looked at from inside, not over its link)
+    let same3 = ssh(3, "readlink /var/lib/kdeploy/phases/*; cat /var/lib/kdeploy/current /etc/containerd/config.toml");
+    assert_eq!(same3, node3, "k8s-worker02 changed while cut off");
+    assert_eq!(active_since(3, "containerd"), containerd3);
+    drop(down);
+    wait_until_back(3);
+
+    // back: it was not concerned, so the lab now runs `others` exactly,
+    // and the next switch (without the flag) has nothing left to do
+    assert_deployed(&others);
+    let (out, j) = switch(&others);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(statuses(&j).iter().all(|(_, s)| s == "unchanged"), "{j}");
+
+    // a change of every node's containerd config with k8s-worker02 cut
+    // off: the others converge, its change waits for it
+    let all = p.variant("all", "containerd.maxContainerLogLineSize = 32769;");
+    let down = LinkDown::take(3);
+    let (out, j) = switch_tolerating_one(&all);
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(8), "{t}");
+    let said = j["nodes"]["k8s-worker02"]["error"].as_str().unwrap_or_default().to_string();
+    assert!(said.contains("its change waits for the next switch"), "{j}");
+    assert!(!config(3).contains("32769"), "{t}");
+    drop(down);
+    wait_until_back(3);
+    let behind = deployed_differences(&all);
+    assert!(!behind.is_empty() && behind.iter().all(|d| d.starts_with("k8s-worker02:")), "{behind:#?}");
+    let (out, j) = switch(&all);
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(j["nodes"]["k8s-worker02"]["status"], "changed", "{j}");
+    for n in ["k8s-master", "k8s-worker01"] {
+        assert_eq!(j["nodes"][n]["status"], "unchanged", "{n}: {j}");
+    }
+    assert_deployed(&all);
+    p.restore();
+}
+
+#[test]
+fn a_change_that_needs_the_cut_off_worker_is_refused_and_touches_nothing() {
+    let _g = lab_lock_any();
+    if !lab_up() {
+        return;
+    }
+    let p = Project::new();
+    p.restore();
+    let before = snapshot();
+    let etcd_since: Vec<String> = (1..=3).map(|i| active_since(i, "etcd")).collect();
+    // every member restarts, one at a time: with k8s-worker02's down, the
+    // first restart would leave one of three up
+    let members = p.variant("members", "etcd.snapshotCount = 10001;");
+    let down = LinkDown::take(3);
+    let (out, _) = switch_tolerating_one(&members);
+    drop(down);
+    // (a refused run prints its reason, no recap)
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(6), "{t}");
+    assert!(t.contains("k8s-worker02 unreachable") && t.contains("quorum"), "{t}");
+    assert!(t.contains("nothing was changed"), "{t}");
+    wait_until_back(3);
+    assert_eq!(snapshot(), before, "a refused run changed a node");
+    let after: Vec<String> = (1..=3).map(|i| active_since(i, "etcd")).collect();
+    assert_eq!(after, etcd_since, "a refused run restarted an etcd member");
+    assert_deployed(&p.base());
+}
