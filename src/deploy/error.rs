@@ -86,8 +86,8 @@ pub enum Error {
     Node(#[from] NodeError),
     #[error("{node} is not a node of cluster {cluster}")]
     NotInCluster { node: String, cluster: String },
-    #[error("{node}, phase {phase}: hook {hook} runs on {delegate}, which this run does not reach; add it to --on")]
-    UnheldDelegate { node: String, phase: String, hook: String, delegate: String },
+    #[error("{0}, which this run does not reach; add it to --on")]
+    UnheldDelegate(HookOn),
     #[error(transparent)]
     Membership(#[from] MembershipError),
     /// A blob the plan needs, or pushes, that cannot be had.
@@ -132,7 +132,7 @@ impl Error {
             | NodeSsh { .. } => Stage::Refused,
             Node(_)
             | NotInCluster { .. }
-            | UnheldDelegate { .. }
+            | UnheldDelegate(_)
             | Membership(_)
             | Blob(_)
             | BadRecordedHash { .. }
@@ -244,6 +244,16 @@ pub enum UpgradeRefused {
     Partial { from: Version, to: Version, selected: usize, all: usize },
 }
 
+/// A hook a step of the plan runs on another node (`delegate`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{node}, phase {phase}: hook {hook} runs on {delegate}")]
+pub struct HookOn {
+    pub node: String,
+    pub phase: String,
+    pub hook: String,
+    pub delegate: String,
+}
+
 /// What a switch's plan needs of a node that did not answer, so that it
 /// cannot go on without it (`partial.rs`).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -254,8 +264,8 @@ pub enum NeedsUnreachable {
         .nodes.join(", ")
     )]
     Upgrade { from: Version, to: Version, nodes: Vec<String> },
-    #[error("{node}, phase {phase}: hook {hook} runs on {delegate}, which is unreachable")]
-    Delegate { node: String, phase: String, hook: String, delegate: String },
+    #[error("{0}, which is unreachable")]
+    Delegate(HookOn),
     /// A node joins (`kubeadm join` through the anchor's uploaded
     /// certificates and API) while the anchor is unreachable.
     #[error("{node}, phase {phase}: hook {hook} joins through {anchor} (the anchor), which is unreachable")]

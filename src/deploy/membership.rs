@@ -21,7 +21,7 @@ use crate::schema::Membership;
 
 /// A member as the membership's `list` command reports it (etcdctl's
 /// simple format: `ID, STATUS, NAME, PEER ADDRS, CLIENT ADDRS, IS LEARNER`).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Listed {
     pub id: String,
     pub started: bool,

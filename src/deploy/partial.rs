@@ -70,15 +70,7 @@ fn is_in(skipped: &[String], node: &str) -> bool {
 
 /// A hook the nodes' steps run on a skipped node.
 pub fn delegate(work: &[NodeWork], skipped: &[String]) -> Result<(), NeedsUnreachable> {
-    match plan::delegated(work).find(|d| is_in(skipped, d.delegate)) {
-        Some(d) => Err(NeedsUnreachable::Delegate {
-            node: d.node.to_string(),
-            phase: d.phase.to_string(),
-            hook: d.hook.to_string(),
-            delegate: d.delegate.to_string(),
-        }),
-        None => Ok(()),
-    }
+    plan::delegated(work).find(|d| is_in(skipped, &d.delegate)).map_or(Ok(()), |d| Err(NeedsUnreachable::Delegate(d)))
 }
 
 /// A node joining through a skipped anchor: a step that links its phase
@@ -156,6 +148,7 @@ fn most_disrupted_at_once(plan: &Plan, waves: &[&plan::Wave], m: &Members<'_>) -
 mod tests {
     use super::*;
     use crate::closure::{Hook, When};
+    use crate::deploy::error::HookOn;
     use crate::deploy::membership::{Change, Listed, MembershipPlan};
     use crate::deploy::plan::{Batch, Step, Wave};
     use crate::deploy::upgrade::Version;
@@ -259,27 +252,12 @@ mod tests {
 
     #[test]
     fn a_membership_change_needs_every_member() {
-        let member = Listed {
-            id: "a".into(),
-            started: true,
-            name: "w3".into(),
-            peer: "p".into(),
-            client: String::new(),
-            learner: false,
-        };
+        let member =
+            Listed { id: "a".into(), started: true, name: "w3".into(), peer: "p".into(), ..Default::default() };
         let mut p = plan(vec![("m", step("etcd", Some(1), false))], &[("etcd", &[&["m"]])]);
         p.waves[0].membership = Some(MembershipPlan {
             name: "etcd".into(),
-            spec: crate::schema::Membership {
-                add: String::new(),
-                handoff: String::new(),
-                join: String::new(),
-                list: String::new(),
-                members: Default::default(),
-                phase: "etcd".into(),
-                promote: String::new(),
-                remove: String::new(),
-            },
+            spec: crate::schema::Membership { phase: "etcd".into(), ..Default::default() },
             via: "m".into(),
             via_address: String::new(),
             changes: vec![Change::Leave { node: Some("w3".into()), member }],
@@ -301,12 +279,12 @@ mod tests {
         drained.hooks = vec![hook("drain", Some("cp1"), false)];
         let p = plan(vec![("w1", drained)], &[("kubelet", &[&["w1"]])]);
         let e = delegate(&p.nodes, &v(&["cp1"])).unwrap_err();
-        let want = NeedsUnreachable::Delegate {
+        let want = NeedsUnreachable::Delegate(HookOn {
             node: "w1".into(),
             phase: "kubelet".into(),
             hook: "drain".into(),
             delegate: "cp1".into(),
-        };
+        });
         assert_eq!(e, want);
         assert!(e.to_string().contains("runs on cp1, which is unreachable"), "{e}");
         assert_eq!(delegate(&p.nodes, &v(&["w2"])), Ok(()));

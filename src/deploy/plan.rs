@@ -14,7 +14,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use super::error::Error;
+use super::error::{Error, HookOn};
 use super::membership::{Change, MembershipPlan};
 use super::record::Generation;
 use super::rollout::{self, Entry, Rollout};
@@ -108,22 +108,15 @@ impl Step {
     }
 }
 
-/// A hook a plan runs on another node than its step's ([`delegated`]).
-pub struct Delegated<'p> {
-    pub node: &'p str,
-    pub phase: &'p str,
-    pub hook: &'p str,
-    pub delegate: &'p str,
-}
-
 /// Every hook the plan's steps run ([`Step::hooks_run`]) on a node other
 /// than their own.
-pub fn delegated(nodes: &[NodeWork]) -> impl Iterator<Item = Delegated<'_>> {
+pub fn delegated(nodes: &[NodeWork]) -> impl Iterator<Item = HookOn> + '_ {
     nodes.iter().flat_map(|n| {
         n.steps.iter().flat_map(move |s| {
             s.hooks_run().filter_map(move |h| {
-                let delegate = h.delegate.as_deref().filter(|d| *d != n.name)?;
-                Some(Delegated { node: &n.name, phase: &s.phase, hook: &h.name, delegate })
+                let delegate = h.delegate.as_ref().filter(|d| **d != n.name)?;
+                let hook = h.name.clone();
+                Some(HookOn { node: n.name.clone(), phase: s.phase.clone(), hook, delegate: delegate.clone() })
             })
         })
     })
@@ -134,15 +127,7 @@ pub fn delegated(nodes: &[NodeWork]) -> impl Iterator<Item = Delegated<'_>> {
 /// the step runs count ([`Step::hooks_run`]: a worker's drain, delegated
 /// to the anchor, does not keep a switch `--on` that worker from running).
 pub fn unheld_delegate(nodes: &[NodeWork], held: &[&str]) -> Result<(), Error> {
-    match delegated(nodes).find(|d| !held.contains(&d.delegate)) {
-        Some(d) => Err(Error::UnheldDelegate {
-            node: d.node.to_string(),
-            phase: d.phase.to_string(),
-            hook: d.hook.to_string(),
-            delegate: d.delegate.to_string(),
-        }),
-        None => Ok(()),
-    }
+    delegated(nodes).find(|d| !held.contains(&d.delegate.as_str())).map_or(Ok(()), |d| Err(Error::UnheldDelegate(d)))
 }
 
 /// What a node records when its steps all succeeded.
@@ -498,7 +483,7 @@ mod tests {
             vec![node("w1", vec![s])]
         };
         // a switch links the phase: its reset hook does not run, its post hook does
-        let on_cp1 = |r| matches!(r, Err(Error::UnheldDelegate { delegate, .. }) if delegate == "cp1");
+        let on_cp1 = |r| matches!(r, Err(Error::UnheldDelegate(d)) if d.delegate == "cp1");
         assert!(unheld_delegate(&with(None, Some(1), When::Reset), &["w1"]).is_ok());
         assert!(on_cp1(unheld_delegate(&with(None, Some(1), When::Post), &["w1"])));
         // a reset unlinks it: the reset hook runs, on cp1
@@ -554,16 +539,7 @@ mod tests {
         for n in &mut nodes {
             n.rollout = Some(one);
         }
-        let spec = Membership {
-            add: String::new(),
-            handoff: String::new(),
-            join: String::new(),
-            list: String::new(),
-            members: Default::default(),
-            phase: "etcd".into(),
-            promote: String::new(),
-            remove: String::new(),
-        };
+        let spec = Membership { phase: "etcd".into(), ..Default::default() };
         let member = Listed {
             id: "a".into(),
             started: true,

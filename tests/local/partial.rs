@@ -242,7 +242,7 @@ async fn a_change_that_needs_the_unreachable_node_changes_nothing() {
     let on_n3 = Version { base: 2, delegate: Some("n3"), ..V1 };
     let (r, _) = p.switch(on_n3, &["n3"], 1).await;
     let e = r.expect_err("a hook delegated to n3 must be refused");
-    assert!(matches!(&e, Error::NeedsUnreachable(NeedsUnreachable::Delegate { delegate, .. }) if delegate == "n3"));
+    assert!(matches!(&e, Error::NeedsUnreachable(NeedsUnreachable::Delegate(d)) if d.delegate == "n3"));
 
     // without the flag, or with more nodes down than it allows: as ever
     let base = Version { base: 2, ..V1 };
