@@ -12,6 +12,8 @@ export CI=1
 logs=${KDEPLOY_LAB_DIR:-.lab}/run-all
 mkdir -p "$logs"
 holds=${KDEPLOY_LAB_DIR:-.lab}/holds.log
+# a part's heading, with the time it starts (where a run's minutes went)
+section() { echo "== $* ($(date +%T))"; }
 : >"$holds"
 
 # What the tests need besides kdeploy, prepared while the test binaries build
@@ -27,18 +29,18 @@ holds=${KDEPLOY_LAB_DIR:-.lab}/holds.log
 #   version), their images pushed to the lab's registry.
 lab_env=${KDEPLOY_LAB_DIR:-.lab}/lab.env
 if ! { lab/lab.sh status >/dev/null 2>&1 && grep -qx 'K8S=1' "$lab_env" && grep -qx 'N=13' "$lab_env"; }; then
-  echo "== booting the lab (log: $logs/lab.log)"
+  section "booting the lab (log: $logs/lab.log)"
   lab/lab.sh up 13 --k8s >"$logs/lab.log" 2>&1 &
   lab_pid=$!
   trap 'lab/lab.sh down' EXIT
 fi
-echo "== building Kubernetes and the rest for the lab, cached by version (log: $logs/build-k8s.log)"
+section "building Kubernetes and the rest for the lab, cached by version (log: $logs/build-k8s.log)"
 { lab/build-k8s.sh && KDEPLOY_K8S_VERSION=1.35.4 lab/build-k8s.sh kubernetes; } >"$logs/build-k8s.log" 2>&1 &
 go_pid=$!
 
 # The `ci` profile (Cargo.toml): release optimisation without LTO or debug
 # info, so the test binaries link in minutes.
-echo "== building the tests"
+section "building the tests"
 cargo test --workspace --profile ci --no-run
 
 # waited for in turn; a failure shows its log
@@ -62,7 +64,7 @@ KDEPLOY_K8S_VERSION=1.35.4 lab/images.sh push 10.77.0.1:5000
 # tests that count the bytes crossing the whole lab bridge need the lab to
 # themselves: they run last.
 whole_lab=(cache::the_lab_converges_through_a_binary_cache compress::binaries_travel_compressed_to_nodes_with_zstd)
-echo "== the Kubernetes lab tests, beside the rest (log: $logs/kubernetes.log)"
+section "the Kubernetes lab tests, beside the rest (log: $logs/kubernetes.log)"
 # (--nocapture: their timings and counts of failed calls are shown even when they pass)
 cargo test --profile ci --test lab -- kubernetes:: --nocapture >"$logs/kubernetes.log" 2>&1 &
 k8s_pid=$!
@@ -77,23 +79,26 @@ for t in tests/*.rs tests/*/main.rs lang/tests/*.rs; do
   name=${name##*/}
   [[ $targets == *" $name "* ]] || { echo "run-all: the test target $name ($t) is not run here: add it" >&2; failed=1; }
 done
+section "unit, cli, local, language and Nix tests"
 cargo test --workspace --profile ci --no-fail-fast --lib --bins \
   --test cli --test local --test nix_differential --test conformance --test decode --test fuzz || failed=1
 # The lab tests on kdnode1-3 and 9-13, with four threads: a test waiting for
 # nodes holds a thread meanwhile, and with libtest's two the tests that could
 # run stalled behind it. Which test held which nodes for how long:
 # .lab/holds.log (tests/support/node: LabGuard).
+section "the etcd lab tests, in two lanes"
 cargo test --workspace --profile ci --test lab -- --skip kubernetes:: "${whole_lab[@]/#/--skip=}" --test-threads 4 || failed=1
 k8s_failed=0
 wait "$k8s_pid" || k8s_failed=1
-echo "== the Kubernetes lab tests"
+section "the Kubernetes lab tests"
 cat "$logs/kubernetes.log"
 ((k8s_failed)) && echo "run-all: the Kubernetes lab tests failed (above)" >&2
-echo "== the tests that need the whole lab"
+section "the tests that need the whole lab"
 cargo test --profile ci --test lab -- "${whole_lab[@]}" || failed=1
 
 # The parser and evaluator fuzz (proptest over generated text and programs)
 # once more with many cases: 5000 of each, about ten seconds.
+section "fuzz, 5000 cases; the corpus against Nix; the stdlib's checks"
 KDEPLOY_FUZZ_CASES=5000 cargo test --workspace --profile ci --test fuzz || failed=1
 # Real Nix must still agree with the corpus's expectations (CI installs nix-bin).
 if command -v nix-instantiate >/dev/null; then
@@ -101,17 +106,17 @@ if command -v nix-instantiate >/dev/null; then
 fi
 KDEPLOY=target/ci/kdeploy sh tests/stdlib/run.sh || failed=1
 
-echo "== the lab tests' hold on their nodes, longest first ($holds)"
+section "the lab tests' hold on their nodes, longest first ($holds)"
 sort -t $'\t' -k4.6gr "$holds" || true
 
 # Lints: formatting, clippy with warnings denied, shellcheck on every script
 # (warnings and errors; the node program included).
-echo "== lints"
+section "lints"
 cargo fmt --check || failed=1
 cargo clippy --workspace --all-targets --quiet -- -D warnings || failed=1
 git ls-files -z '*.sh' .ci/run | xargs -0 shellcheck -S warning || failed=1
 if ((failed || k8s_failed)); then
-  echo "run-all: FAILED (each part's output is above)" >&2
+  echo "run-all: FAILED (each part's output is above) ($(date +%T))" >&2
   exit 1
 fi
-echo "run-all: everything passed"
+echo "run-all: everything passed ($(date +%T))"

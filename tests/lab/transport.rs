@@ -203,7 +203,7 @@ async fn jump_host_carries_the_connection() {
     dead.jump = Some(format!("root@{}:2222", addr(1)).parse().unwrap());
     for r in connect_all(&[target(2, &dead), target(3, &dead)], 2).await {
         let e = r.err().expect("no bastion, no node");
-        assert!(matches!(e, Error::Unreachable { .. }), "{e}");
+        assert!(matches!(e, Error::Through { .. }), "{e}");
         assert!(e.to_string().contains("jump host root@10.77.0.11:2222"), "{e}");
     }
 }
