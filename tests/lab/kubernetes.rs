@@ -77,7 +77,7 @@ fn kdeploy(sub: &str, file: &Path, extra: &[&str]) -> Command {
         .args(["--output", "json"])
         .args(extra);
     // no terminal here: consent to drains, prunes and resets up front
-    if matches!(sub, "switch" | "rollback" | "reset") && !extra.contains(&"--yes") {
+    if support::node::lab_project::needs_yes(sub, extra) {
         c.arg("--yes");
     }
     // the lab's binaries are files of this machine (the flag for switch, the

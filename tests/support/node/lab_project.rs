@@ -15,10 +15,16 @@ use super::repo;
 /// through [`unconfirmed`], which tests that refusal.
 pub fn kdeploy_cmd(sub: &str, cluster: &Path, known_hosts: Option<&Path>, extra: &[&str]) -> Command {
     let mut c = unconfirmed(sub, cluster, known_hosts, extra);
-    if matches!(sub, "switch" | "rollback" | "reset") && !extra.contains(&"--yes") {
+    if needs_yes(sub, extra) {
         c.arg("--yes");
     }
     c
+}
+
+/// Whether `kdeploy SUB EXTRA` run without a terminal needs `--yes` added
+/// to go on with a plan that asks (and does not have it).
+pub fn needs_yes(sub: &str, extra: &[&str]) -> bool {
+    matches!(sub, "switch" | "rollback" | "reset") && !extra.contains(&"--yes")
 }
 
 /// [`kdeploy_cmd`] without the consent `--yes` gives.
