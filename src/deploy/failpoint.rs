@@ -38,10 +38,14 @@ pub fn hit(name: &str) {
     static STOPPED: AtomicBool = AtomicBool::new(false);
     if armed.strip_suffix(":stop") == Some(name) && !STOPPED.swap(true, Ordering::SeqCst) {
         eprintln!("kdeploy: failpoint {name}: stopping (SIGSTOP) until continued");
+        // raise(), not kill(getpid()): a signal sent to the process may be
+        // taken by another thread, and this one would go on for a moment
+        // past the failpoint (it was seen sending the commits it stops
+        // before); sent to this thread, it stops before its next instruction.
         // SAFETY: raising SIGSTOP on ourselves has no memory-safety effect;
         // the process resumes here on SIGCONT.
         unsafe {
-            libc::kill(libc::getpid(), libc::SIGSTOP);
+            libc::raise(libc::SIGSTOP);
         }
     }
 }
@@ -57,7 +61,7 @@ fn die(name: &str) -> ! {
     eprintln!("kdeploy: failpoint {name}: dying as if killed");
     // SAFETY: raising SIGKILL on ourselves has no memory-safety effect.
     unsafe {
-        libc::kill(libc::getpid(), libc::SIGKILL);
+        libc::raise(libc::SIGKILL);
     }
     std::process::abort();
 }

@@ -30,6 +30,9 @@ CALLER_LC_ALL=${LC_ALL-} CALLER_HAS_LC_ALL=${LC_ALL+1}
 export LC_ALL=C
 P=${KDEPLOY_PREFIX:-}
 R=$P/var/lib/kdeploy
+# (tests against a directory only: a takeover that gives up sooner)
+drain_wait=$DRAIN_WAIT
+[ -z "$P" ] || drain_wait=${KDEPLOY_TEST_DRAIN_WAIT:-$DRAIN_WAIT}
 TAB='	'  # a literal tab (no subshell: every fork costs on a round trip)
 
 NL='
@@ -192,11 +195,12 @@ cmd_lock() {
     write_token "$2" $$
     # ... and one it started before is waited for (it holds lock.busy).
     exec 8>>"$R/lock.busy"
-    if ! flock -w "$DRAIN_WAIT" 8; then
+    if ! flock -w "$drain_wait" 8; then
         write_token released -
+        exec 8>&-
         # a command of the run that held the lock before (a hook or unit
         # operation it started before it stopped answering) still runs
-        fail busy "$(cat "$R/lock.owner" 2>/dev/null || echo unknown)"
+        fail busy "$(busy_holders)"
     fi
     exec 8>&-
     # --status [--verify]: what `status` prints, read under the lock,
@@ -212,6 +216,16 @@ cmd_lock() {
         touch -c "$R/lock.owner" 9>&- 2>/dev/null || true
     done
     [ ! -f "$R/lock.token" ] || write_token released -
+}
+
+# busy_holders: the processes holding lock.busy open, `PID COMMAND LINE`
+# separated by `; ` (three at most, each cut at 160 characters): which
+# command of an earlier run a new holder gave up waiting for.
+busy_holders() {
+    find /proc/[0-9]*/fd -maxdepth 1 -lname "$R/lock.busy" 2>/dev/null | cut -d/ -f3 | sort -un | head -n 3 |
+        while read -r p; do
+            printf '%s %s; ' "$p" "$(tr '\000' ' ' <"/proc/$p/cmdline" 2>/dev/null | cut -c1-160)"
+        done
 }
 
 # write_token TOKEN PID: lock.token's one line, of one width, written over
@@ -463,7 +477,8 @@ cmd_put_secret() {
     mkdir -p "$R/secrets/.tmp"
     t=$(mktemp "$R/secrets/.tmp/$1.XXXXXX")
     on_exit_remove "$t"
-    cat >"$t"
+    # bounded: a deployer paused mid-secret must not hold lock.busy for ever
+    timeout "$SILENCE" cat >"$t" || die "secret $1: its bytes did not arrive within $SILENCE s"
     got=$(wc -c <"$t")
     [ "$got" -eq "$2" ] || die "secret $1 rejected: received $got bytes, expected $2"
     sync "$t"
@@ -795,14 +810,14 @@ EOF
         done
 }
 
-# commit GEN NODE-HASH <PHASE-RECORD: make GEN the committed generation.
+# commit GEN NODE-HASH <PHASE-RECORD: make GEN the committed generation
+# ($record: the input, read before the command took lock.busy).
 # A non-empty stdin is GEN's phase record (`kdeploy-phases`: one
 # `name TAB hash TAB generation TAB active` line per phase), written first;
 # an empty one keeps the record GEN has (a rollback returns to it).
 cmd_commit() {
     [ $# -eq 2 ] && is_gen "$1" && is_hash "$2" || die "usage: commit GEN NODE-HASH <PHASE-RECORD"
     d=$R/generations/$1
-    record=$(cat)
     if [ -n "$record" ]; then
         # A run that only took phases away staged nothing: its generation
         # is its phase record alone, every phase living in an older one.
@@ -1121,7 +1136,9 @@ run) held; cmd_run "$@" ;;
 status)
     cmd_status
     if [ "${1:-}" = --verify ]; then cmd_verify; fi ;;
-commit) held; cmd_commit "$@" ;;
+# (its small input read first: a deployer paused before sending it must not
+# hold up, by lock.busy, the run that takes its lock over)
+commit) record=$(cat); held; cmd_commit "$@" ;;
 state) cmd_state ;;
 phase-record) cmd_phase_record "$@" ;;
 manifest) cmd_manifest "$@" ;;

@@ -10,9 +10,9 @@ use std::path::{Path, PathBuf};
 
 use support::closures::kdeploy;
 
-fn project(recorded: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("kdeploy-upgrade-cli-{}-{recorded}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+fn project(recorded: &str) -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
     std::fs::create_dir_all(dir.join(".kdeploy/generations")).unwrap();
     let lab = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/clusters/lab-etcd.nix");
     // Unroutable documentation addresses: a switch that got past the check
@@ -24,7 +24,7 @@ fn project(recorded: &str) -> PathBuf {
         "kubernetesVersion": recorded, "nodes": {}
     });
     std::fs::write(dir.join(".kdeploy/generations/1.json"), record.to_string()).unwrap();
-    dir
+    tmp
 }
 
 fn switch(dir: &Path) -> (i32, String, String) {
@@ -45,8 +45,9 @@ fn unsupported_version_changes_are_refused_before_any_node_is_reached() {
         ("1.33.9", "does not support going back a version; use `kdeploy rollback`"),
         ("0.33.5", "a change of major version is not supported"),
     ] {
-        let dir = project(recorded);
-        let (code, _, err) = switch(&dir);
+        let tmp = project(recorded);
+        let dir = tmp.path();
+        let (code, _, err) = switch(dir);
         assert_eq!(code, 6, "{recorded}: {err}");
         assert!(err.contains(why), "{recorded}: {err}");
         assert!(!err.contains("unreachable") && !err.contains("192.0.2."), "{recorded}: a node was tried: {err}");
@@ -57,8 +58,9 @@ fn unsupported_version_changes_are_refused_before_any_node_is_reached() {
 /// others behind, and no later run would finish it: refused.
 #[test]
 fn an_upgrade_on_some_nodes_only_is_refused() {
-    let dir = project("1.32.0");
-    let (code, _, err) = switch_with(&dir, &["--on", "k8s-master"]);
+    let tmp = project("1.32.0");
+    let dir = tmp.path();
+    let (code, _, err) = switch_with(dir, &["--on", "k8s-master"]);
     assert_eq!(code, 6, "{err}");
     assert!(err.contains("an upgrade runs on every node of the cluster; run it without --on (1 of 3"), "{err}");
     assert!(!err.contains("192.0.2."), "a node was tried: {err}");
@@ -66,8 +68,9 @@ fn an_upgrade_on_some_nodes_only_is_refused() {
 
 #[test]
 fn one_minor_version_up_is_an_upgrade_in_the_upgrade_order() {
-    let dir = project("1.32.9");
-    let (code, _, err) = switch(&dir);
+    let tmp = project("1.32.9");
+    let dir = tmp.path();
+    let (code, _, err) = switch(dir);
     assert!(err.contains("upgrade: Kubernetes 1.32.9 -> 1.33.5: the control plane before the kubelets"), "{err}");
     // Past the check, the switch goes on to the (unreachable) nodes.
     assert_eq!(code, 4, "{err}");

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use support::node::lab_check::assert_deployed;
 use support::node::lab_project::*;
 use support::node::{lab_lock_any, lab_up, lane};
+use support::KillOnDrop;
 
 /// When containerd last (re)started on each node.
 fn containerd_started() -> Vec<String> {
@@ -194,16 +195,6 @@ fn a_silent_holder_is_waited_out_and_a_live_one_refused() {
     assert!(took < Duration::from_secs(90), "taking over a silent holder's lock took {took:?}");
     eprintln!("took over a silent holder's locks in {took:?}");
     assert_deployed(&p.base());
-}
-
-/// Kills process `.0` when dropped (an unwinding test included); a
-/// process already gone makes it a no-op.
-struct KillOnDrop(u32);
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        let _ = Command::new("kill").args(["-KILL", &self.0.to_string()]).status();
-    }
 }
 
 /// Whether process `pid` is stopped (SIGSTOP).

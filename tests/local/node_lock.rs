@@ -153,3 +153,64 @@ fn holder_pid(token_file: &Path) -> String {
     let text = std::fs::read_to_string(token_file).unwrap();
     text.split_whitespace().nth(1).unwrap().to_string()
 }
+
+/// A takeover that gives up waiting for a command of the earlier run
+/// (here a process holding `lock.busy` shared, as a node command does
+/// while it runs) is refused as locked, names that command, and leaves
+/// the lock free for the next try.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_takeover_that_gives_up_names_the_command_it_waited_for() {
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = dir.path().to_str().unwrap().to_string();
+    let host = LocalHost::new("local").with_env("KDEPLOY_TEST_DRAIN_WAIT", "1");
+    let node = Node::install_with_prefix(&host, &prefix).await.unwrap();
+    let busy = dir.path().join("var/lib/kdeploy/lock.busy");
+    // (the process itself holds it, as a node command's shell does)
+    let mut holder = std::process::Command::new("sh")
+        .args(["-c", r#"exec 8>>"$1" && flock -s 8 && exec sleep 31"#, "-", busy.to_str().unwrap()])
+        .spawn()
+        .unwrap();
+    let _kill = support::KillOnDrop(holder.id());
+    let t0 = Instant::now();
+    while std::process::Command::new("flock").args(["-n", busy.to_str().unwrap(), "true"]).status().unwrap().success() {
+        assert!(t0.elapsed() < Duration::from_secs(10), "the holder never took lock.busy");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let Err(e) = node.lock("second-run").await else { panic!("taken while a command of the earlier run still runs") };
+    let text = e.to_string();
+    assert!(matches!(e, NodeError::Locked { .. }), "{e:?}");
+    assert!(text.contains("is still running"), "{text}");
+    assert!(text.contains(&format!("still running: {} sleep 31)", holder.id())), "names the command: {text}");
+    holder.kill().unwrap();
+    holder.wait().unwrap();
+    let held = node.lock("second-run").await.expect("the lock once the command ended");
+    held.release().await;
+}
+
+/// A deployer paused between starting a commit and sending its phase
+/// record does not hold up the run that takes its lock over (the commit
+/// waits for its input before it counts as running), and the record it
+/// sends on waking commits nothing.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_commit_waiting_for_its_input_does_not_hold_up_a_takeover() {
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = dir.path().to_str().unwrap().to_string();
+    let host = LocalHost::new("local").with_env("KDEPLOY_TEST_DRAIN_WAIT", "1");
+    let first = Node::install_with_prefix(&host, &prefix).await.unwrap();
+    let lock = first.lock("first-run").await.unwrap();
+    let token_file = dir.path().join("var/lib/kdeploy/lock.token");
+    let token = std::fs::read_to_string(&token_file).unwrap().split_whitespace().next().unwrap().to_string();
+    let zero = "0".repeat(64);
+    let mut commit = host.spawn(&first.command(&["--held", &token, "commit", "1", &zero])).await.unwrap();
+    let stdin = commit.stdin.take().expect("stdin");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    lock.release().await;
+    let second = Node::install_with_prefix(&host, &prefix).await.unwrap();
+    let held = second.lock("second-run").await.expect("taken over while the commit waits for its input");
+    stdin.send(bytes::Bytes::from_static(b"files\tabc\t1\t1\n")).await.unwrap();
+    drop(stdin);
+    let out = commit.wait().await;
+    assert_eq!(out.status, 77, "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!dir.path().join("var/lib/kdeploy/current").exists(), "committed after the lock was lost");
+    held.release().await;
+}

@@ -28,3 +28,17 @@ pub fn text(o: &Output) -> String {
         String::from_utf8_lossy(&o.stderr)
     )
 }
+
+/// Kills process `.0` when dropped (an unwinding test included); a
+/// process already gone makes it a no-op.
+pub struct KillOnDrop(pub u32);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        // (quietly: the process has usually been waited for already)
+        let _ = std::process::Command::new("kill")
+            .args(["-KILL", &self.0.to_string()])
+            .stderr(std::process::Stdio::null())
+            .status();
+    }
+}

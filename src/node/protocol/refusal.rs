@@ -102,10 +102,12 @@ impl Refusal {
             }
             Code::Unsupported => format!("this node lacks what the node program needs: {d}"),
             Code::Locked => format!("locked by another run ({d})"),
-            Code::Busy => "locked: a command of the run that held the lock before (a hook or unit operation it \
-                           started before it stopped answering) is still running; it ends by its deadline: run \
-                           again then"
-                .to_string(),
+            Code::Busy => format!(
+                "locked: a command of the run that held the lock before (a hook or unit operation it started \
+                 before it stopped answering) is still running; it ends by its deadline: run again then (still \
+                 running: {})",
+                d.trim_end_matches([';', ' '])
+            ),
             Code::Version => format!("the node program speaks protocol {d}, this deployer {VERSION}"),
             Code::LockLost => format!("lock lost: this run does not hold the node lock any more (held by: {d})"),
         };
