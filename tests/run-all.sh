@@ -19,18 +19,19 @@ section() { echo "== $* ($(date +%T))"; }
 # What the tests need besides kdeploy, prepared while the test binaries build
 # (on 2 cores the Go and Rust builds overlap well: both cold, about 24 minutes
 # together against 35 one after the other; warm, seconds):
-# - a Kubernetes-capable lab of 13 nspawn nodes at 10.77.0.11-23: the
-#   etcd-only lab tests on kdnode1-3 (with the spare kdnode9-10 some grow
-#   onto) and, when free first, the same etcd lab again on kdnode11-13
-#   (tests/support/node/lane.rs); tests/lab/kubernetes.rs on kdnode4-8. Booted
-#   unless it is up already, removed afterwards if we booted it;
+# - a Kubernetes-capable lab of 21 nspawn nodes at 10.77.0.11-31, in lanes
+#   (tests/support/node/lane.rs): the etcd lab three times, on kdnode1-3
+#   (with the spare kdnode9-10 some tests grow onto), 11-13 and 14-16; the
+#   Kubernetes lab twice, on kdnode4-8 and 17-21. A test takes whichever
+#   lane of its kind is free. Booted unless it is up already, removed
+#   afterwards if we booted it;
 # - Kubernetes 1.34.4 (and 1.35.4, the upgrade test's target), etcd, CoreDNS,
 #   flannel, the CNI plugins, built from their Go modules once (cached by
 #   version), their images pushed to the lab's registry.
 lab_env=${KDEPLOY_LAB_DIR:-.lab}/lab.env
-if ! { lab/lab.sh status >/dev/null 2>&1 && grep -qx 'K8S=1' "$lab_env" && grep -qx 'N=13' "$lab_env"; }; then
+if ! { lab/lab.sh status >/dev/null 2>&1 && grep -qx 'K8S=1' "$lab_env" && grep -qx 'N=21' "$lab_env"; }; then
   section "booting the lab (log: $logs/lab.log)"
-  lab/lab.sh up 13 --k8s >"$logs/lab.log" 2>&1 &
+  lab/lab.sh up 21 --k8s >"$logs/lab.log" 2>&1 &
   lab_pid=$!
   trap 'lab/lab.sh down' EXIT
 fi
@@ -52,21 +53,32 @@ await() {
     exit 1
   fi
 }
-await "$go_pid" "building the lab's Kubernetes" "$logs/build-k8s.log"
+# The lab tests run in the background while the rest runs here: the lab's
+# nodes spend much of a test waiting (a takeover waits out a silent lock's
+# 30 s, an etcd member catches up), so the machine has the cores to spare.
+# Each background part's output is shown when it ends.
+# - the etcd lab tests on kdnode1-3, 9-16, as soon as the lab is up (they
+#   need no Kubernetes), with six threads: a test waiting for nodes holds a
+#   thread meanwhile, and with libtest's two the tests that could run stalled
+#   behind it. Which test held which nodes for how long: .lab/holds.log
+#   (tests/support/node: LabGuard). The two tests that count the bytes
+#   crossing the whole lab bridge need the lab to themselves: they run last.
+# - the Kubernetes lab tests, the longest (about 12 minutes), each in a lane
+#   of its own, once Kubernetes is built and its images are pushed.
+# A lab test first takes the nodes it changes (tests/support/node:
+# lab_lock_nodes), so two tests never change one node at once.
+whole_lab=(cache::the_lab_converges_through_a_binary_cache compress::binaries_travel_compressed_to_nodes_with_zstd)
 [[ -z ${lab_pid:-} ]] || await "$lab_pid" "booting the lab" "$logs/lab.log"
+section "the etcd lab tests, in three lanes, in the background (log: $logs/etcd-lab.log)"
+cargo test --workspace --profile ci --test lab -- --skip kubernetes:: "${whole_lab[@]/#/--skip=}" --test-threads 6 \
+  >"$logs/etcd-lab.log" 2>&1 &
+etcd_pid=$!
+await "$go_pid" "building the lab's Kubernetes" "$logs/build-k8s.log"
 lab/images.sh push 10.77.0.1:5000
 KDEPLOY_K8S_VERSION=1.35.4 lab/images.sh push 10.77.0.1:5000
-
-# The Kubernetes lab tests (kdnode4-8, the longest: about 17 minutes) run
-# beside all the others (kdnode1-3, 9-13 or no node): a lab test first takes the
-# nodes it changes (tests/support/node: lab_lock_nodes), so two tests never
-# change one node at once. Their output is shown when they end. The two
-# tests that count the bytes crossing the whole lab bridge need the lab to
-# themselves: they run last.
-whole_lab=(cache::the_lab_converges_through_a_binary_cache compress::binaries_travel_compressed_to_nodes_with_zstd)
-section "the Kubernetes lab tests, beside the rest (log: $logs/kubernetes.log)"
+section "the Kubernetes lab tests, in the background (log: $logs/kubernetes.log)"
 # (--nocapture: their timings and counts of failed calls are shown even when they pass)
-cargo test --profile ci --test lab -- kubernetes:: --nocapture >"$logs/kubernetes.log" 2>&1 &
+cargo test --profile ci --test lab -- kubernetes:: --nocapture --test-threads 2 >"$logs/kubernetes.log" 2>&1 &
 k8s_pid=$!
 # (every test binary runs even after one failed: the run reports them all)
 failed=0
@@ -82,19 +94,6 @@ done
 section "unit, cli, local, language and Nix tests"
 cargo test --workspace --profile ci --no-fail-fast --lib --bins \
   --test cli --test local --test nix_differential --test conformance --test decode --test fuzz || failed=1
-# The lab tests on kdnode1-3 and 9-13, with four threads: a test waiting for
-# nodes holds a thread meanwhile, and with libtest's two the tests that could
-# run stalled behind it. Which test held which nodes for how long:
-# .lab/holds.log (tests/support/node: LabGuard).
-section "the etcd lab tests, in two lanes"
-cargo test --workspace --profile ci --test lab -- --skip kubernetes:: "${whole_lab[@]/#/--skip=}" --test-threads 4 || failed=1
-k8s_failed=0
-wait "$k8s_pid" || k8s_failed=1
-section "the Kubernetes lab tests"
-cat "$logs/kubernetes.log"
-((k8s_failed)) && echo "run-all: the Kubernetes lab tests failed (above)" >&2
-section "the tests that need the whole lab"
-cargo test --profile ci --test lab -- "${whole_lab[@]}" || failed=1
 
 # The parser and evaluator fuzz (proptest over generated text and programs)
 # once more with many cases: 5000 of each, about ten seconds.
@@ -106,16 +105,30 @@ if command -v nix-instantiate >/dev/null; then
 fi
 KDEPLOY=target/ci/kdeploy sh tests/stdlib/run.sh || failed=1
 
-section "the lab tests' hold on their nodes, longest first ($holds)"
-sort -t $'\t' -k4.6gr "$holds" || true
-
 # Lints: formatting, clippy with warnings denied, shellcheck on every script
 # (warnings and errors; the node program included).
 section "lints"
 cargo fmt --check || failed=1
 cargo clippy --workspace --all-targets --quiet -- -D warnings || failed=1
 git ls-files -z '*.sh' .ci/run | xargs -0 shellcheck -S warning || failed=1
-if ((failed || k8s_failed)); then
+
+# waits for background part PID and shows its log; 1 when it failed
+shown() {
+  local pid=$1 what=$2 log=$3 st=0
+  wait "$pid" || st=1
+  section "$what"
+  cat "$log"
+  ((st)) && echo "run-all: $what failed (above)" >&2
+  return "$st"
+}
+shown "$etcd_pid" "the etcd lab tests" "$logs/etcd-lab.log" || failed=1
+shown "$k8s_pid" "the Kubernetes lab tests" "$logs/kubernetes.log" || failed=1
+section "the tests that need the whole lab"
+cargo test --profile ci --test lab -- "${whole_lab[@]}" || failed=1
+
+section "the lab tests' hold on their nodes, longest first ($holds)"
+sort -t $'\t' -k4.6gr "$holds" || true
+if ((failed)); then
   echo "run-all: FAILED (each part's output is above) ($(date +%T))" >&2
   exit 1
 fi

@@ -38,7 +38,7 @@ impl Drop for CacheHost {
 fn the_lab_converges_through_a_binary_cache() {
     // it counts the bytes leaving on the whole lab bridge: no other test may use
     // the lab meanwhile (tests/run-all.sh runs it after the Kubernetes tests)
-    let _g = lab_lock_nodes(1..=13);
+    let _g = lab_lock_nodes(1..=support::node::lab_nodes());
     if !lab_up() {
         return;
     }

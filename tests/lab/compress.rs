@@ -43,7 +43,7 @@ fn reset(p: &Project) {
 fn binaries_travel_compressed_to_nodes_with_zstd() {
     // it counts the bytes leaving on the whole lab bridge: no other test may use
     // the lab meanwhile (tests/run-all.sh runs it after the Kubernetes tests)
-    let _g = lab_lock_nodes(1..=13);
+    let _g = lab_lock_nodes(1..=support::node::lab_nodes());
     if !lab_up() {
         return;
     }

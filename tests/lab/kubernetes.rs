@@ -1,5 +1,6 @@
-//! Real Kubernetes under kdeploy, on lab nodes kdnode6-8 (10.77.0.16-18) of a
-//! Kubernetes-capable lab (`lab/lab.sh up 13 --k8s`, lab/build-k8s.sh built,
+//! Real Kubernetes under kdeploy, on lab nodes kdnode4-8 (10.77.0.14-18), or the
+//! same again on kdnode17-21 when the other test holds those (`lane.rs`), of a
+//! Kubernetes-capable lab (`lab/lab.sh up 21 --k8s`, lab/build-k8s.sh built,
 //! lab/images.sh pushed): clusters/lab.nix moved to those addresses, converged
 //! from freshly booted nodes and checked the way a user checks a cluster —
 //! every node Ready, /readyz, CoreDNS answering a pod, a Deployment of two
@@ -18,7 +19,7 @@ use std::process::{Command, Output};
 use std::time::Instant;
 
 use support::node::service_prober::{run_timed, Prober};
-use support::node::{lab_dir, lab_has, lab_lock_nodes, repo};
+use support::node::{lab_dir, lab_has, lab_lock_k8s, lane, repo};
 
 /// The nodes this file uses (kdnode1-5 belong to the other lab tests).
 const NODES: [u32; 3] = [6, 7, 8];
@@ -33,7 +34,7 @@ fn k8s_lab() -> bool {
     let env = std::fs::read_to_string(lab_dir().join("lab.env")).unwrap_or_default();
     let ready = env.lines().any(|l| l == "K8S=1") && Path::new(BIN).join("kubernetes-1.34.4/done").exists();
     if !ready {
-        let why = "needs a Kubernetes-capable lab and the built binaries: lab/build-k8s.sh; lab/lab.sh up 13 --k8s";
+        let why = "needs a Kubernetes-capable lab and the built binaries: lab/build-k8s.sh; lab/lab.sh up 21 --k8s";
         assert!(std::env::var_os("CI").is_none(), "{why} (CI is set)");
         eprintln!("SKIPPED: {why}");
         return false;
@@ -57,7 +58,7 @@ fn variant(dir: &Path, name: &str, extra: &str) -> PathBuf {
         assert!(lab.contains(from), "clusters/lab.nix has no {from}");
         lab = lab.replace(from, to);
     }
-    let lab = lab.replacen("settings = {", &format!("settings = {{\n{extra}"), 1);
+    let lab = lane::text(&lab).replacen("settings = {", &format!("settings = {{\n{extra}"), 1);
     let file = dir.join(name);
     std::fs::write(&file, lab).unwrap();
     file
@@ -115,7 +116,8 @@ fn text(o: &Output) -> String {
 
 /// `sh -c CMD` inside lab node `i` (no SSH): (success, stdout + stderr).
 fn on(i: u32, cmd: &str) -> (bool, String) {
-    let out = Command::new(repo().join("lab/lab.sh")).args(["exec", &i.to_string(), cmd]).output().unwrap();
+    let i = lane::node(i).to_string();
+    let out = Command::new(repo().join("lab/lab.sh")).args(["exec", &i, cmd]).output().unwrap();
     (out.status.success(), String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr))
 }
 
@@ -148,7 +150,7 @@ fn assert_cluster_of_works(nodes: usize) {
 
     let manifest = std::fs::read_to_string(repo().join("lab/echo.yaml")).unwrap();
     let apply = Command::new(repo().join("lab/lab.sh"))
-        .args(["exec", "6", &format!("{KUBECTL} apply -f - <<'EOF'\n{manifest}\nEOF")])
+        .args(["exec", &lane::node(6).to_string(), &format!("{KUBECTL} apply -f - <<'EOF'\n{manifest}\nEOF")])
         .output()
         .unwrap();
     assert!(apply.status.success(), "{}", String::from_utf8_lossy(&apply.stderr));
@@ -215,7 +217,7 @@ fn with_nodes(dir: &Path, name: &str, nodes: &[(&str, u32, &str)], extra: &str) 
         .iter()
         .map(|(n, i, roles)| {
             let roles: Vec<String> = roles.split(' ').map(|r| format!("\"{r}\"")).collect();
-            format!("    {n} = {{ address = \"10.77.0.1{i}\"; roles = [ {} ]; }};\n", roles.join(" "))
+            format!("    {n} = {{ address = \"{}\"; roles = [ {} ]; }};\n", lane::address(*i), roles.join(" "))
         })
         .collect();
     std::fs::write(&file, format!("{}nodes = {{\n{listed}  }};{}", &lab[..at], &lab[end..])).unwrap();
@@ -258,7 +260,7 @@ fn the_lab_cluster_from_a_killed_first_run_through_day_two_to_reset() {
     if !k8s_lab() {
         return;
     }
-    let _lab = lab_lock_nodes(4..=8);
+    let _lab = lab_lock_k8s();
     fresh_nodes();
     reboot(&[5]);
     let (dir, file) = project();
@@ -338,8 +340,8 @@ fn a_join_to_an_api_server_with_another_ca_is_refused(dir: &Path, file: &Path) {
          k8s-worker03 = {{ address = \"10.77.0.15\"; roles = [ \"worker\" ]; }};\n  }};{}",
         &lab[..nodes_at],
         &lab[nodes_end..]
-    )
-    .replacen("settings = {", "settings = {\n    kubeadm.tokenFile = \"token\";", 1);
+    );
+    let joiner = lane::text(&joiner).replacen("settings = {", "settings = {\n    kubeadm.tokenFile = \"token\";", 1);
     let other_file = other.path().join("lab.nix");
     std::fs::write(&other_file, joiner).unwrap();
     reboot(&[5]);
@@ -371,7 +373,7 @@ fn status_of(j: &serde_json::Value, node: &str) -> String {
 /// replica moved to another worker, its Node object gone, the node as the lab booted
 /// it), while a client outside the cluster calls the Service every 100 ms.
 fn a_worker_added_then_pruned_while_the_service_answers(dir: &Path) {
-    let prober = Prober::start("http://10.77.0.16:30080/", "kd-echo ");
+    let prober = Prober::start(&format!("http://{}:30080/", lane::address(6)), "kd-echo ");
 
     // kdnode5 joins as k8s-worker03; a third replica goes there (one per worker)
     let four = [&THREE[..], &[("k8s-worker03", 5, "worker")]].concat();
@@ -429,7 +431,7 @@ fn three_control_planes_keep_the_cluster_usable_then_one_is_removed() {
     if !k8s_lab() {
         return;
     }
-    let _lab = lab_lock_nodes(4..=8);
+    let _lab = lab_lock_k8s();
     fresh_nodes();
     reboot(&[4, 5]);
     let (dir, _) = project();
@@ -443,7 +445,7 @@ fn three_control_planes_keep_the_cluster_usable_then_one_is_removed() {
     assert!(out.status.success(), "converge with three control planes failed:\n{}", text(&out));
     eprintln!("three control planes and two workers converged in {:?}", t0.elapsed());
     assert_cluster_of_works(5);
-    let prober = Prober::start("http://10.77.0.15:30080/", "kd-echo ");
+    let prober = Prober::start(&format!("http://{}:30080/", lane::address(5)), "kd-echo ");
 
     // the first API server stopped (its static pod's manifest moved away)
     let manifest = "/etc/kubernetes/manifests/kube-apiserver.yaml";
@@ -527,7 +529,7 @@ fn an_upgrade_by_one_minor_version_while_the_service_answers(dir: &Path) -> Opti
         lab.replace("kubernetes-1.34.4", "kubernetes-1.35.4").replace("version = \"1.34.4\"", "version = \"1.35.4\"");
     std::fs::write(&upgraded, lab).unwrap();
 
-    let prober = Prober::start("http://10.77.0.16:30080/", "kd-echo ");
+    let prober = Prober::start(&format!("http://{}:30080/", lane::address(6)), "kd-echo ");
     let t0 = Instant::now();
     let (out, j, timeline) = run_timed(kdeploy("switch", &upgraded, &[]), prober.started());
     let took = t0.elapsed();
@@ -566,7 +568,7 @@ fn reset_all(file: &Path) {
 }
 
 fn reboot(nodes: &[u32]) {
-    let nodes: Vec<String> = nodes.iter().map(u32::to_string).collect();
+    let nodes: Vec<String> = nodes.iter().map(|&i| lane::node(i).to_string()).collect();
     let out = Command::new(repo().join("lab/lab.sh")).arg("reboot").args(&nodes).output().unwrap();
     assert!(out.status.success(), "lab.sh reboot: {}", String::from_utf8_lossy(&out.stderr));
 }

@@ -202,16 +202,21 @@ pub fn statuses(j: &serde_json::Value) -> Vec<(String, String)> {
     })
 }
 
+/// The init process (PID 1 inside) of node `i`: the child of its
+/// systemd-nspawn, whose pid `lab.sh` keeps in `.lab/run/`. Read from files,
+/// not `lab.sh status`, which connects to every node over SSH: the crash
+/// tests poll a node's lock through this ten times a second.
 pub fn nspawn_child(i: u32) -> String {
     let i = super::lane::node(i);
-    let st = Command::new(repo().join("lab/lab.sh")).arg("status").output().unwrap();
-    let pid = String::from_utf8_lossy(&st.stdout)
-        .lines()
-        .find(|l| l.starts_with(&format!("kdnode{i} ")))
-        .and_then(|l| l.split_whitespace().nth(4).map(str::to_string))
-        .expect("node pid in lab status");
-    let c = Command::new("pgrep").args(["-P", &pid]).output().unwrap();
-    String::from_utf8_lossy(&c.stdout).lines().next().expect("container init").trim().to_string()
+    let pid_file = super::lab_dir().join(format!("run/kdnode{i}.pid"));
+    let pid = std::fs::read_to_string(&pid_file).unwrap_or_else(|e| panic!("{}: {e}", pid_file.display()));
+    let pid = pid.trim();
+    let tasks =
+        std::fs::read_dir(format!("/proc/{pid}/task")).unwrap_or_else(|e| panic!("kdnode{i}'s nspawn {pid}: {e}"));
+    tasks
+        .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("children")).ok())
+        .find_map(|c| c.split_whitespace().next().map(str::to_string))
+        .unwrap_or_else(|| panic!("kdnode{i}'s nspawn {pid} has no init process"))
 }
 
 /// Runs `cmd` inside node `i` without SSH (nsenter into its init).

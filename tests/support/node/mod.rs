@@ -136,7 +136,8 @@ pub fn lab_has(n: u32) -> bool {
 pub fn lab_secrets() -> PathBuf {
     match lane::offset() {
         0 => repo().join("clusters/.kdeploy/secrets"),
-        _ => lab_dir().join("secrets-lane-b"),
+        lane::B => lab_dir().join("secrets-lane-b"),
+        _ => lab_dir().join("secrets-lane-c"),
     }
 }
 
@@ -188,13 +189,21 @@ pub fn lab_lock() -> LabGuard {
     lab_lock_nodes(1..=3)
 }
 
-/// The etcd lab in whichever lane is free first (`lane.rs`): kdnode11-13
-/// when the lab has them, else kdnode1-3. Lane B is tried first: the
-/// tests that can run only in lane A (`lab_lock`) keep it busy enough.
-/// The test's helpers follow the lane.
+/// The etcd lab in whichever lane is free first (`lane.rs`): kdnode14-16
+/// or 11-13 when the lab has them, else kdnode1-3. Lanes C and B are
+/// tried first: the tests that can run only in lane A (`lab_lock`) keep it
+/// busy enough. The test's helpers follow the lane.
 pub fn lab_lock_any() -> LabGuard {
-    let lanes: &[u32] = if lab_nodes() >= lane::B + 3 { &[lane::B, 0] } else { &[0] };
-    lab_lock_lanes(lanes)
+    let lanes: Vec<u32> = [lane::C, lane::B].into_iter().filter(|&o| lab_nodes() >= o + 3).chain([0]).collect();
+    lab_lock_lanes(&lanes, 1..=3)
+}
+
+/// The Kubernetes lab (kdnode4-8) in whichever lane is free first:
+/// kdnode17-21 when the lab has them, else kdnode4-8. The test's helpers
+/// follow the lane.
+pub fn lab_lock_k8s() -> LabGuard {
+    let lanes: Vec<u32> = [lane::C].into_iter().filter(|&o| lab_nodes() >= o + 8).chain([0]).collect();
+    lab_lock_lanes(&lanes, 4..=8)
 }
 
 /// The etcd lab's two spare nodes, kdnode9 and kdnode10 (10.77.0.19-20):
@@ -207,9 +216,9 @@ pub fn lab_lock_nodes(nodes: impl IntoIterator<Item = u32>) -> LabGuard {
     take(&[(nodes.into_iter().collect(), 0)])
 }
 
-/// kdnode1-3 moved by each lane offset of `lanes`: the first free one.
-fn lab_lock_lanes(lanes: &[u32]) -> LabGuard {
-    let choices: Vec<(Vec<u32>, u32)> = lanes.iter().map(|&o| ((1..=3).map(|i| i + o).collect(), o)).collect();
+/// `nodes` moved by each lane offset of `lanes`: the first free one.
+fn lab_lock_lanes(lanes: &[u32], nodes: std::ops::RangeInclusive<u32>) -> LabGuard {
+    let choices: Vec<(Vec<u32>, u32)> = lanes.iter().map(|&o| (nodes.clone().map(|i| i + o).collect(), o)).collect();
     take(&choices)
 }
 
