@@ -40,9 +40,11 @@ section "building Kubernetes and the rest for the lab, cached by version (log: $
 go_pid=$!
 
 # The `ci` profile (Cargo.toml): release optimisation without LTO or debug
-# info, so the test binaries link in minutes.
-section "building the tests"
-cargo test --workspace --profile ci --no-run
+# info, so the test binaries link in minutes. The lab's test binary first:
+# the lab tests are the longest part, and start as soon as it is built; the
+# other test binaries are built while they run.
+section "building the lab tests"
+cargo test --profile ci --test lab --no-run
 
 # waited for in turn; a failure shows its log
 await() {
@@ -91,25 +93,29 @@ for t in tests/*.rs tests/*/main.rs lang/tests/*.rs; do
   name=${name##*/}
   [[ $targets == *" $name "* ]] || { echo "run-all: the test target $name ($t) is not run here: add it" >&2; failed=1; }
 done
+# What runs here runs niced: it only fills the cores the lab tests (whose
+# deployers, nodes and timeouts wait on each other) leave idle.
+section "building the other tests"
+nice -n 10 cargo test --workspace --profile ci --no-run
 section "unit, cli, local, language and Nix tests"
-cargo test --workspace --profile ci --no-fail-fast --lib --bins \
+nice -n 10 cargo test --workspace --profile ci --no-fail-fast --lib --bins \
   --test cli --test local --test nix_differential --test conformance --test decode --test fuzz || failed=1
 
 # The parser and evaluator fuzz (proptest over generated text and programs)
 # once more with many cases: 5000 of each, about ten seconds.
 section "fuzz, 5000 cases; the corpus against Nix; the stdlib's checks"
-KDEPLOY_FUZZ_CASES=5000 cargo test --workspace --profile ci --test fuzz || failed=1
+KDEPLOY_FUZZ_CASES=5000 nice -n 10 cargo test --workspace --profile ci --test fuzz || failed=1
 # Real Nix must still agree with the corpus's expectations (CI installs nix-bin).
 if command -v nix-instantiate >/dev/null; then
-  env -i PATH="$PATH" HOME=/tmp/nixhome lang/tests/corpus/regen.sh --check || failed=1
+  env -i PATH="$PATH" HOME=/tmp/nixhome nice -n 10 lang/tests/corpus/regen.sh --check || failed=1
 fi
-KDEPLOY=target/ci/kdeploy sh tests/stdlib/run.sh || failed=1
+KDEPLOY=target/ci/kdeploy nice -n 10 sh tests/stdlib/run.sh || failed=1
 
 # Lints: formatting, clippy with warnings denied, shellcheck on every script
 # (warnings and errors; the node program included).
 section "lints"
 cargo fmt --check || failed=1
-cargo clippy --workspace --all-targets --quiet -- -D warnings || failed=1
+nice -n 10 cargo clippy --workspace --all-targets --quiet -- -D warnings || failed=1
 git ls-files -z '*.sh' .ci/run | xargs -0 shellcheck -S warning || failed=1
 
 # waits for background part PID and shows its log; 1 when it failed

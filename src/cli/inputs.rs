@@ -42,6 +42,11 @@ pub struct Inputs {
     /// Repeatable; the environment variable takes DIR[:DIR...].
     #[arg(long, value_name = "DIR", env = "KDEPLOY_ALLOW_LOCAL", value_delimiter = ':')]
     pub allow_local: Vec<PathBuf>,
+    /// Let a cluster's `secretCommand` sources run their programs on this machine (each once
+    /// per run, without a shell, in the project root; their output is the secret). Without
+    /// it a cluster that names one is refused: a cluster file from elsewhere runs nothing.
+    #[arg(long, env = "KDEPLOY_ALLOW_SECRET_COMMANDS")]
+    pub allow_secret_commands: bool,
     /// Seconds a download may wait for a connection, an answer or its next bytes before the
     /// attempt fails (five attempts, with growing pauses, before the run stops).
     #[arg(long, value_name = "SECS", env = "KDEPLOY_DOWNLOAD_TIMEOUT", default_value_t = 30)]
@@ -159,6 +164,7 @@ impl Inputs {
         let fetcher = self.http_fetcher(&store);
         let resolver = Resolver::new(root, store, Box::new(fetcher))
             .allow_local(self.allow_local.iter().cloned())
+            .allow_secret_commands(self.allow_secret_commands)
             .max_download(self.max_download.unwrap_or(DEFAULT_MAX_DOWNLOAD));
         match &self.secrets {
             Some(dir) => resolver.with_secrets(dir),

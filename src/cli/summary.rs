@@ -16,7 +16,7 @@ fn size_of(c: &ContentId, s: &Source) -> String {
     match (c.size(), s) {
         (Some(n), _) => format!("{n} B"),
         (None, Source::Artifact(a)) => format!("artifact {}", a.name),
-        (None, s) if s.is_secret() => format!("secret {}", s.secret_name().unwrap_or("?")),
+        (None, s) if s.is_secret() => format!("secret {}", s.secret_name().unwrap_or_else(|| "?".into())),
         (None, _) => "?".into(),
     }
 }

@@ -150,7 +150,14 @@ fn resolve_external(cluster: &Cluster, resolver: &Resolver) -> Result<HashMap<So
     for (name, node) in &cluster.nodes {
         for phase in &node.phases {
             for f in &phase.files {
-                if matches!(f.source, Source::File(_) | Source::Local(_) | Source::Secret(_) | Source::SecretFile(_)) {
+                if matches!(
+                    f.source,
+                    Source::File(_)
+                        | Source::Local(_)
+                        | Source::Secret(_)
+                        | Source::SecretFile(_)
+                        | Source::SecretCommand(_)
+                ) {
                     first_use
                         .entry(&f.source)
                         .or_insert_with(|| (format!("node {name}, phase {}, file {}", phase.name, f.path), 0))

@@ -479,6 +479,13 @@ fn check_source(at: &str, s: &Source, errs: &mut Vec<String>) {
                 errs.push(format!("{at}: secret file {}: {why}", shown(p)));
             }
         }
+        Source::SecretCommand(argv) => {
+            if argv.is_empty() || argv[0].is_empty() {
+                errs.push(format!("{at}: secret command: names no program"));
+            } else if argv.iter().any(|w| w.contains('\0')) {
+                errs.push(format!("{at}: secret command `{}`: a word holds a NUL", crate::schema::command_line(argv)));
+            }
+        }
         Source::Secret(sec) => check_secret(at, sec, errs),
         Source::Artifact(a) => {
             if a.name.is_empty() || a.name.contains('/') || a.name.starts_with('.') {

@@ -202,6 +202,11 @@ pub enum Source {
     /// a secret — never in the blob store, the binary cache or a diff.
     #[serde(rename = "secretFile")]
     SecretFile(String),
+    /// The user's own key or token as a program on the deployer prints it
+    /// (`pass show …`, a vault client): its argv, run without a shell,
+    /// once per run and only when the run allows it; then as `secretFile`.
+    #[serde(rename = "secretCommand")]
+    SecretCommand(Vec<String>),
 }
 
 impl Source {
@@ -213,24 +218,39 @@ impl Source {
             Source::Artifact(_) => "artifact",
             Source::Secret(_) => "secret",
             Source::SecretFile(_) => "secretFile",
+            Source::SecretCommand(_) => "secretCommand",
         }
     }
 
     /// Whether its bytes are a secret: sent only over SSH into the node's
     /// private secrets, hashed with the deployer's key, never printed.
     pub fn is_secret(&self) -> bool {
-        matches!(self, Source::Secret(_) | Source::SecretFile(_))
+        matches!(self, Source::Secret(_) | Source::SecretFile(_) | Source::SecretCommand(_))
     }
 
     /// What stands for a secret source in listings and messages (its
     /// name, never its bytes); `None` for other sources.
-    pub fn secret_name(&self) -> Option<&str> {
+    pub fn secret_name(&self) -> Option<String> {
         match self {
-            Source::Secret(s) => Some(&s.name),
-            Source::SecretFile(p) => Some(p),
+            Source::Secret(s) => Some(s.name.clone()),
+            Source::SecretFile(p) => Some(p.clone()),
+            Source::SecretCommand(argv) => Some(command_line(argv)),
             _ => None,
         }
     }
+}
+
+/// A `secretCommand`'s argv as messages show it: space-separated, each
+/// word with a space or a control character in it quoted.
+pub fn command_line(argv: &[String]) -> String {
+    let word = |w: &String| {
+        if w.is_empty() || w.chars().any(|c| c.is_whitespace() || c.is_control() || c == '\'') {
+            format!("{w:?}")
+        } else {
+            w.clone()
+        }
+    };
+    argv.iter().map(word).collect::<Vec<_>>().join(" ")
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq, Hash)]

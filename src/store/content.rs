@@ -77,6 +77,11 @@ pub struct Resolver {
     confine: Confinement,
     /// The largest download taken (bytes).
     max_download: u64,
+    /// Whether `secretCommand` sources may run (`--allow-secret-commands`).
+    allow_commands: bool,
+    /// Each `secretCommand`'s output, kept for the run: it runs once, and
+    /// the bytes pushed are the bytes hashed.
+    command_output: std::sync::Mutex<std::collections::HashMap<Vec<String>, Vec<u8>>>,
 }
 
 impl Resolver {
@@ -87,7 +92,22 @@ impl Resolver {
         let confine = Confinement::new(&project_root);
         let secrets = SecretStore::new(SecretStore::default_dir(&project_root)).confined(confine.clone());
         let max_download = artifact::max_download();
-        Resolver { project_root, store, secrets, fetcher, confine, max_download }
+        Resolver {
+            project_root,
+            store,
+            secrets,
+            fetcher,
+            confine,
+            max_download,
+            allow_commands: false,
+            command_output: Default::default(),
+        }
+    }
+
+    /// Let `secretCommand` sources run their programs on this machine.
+    pub fn allow_secret_commands(mut self, allow: bool) -> Resolver {
+        self.allow_commands = allow;
+        self
     }
 
     /// Also read `local` sources from below these directories.
@@ -204,9 +224,10 @@ impl Resolver {
             Source::Secret(s) => {
                 Ok(ContentId::Secret { name: s.name.clone(), keyed: self.secrets.keyed_hash(&s.name)? })
             }
-            Source::SecretFile(p) => {
-                Ok(ContentId::Secret { name: p.clone(), keyed: self.secrets.keyed_hash_of(&self.bytes(source)?) })
-            }
+            Source::SecretFile(_) | Source::SecretCommand(_) => Ok(ContentId::Secret {
+                name: source.secret_name().unwrap_or_default(),
+                keyed: self.secrets.keyed_hash_of(&self.bytes(source)?),
+            }),
             Source::File(_) | Source::Local(_) => {
                 let real = self.plain_file(source)?;
                 let (id, key) = hash_file(&real)?;
@@ -228,9 +249,11 @@ impl Resolver {
                 let blob = self.getter(&*self.fetcher).download_blob(a, &|_, _| {})?;
                 Ok(Readable::Path(self.store.blob_path(&blob)))
             }
-            Source::Text(_) | Source::Artifact(_) | Source::Secret(_) | Source::SecretFile(_) => {
-                Ok(Readable::Bytes(self.bytes(source)?))
-            }
+            Source::Text(_)
+            | Source::Artifact(_)
+            | Source::Secret(_)
+            | Source::SecretFile(_)
+            | Source::SecretCommand(_) => Ok(Readable::Bytes(self.bytes(source)?)),
         }
     }
 
@@ -254,6 +277,7 @@ impl Resolver {
                 let real = self.confine.user_file(p)?;
                 read_secret_file(&real).map_err(|e| Error::SecretFile { path: p.clone(), reason: e.to_string() })
             }
+            Source::SecretCommand(argv) => self.command_bytes(argv),
             Source::Artifact(a) => {
                 let blob = self.getter(&*self.fetcher).download_blob(a, &|_, _| {})?;
                 match &a.member {
@@ -269,6 +293,23 @@ impl Resolver {
                 }
             }
         }
+    }
+
+    /// A `secretCommand`'s output: run the first time it is asked for
+    /// (when the run allows commands), kept for the rest of the run.
+    fn command_bytes(&self, argv: &[String]) -> Result<Vec<u8>> {
+        let command = crate::schema::command_line(argv);
+        if !self.allow_commands {
+            return Err(Error::SecretCommandNotAllowed { command });
+        }
+        let mut done = self.command_output.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(bytes) = done.get(argv) {
+            return Ok(bytes.clone());
+        }
+        let bytes = super::secret_command::run(argv, &self.project_root)
+            .map_err(|reason| Error::SecretCommand { command, reason })?;
+        done.insert(argv.to_vec(), bytes.clone());
+        Ok(bytes)
     }
 
     /// Put a source's bytes into the store and name the blob (never a
@@ -287,6 +328,7 @@ fn shown(source: &Source) -> String {
         Source::File(rel) => format!("project file {rel:?}"),
         Source::Local(p) => format!("deployer file {p}"),
         Source::SecretFile(p) => format!("secret file {p}"),
+        Source::SecretCommand(argv) => format!("secret command `{}`", crate::schema::command_line(argv)),
         Source::Secret(s) => format!("secret {}", s.name),
         Source::Artifact(a) => format!("artifact {}", a.name),
         Source::Text(_) => "inline text".to_string(),
@@ -295,7 +337,7 @@ fn shown(source: &Source) -> String {
 
 /// The largest user's secret file read (keys, tokens and keystores are
 /// kilobytes; it is held in memory and sent as one SSH upload).
-const MAX_SECRET_FILE: u64 = 1 << 20;
+pub(crate) const MAX_SECRET_FILE: u64 = 1 << 20;
 
 fn read_secret_file(real: &Path) -> std::io::Result<Vec<u8>> {
     let mut out = Vec::new();

@@ -44,6 +44,14 @@ pub enum Error {
     SourceRead { shown: String, reason: String },
     #[error("secret file {path}: {reason}")]
     SecretFile { path: String, reason: String },
+    /// `command`: the command line as the cluster gives it (never its output).
+    #[error("secret command `{command}`: {reason}")]
+    SecretCommand { command: String, reason: String },
+    #[error(
+        "secret command `{command}`: a cluster file's command runs on this machine only when you allow it: \
+         --allow-secret-commands (or KDEPLOY_ALLOW_SECRET_COMMANDS=1)"
+    )]
+    SecretCommandNotAllowed { command: String },
     #[error("{shown}: a secret never enters the blob store")]
     SecretNotStored { shown: String },
 

@@ -23,6 +23,7 @@ pub mod http;
 pub mod key_material;
 pub mod pki;
 mod project;
+mod secret_command;
 pub mod secrets;
 
 pub use artifact::{max_download, FetchEvents, Fetched, Fetcher, FileFetcher, Progress, Quiet, DEFAULT_MAX_DOWNLOAD};

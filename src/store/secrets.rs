@@ -475,9 +475,13 @@ fn token() -> Result<String> {
 pub fn placeholder(source: &Source) -> String {
     match source {
         Source::SecretFile(p) => format!("<secret {p}: read on the deployer, sent only to the nodes, never printed>\n"),
+        Source::SecretCommand(argv) => format!(
+            "<secret from `{}`: run on the deployer, sent only to the nodes, never printed>\n",
+            crate::schema::command_line(argv)
+        ),
         _ => format!(
             "<secret {}: made and kept by kdeploy on the deployer, never printed>\n",
-            source.secret_name().unwrap_or("?")
+            source.secret_name().unwrap_or_else(|| "?".into())
         ),
     }
 }

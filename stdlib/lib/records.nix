@@ -5,15 +5,16 @@ let
   inherit (builtins) attrNames length head;
   errors = import ./errors.nix;
 
-  sourceKinds = [ "text" "file" "artifact" "local" "secret" "secretFile" ];
+  sourceKinds = [ "text" "file" "artifact" "local" "secret" "secretFile" "secretCommand" ];
 in
 rec {
   # A file. Give exactly one of: text, file (project-relative path), artifact, local,
   # secret ({ name; make; }: made and kept by the engine on the deployer, see ../secrets.nix),
   # secretFile (the user's own key or token: a project-relative or absolute deployer path,
   # read, sent and shown as a secret; never a plain file, which the shared store, the
-  # binary cache and diffs would hold in clear).
-  file = { path, mode ? "0644", owner ? "root", group ? "root", text ? null, file ? null, artifact ? null, local ? null, secret ? null, secretFile ? null }:
+  # binary cache and diffs would hold in clear), secretCommand (the same, printed by a
+  # program the deployer runs: its argv).
+  file = { path, mode ? "0644", owner ? "root", group ? "root", text ? null, file ? null, artifact ? null, local ? null, secret ? null, secretFile ? null, secretCommand ? null }:
     let
       given = builtins.filter (k: k != null) [
         (if text != null then { text = text; } else null)
@@ -22,6 +23,7 @@ rec {
         (if local != null then { local = local; } else null)
         (if secret != null then { secret = secret; } else null)
         (if secretFile != null then { secretFile = secretFile; } else null)
+        (if secretCommand != null then { secretCommand = secretCommand; } else null)
       ];
     in
     if length given != 1 then errors.fail "internal: file ${path} needs exactly one source (${builtins.concatStringsSep ", " sourceKinds})"

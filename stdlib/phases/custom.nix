@@ -10,9 +10,11 @@ let
   inPhase = set: filter (k: set.${k}.phase == name) (attrNames set);
   fileOf = path:
     let f = c.files.${path}; in
-    if builtins.length (filter (s: s != null) [ f.text f.file f.secretFile ]) != 1 then
-      errors.fail "node '${group.example}': custom.files.\"${path}\" needs exactly one of `text` (the content), `file` (a path in the project) and `secretFile` (a key or token, sent as a secret)"
-    else records.file { inherit path; inherit (f) mode owner group text file secretFile; };
+    if builtins.length (filter (s: s != null) [ f.text f.file f.secretFile f.secretCommand ]) != 1 then
+      errors.fail "node '${group.example}': custom.files.\"${path}\" needs exactly one of `text` (the content), `file` (a path in the project), `secretFile` (a key or token, sent as a secret) and `secretCommand` (a program printing one)"
+    else if f.secretCommand == [ ] then
+      errors.fail "node '${group.example}': custom.files.\"${path}\".secretCommand names no program (its argv: [ \"pass\" \"show\" \"...\" ])"
+    else records.file { inherit path; inherit (f) mode owner group text file secretFile secretCommand; };
 in
 {
   files = map fileOf (inPhase c.files);

@@ -323,3 +323,114 @@ async fn a_users_etcd_keys_never_reach_the_binary_cache_and_a_dry_run_masks_them
     }
     assert_eq!(cached(&nginx).len(), blobs.len(), "a dry run uploads nothing");
 }
+
+/// A project whose `bin/pass` prints a token and logs each run to
+/// `calls.log` (or, with `fail`, says why on stderr and exits 3).
+fn pass_project(d: &Path, fail: bool) {
+    let body = if fail {
+        "echo not-this-one; echo 'pass: lab/token is not in the password store' >&2; exit 3"
+    } else {
+        "printf 'hunter2-from-pass\\n'"
+    };
+    write(&d.join("bin/pass"), &format!("#!/bin/sh\necho \"$*\" >>calls.log\n{body}\n"), 0o755);
+}
+
+/// The lab cluster with a token from `bin/pass` on every node (custom.files).
+fn with_secret_command(d: &Path) {
+    let lab = std::fs::read_to_string(support::repo().join("tests/clusters/lab-etcd.nix")).unwrap();
+    let entry = "custom.files.\"/etc/app/token\" = { phase = \"preinstall\"; mode = \"0600\"; \
+                 secretCommand = [ \"./bin/pass\" \"show\" \"lab/token\" ]; };";
+    std::fs::write(d.join("c.nix"), lab.replacen("settings = {", &format!("settings = {{\n    {entry}"), 1)).unwrap();
+}
+
+/// `secretCommand` (colmena's keyCommand): a program of the deployer
+/// prints the secret. It runs only with --allow-secret-commands (a
+/// cluster file from elsewhere runs nothing), once per run however many
+/// nodes use it, without a shell, in the project; its output is a secret
+/// (never printed, named by its keyed hash); a failure quotes its stderr,
+/// never its stdout.
+#[test]
+fn a_secret_command_runs_only_when_allowed_once_per_run_and_is_never_printed() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    pass_project(d, false);
+    with_secret_command(d);
+    let calls = || std::fs::read_to_string(d.join("calls.log")).unwrap_or_default();
+
+    let (code, _, err) = kdeploy(&["eval", "c.nix"], d);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("secret command `./bin/pass show lab/token`") && err.contains("--allow-secret-commands"),
+        "{err}"
+    );
+    assert_eq!(calls(), "", "the command ran without being allowed");
+
+    let (code, out, err) = kdeploy(&["eval", "c.nix", "--allow-secret-commands", "--closures"], d);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(calls(), "show lab/token\n", "not once for the three nodes");
+    assert!(!out.contains("hunter2") && !err.contains("hunter2"), "the secret was printed");
+    let closures: Value = serde_json::from_str(&out).unwrap();
+    let token = closures["nodes"]["k8s-worker02"]["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|p| p["files"].as_array().unwrap())
+        .find(|f| f["path"] == "/etc/app/token")
+        .cloned()
+        .expect("the token in the closure");
+    assert!(token["content"].as_str().unwrap().starts_with("secret:"), "{token}");
+    let (code, out, err) =
+        kdeploy(&["eval", "c.nix", "--allow-secret-commands", "--node", "k8s-master", "--file", "/etc/app/token"], d);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("never printed") && !out.contains("hunter2"), "{out}");
+
+    // a failing command: named, its stderr quoted, its stdout not
+    pass_project(d, true);
+    let (code, _, err) = kdeploy(&["eval", "c.nix", "--allow-secret-commands"], d);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("secret command `./bin/pass show lab/token`: exited with 3"), "{err}");
+    assert!(err.contains("is not in the password store") && !err.contains("not-this-one"), "{err}");
+
+    // an empty argv is refused by the stdlib, naming the file
+    let c = std::fs::read_to_string(d.join("c.nix")).unwrap();
+    std::fs::write(d.join("c.nix"), c.replace("[ \"./bin/pass\" \"show\" \"lab/token\" ]", "[ ]")).unwrap();
+    let (code, _, err) = kdeploy(&["eval", "c.nix", "--allow-secret-commands"], d);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("custom.files.\"/etc/app/token\".secretCommand names no program"), "{err}");
+}
+
+/// A `secretCommand`'s output reaches the node as a secret: in the node's
+/// private secrets, the file 0600, never in the deployer's blob store.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_secret_commands_output_is_deployed_as_a_secret() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    pass_project(d, false);
+    let cluster = support::closures::one_phase(json!([file(
+        "/etc/app/token",
+        json!({"secretCommand": ["./bin/pass", "show", "lab/token"]})
+    )]));
+    SecretStore::new(SecretStore::default_dir(d))
+        .ensure(&closure::parse_cluster(&cluster.to_string()).unwrap())
+        .unwrap();
+    let resolver =
+        Resolver::new(d, Store::new(d.join(".kdeploy/store")), Box::new(FileFetcher)).allow_secret_commands(true);
+    let closures = closure::load(&cluster.to_string(), &resolver).unwrap();
+    let host = LocalHost::new("a");
+    let prefix = d.join("node").display().to_string();
+    let reached = [Reached { host: &host, prefix: &prefix }];
+    let opts = SwitchOptions { run: RunOptions::at(d.join(".kdeploy")), ..Default::default() };
+    let report =
+        switch_reached(&closures, &resolver, &opts, &reached, Cancel::default(), &Collect::default()).await.unwrap();
+    assert_eq!(report.outcome, Outcome::Ok);
+    let on_node = d.join("node/etc/app/token");
+    assert_eq!(std::fs::read_to_string(&on_node).unwrap(), "hunter2-from-pass\n");
+    assert_eq!(std::fs::metadata(&on_node).unwrap().permissions().mode() & 0o777, 0o600);
+    assert_eq!(std::fs::read_to_string(d.join("calls.log")).unwrap(), "show lab/token\n", "ran more than once");
+    let stored = std::fs::read_dir(d.join(".kdeploy/store")).into_iter().flatten().flatten();
+    for e in stored {
+        if e.path().is_file() {
+            assert!(!std::fs::read(e.path()).unwrap().windows(7).any(|w| w == b"hunter2"), "in the blob store: {e:?}");
+        }
+    }
+}

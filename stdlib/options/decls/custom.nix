@@ -8,13 +8,15 @@
 let
   phase = { type = t.plainName; };
   mode = t.strMatching "an octal mode like 0644" "0?[0-7]{3}";
-  file = t.struct "a file { phase; text, file or secretFile; mode?; owner?; group?; }" {
+  file = t.struct "a file { phase; text, file, secretFile or secretCommand; mode?; owner?; group?; }" {
     inherit phase;
     text = { type = t.nullOr (t.code "the file's content"); default = null; };
     file = { type = t.nullOr t.projectPath; default = null; };
     # a key or token: read on the deployer and sent as a secret (never stored in the
     # shared blob store, the binary cache, a diff or eval's output)
     secretFile = { type = t.nullOr t.secretPath; default = null; };
+    # the same, printed by a program on the deployer (its argv; no shell)
+    secretCommand = { type = t.nullOr (t.listOf t.line); default = null; };
     mode = { type = mode; default = "0644"; };
     owner = { type = t.userName; default = "root"; };
     group = { type = t.userName; default = "root"; };
@@ -52,7 +54,7 @@ in
     files = opt {
       type = t.attrsWithNames t.absPath file; default = { }; merge = "attrs";
       example = { "/etc/chrony/chrony.conf" = { phase = "preinstall"; text = "server 10.0.0.1 iburst\n"; }; };
-      description = "Files of your own, by path: `text` (inline), `file` (a path relative to the project) or `secretFile` (a key or token: a path relative to the project or absolute on the deployer, sent as a secret: never in the blob store, the binary cache, a diff or eval's output), in `phase`. A plain `text` or `file` holding a private key, or a file only its owner may read under a key-like name, is refused.";
+      description = "Files of your own, by path: `text` (inline), `file` (a path relative to the project) or `secretFile` (a key or token: a path relative to the project or absolute on the deployer, sent as a secret: never in the blob store, the binary cache, a diff or eval's output) or `secretCommand` (the same, as a program on the deployer prints it: its argv, e.g. [ \"pass\" \"show\" \"lab/etcd-key\" ], run without a shell in the project root, once per run, only with --allow-secret-commands; at most 1 MiB, 60 s), in `phase`. A plain `text` or `file` holding a private key, or a file only its owner may read under a key-like name, is refused.";
     };
     units = opt {
       type = t.attrsWithNames unitName unit; default = { }; merge = "attrs";
