@@ -249,6 +249,20 @@ rec {
     normalize = map t.normalize;
   };
 
+  # A program's words, run without a shell (a secretCommand): the program a name or a
+  # path of plain characters, then its arguments, each a line of text.
+  argv = let
+    program = "[A-Za-z0-9_./@+][-A-Za-z0-9_./@+]*";
+    what = "a command's words [ program arg... ] (the program a name or path of letters, digits and . _ + @ / -)";
+  in mk {
+    name = what;
+    shape = { kind = "list"; of = { kind = "string"; }; };
+    verify = v:
+      if !(isList v) || v == [ ] then "expected ${what}, got ${describeValue v}"
+      else if !(isString (head v)) || match program (head v) == null then "${toJSON (head v)}: the program of ${what}"
+      else (listOf line).verify v;
+  };
+
   attrsOf = t: mk {
     name = "an attribute set of ${t.name}";
     shape = { kind = "attrs"; of = t.shape; };

@@ -12,8 +12,6 @@ let
     let f = c.files.${path}; in
     if builtins.length (filter (s: s != null) [ f.text f.file f.secretFile f.secretCommand ]) != 1 then
       errors.fail "node '${group.example}': custom.files.\"${path}\" needs exactly one of `text` (the content), `file` (a path in the project), `secretFile` (a key or token, sent as a secret) and `secretCommand` (a program printing one)"
-    else if f.secretCommand == [ ] then
-      errors.fail "node '${group.example}': custom.files.\"${path}\".secretCommand names no program (its argv: [ \"pass\" \"show\" \"...\" ])"
     else records.file { inherit path; inherit (f) mode owner group text file secretFile secretCommand; };
 in
 {

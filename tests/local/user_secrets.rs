@@ -391,12 +391,16 @@ fn a_secret_command_runs_only_when_allowed_once_per_run_and_is_never_printed() {
     assert!(err.contains("secret command `./bin/pass show lab/token`: exited with 3"), "{err}");
     assert!(err.contains("is not in the password store") && !err.contains("not-this-one"), "{err}");
 
-    // an empty argv is refused by the stdlib, naming the file
+    // an empty argv, or a program that is no plain name or path, is refused
+    // by the stdlib, naming the option and the value
     let c = std::fs::read_to_string(d.join("c.nix")).unwrap();
-    std::fs::write(d.join("c.nix"), c.replace("[ \"./bin/pass\" \"show\" \"lab/token\" ]", "[ ]")).unwrap();
-    let (code, _, err) = kdeploy(&["eval", "c.nix", "--allow-secret-commands"], d);
-    assert_eq!(code, 1, "{err}");
-    assert!(err.contains("custom.files.\"/etc/app/token\".secretCommand names no program"), "{err}");
+    for (argv, shown) in [("[ ]", "[ ]"), ("[ \"$(touch x)\" ]", "\"$(touch x)\": the program")] {
+        std::fs::write(d.join("c.nix"), c.replace("[ \"./bin/pass\" \"show\" \"lab/token\" ]", argv)).unwrap();
+        let (code, _, err) = kdeploy(&["eval", "c.nix", "--allow-secret-commands"], d);
+        assert_eq!(code, 1, "{err}");
+        assert!(err.contains("custom.files") && err.contains("secretCommand") && err.contains(shown), "{argv}: {err}");
+    }
+    assert!(!d.join("x").exists());
 }
 
 /// A `secretCommand`'s output reaches the node as a secret: in the node's

@@ -102,12 +102,15 @@ impl Refusal {
             }
             Code::Unsupported => format!("this node lacks what the node program needs: {d}"),
             Code::Locked => format!("locked by another run ({d})"),
-            Code::Busy => format!(
-                "locked: a command of the run that held the lock before (a hook or unit operation it started \
-                 before it stopped answering) is still running; it ends by its deadline: run again then (still \
-                 running: {})",
-                d.trim_end_matches([';', ' '])
-            ),
+            Code::Busy => {
+                // (the node lists them when it can: pid and command line)
+                let holders = d.trim_end_matches([';', ' ']);
+                let named = if holders.is_empty() { String::new() } else { format!(" (still running: {holders})") };
+                format!(
+                    "locked: a command of the run that held the lock before (a hook or unit operation it started \
+                     before it stopped answering) is still running; it ends by its deadline: run again then{named}"
+                )
+            }
             Code::Version => format!("the node program speaks protocol {d}, this deployer {VERSION}"),
             Code::LockLost => format!("lock lost: this run does not hold the node lock any more (held by: {d})"),
         };
@@ -209,6 +212,14 @@ mod tests {
             Ok(Failure::Refused { refusals, message }) => (refusals, message),
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn a_busy_refusal_names_the_commands_still_running_when_the_node_lists_them() {
+        let (_, message) = refused(75, "kdeploy-node-error busy 812 sh node.sh commit 3 ab; 815 cat; \n");
+        assert!(message.ends_with("run again then (still running: 812 sh node.sh commit 3 ab; 815 cat)"), "{message}");
+        let (_, message) = refused(75, "kdeploy-node-error busy \n");
+        assert!(message.ends_with("run again then"), "{message}");
     }
 
     #[test]

@@ -16,7 +16,7 @@ let
     # shared blob store, the binary cache, a diff or eval's output)
     secretFile = { type = t.nullOr t.secretPath; default = null; };
     # the same, printed by a program on the deployer (its argv; no shell)
-    secretCommand = { type = t.nullOr (t.listOf t.line); default = null; };
+    secretCommand = { type = t.nullOr t.argv; default = null; };
     mode = { type = mode; default = "0644"; };
     owner = { type = t.userName; default = "root"; };
     group = { type = t.userName; default = "root"; };
