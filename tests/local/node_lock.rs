@@ -25,6 +25,13 @@ fn scratch() -> (tempfile::TempDir, String, LocalHost) {
     (dir, prefix, LocalHost::new("local"))
 }
 
+/// [`scratch`] whose takeovers wait 1 s for an earlier run's commands
+/// (not 40 s) before they give up.
+fn scratch_draining_fast() -> (tempfile::TempDir, String, LocalHost) {
+    let (dir, prefix, host) = scratch();
+    (dir, prefix, host.with_env("KDEPLOY_TEST_DRAIN_WAIT", "1"))
+}
+
 fn lost(what: &str, r: Result<(), NodeError>) {
     let e = r.expect_err(what);
     let text = e.to_string();
@@ -150,8 +157,14 @@ async fn the_guard_notices_a_lock_process_that_ended() {
 
 /// The pid of the lock's holder, from `lock.token` (`TOKEN PID`).
 fn holder_pid(token_file: &Path) -> String {
+    token_line(token_file).1
+}
+
+/// `lock.token`'s token and pid.
+fn token_line(token_file: &Path) -> (String, String) {
     let text = std::fs::read_to_string(token_file).unwrap();
-    text.split_whitespace().nth(1).unwrap().to_string()
+    let mut words = text.split_whitespace().map(str::to_string);
+    (words.next().unwrap(), words.next().unwrap())
 }
 
 /// A takeover that gives up waiting for a command of the earlier run
@@ -160,9 +173,7 @@ fn holder_pid(token_file: &Path) -> String {
 /// the lock free for the next try.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_takeover_that_gives_up_names_the_command_it_waited_for() {
-    let dir = tempfile::tempdir().unwrap();
-    let prefix = dir.path().to_str().unwrap().to_string();
-    let host = LocalHost::new("local").with_env("KDEPLOY_TEST_DRAIN_WAIT", "1");
+    let (dir, prefix, host) = scratch_draining_fast();
     let node = Node::install_with_prefix(&host, &prefix).await.unwrap();
     let busy = dir.path().join("var/lib/kdeploy/lock.busy");
     // (the process itself holds it, as a node command's shell does)
@@ -193,13 +204,11 @@ async fn a_takeover_that_gives_up_names_the_command_it_waited_for() {
 /// sends on waking commits nothing.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_commit_waiting_for_its_input_does_not_hold_up_a_takeover() {
-    let dir = tempfile::tempdir().unwrap();
-    let prefix = dir.path().to_str().unwrap().to_string();
-    let host = LocalHost::new("local").with_env("KDEPLOY_TEST_DRAIN_WAIT", "1");
+    let (dir, prefix, host) = scratch_draining_fast();
     let first = Node::install_with_prefix(&host, &prefix).await.unwrap();
     let lock = first.lock("first-run").await.unwrap();
     let token_file = dir.path().join("var/lib/kdeploy/lock.token");
-    let token = std::fs::read_to_string(&token_file).unwrap().split_whitespace().next().unwrap().to_string();
+    let (token, _) = token_line(&token_file);
     let zero = "0".repeat(64);
     let mut commit = host.spawn(&first.command(&["--held", &token, "commit", "1", &zero])).await.unwrap();
     let stdin = commit.stdin.take().expect("stdin");
