@@ -191,11 +191,50 @@ pub fn lab_lock() -> LabGuard {
 
 /// The etcd lab in whichever lane is free first (`lane.rs`): kdnode14-16
 /// or 11-13 when the lab has them, else kdnode1-3. Lanes C and B are
-/// tried first: the tests that can run only in lane A (`lab_lock`) keep it
-/// busy enough. The test's helpers follow the lane.
+/// tried first, and lane A not at all while another process keeps it for
+/// the tests that can run only there ([`lane_a_kept`]). The test's helpers
+/// follow the lane.
 pub fn lab_lock_any() -> LabGuard {
     let lanes: Vec<u32> = [lane::C, lane::B].into_iter().filter(|&o| lab_nodes() >= o + 3).chain([0]).collect();
-    lab_lock_lanes(&lanes, 1..=3)
+    let choices: Vec<(Vec<u32>, u32)> = lanes.iter().map(|&o| ((1..=3).map(|i| i + o).collect(), o)).collect();
+    take_where(&choices, |&(_, offset)| offset != 0 || !lane_a_kept())
+}
+
+/// Whether a test process keeps lane A for the tests pinned to it: one
+/// started with `KDEPLOY_TEST_KEEP_LANE_A=1` (tests/run-all.sh runs those
+/// tests so, beside the others), which holds a shared `flock` on
+/// `.lab/lane-a.kept` for its whole life. Without it, tests that could run
+/// in any lane took lane A while the pinned ones waited for it, and lane
+/// A ended minutes after the others. This process's own keep does not
+/// count: its tests may use the lane it keeps.
+fn lane_a_kept() -> bool {
+    if keeps_lane_a() {
+        return false;
+    }
+    let Ok(file) = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(lab_dir().join("lane-a.kept"))
+    else {
+        return false;
+    };
+    matches!(file.try_lock(), Err(std::fs::TryLockError::WouldBlock))
+}
+
+/// Takes this process's keep on lane A when its environment asks for one
+/// (see [`lane_a_kept`]); true while it is held.
+fn keeps_lane_a() -> bool {
+    static KEEP: OnceLock<Option<std::fs::File>> = OnceLock::new();
+    KEEP.get_or_init(|| {
+        std::env::var_os("KDEPLOY_TEST_KEEP_LANE_A")?;
+        let _ = std::fs::create_dir_all(lab_dir());
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(lab_dir().join("lane-a.kept"))
+            .ok()?;
+        file.lock_shared().ok()?;
+        Some(file)
+    })
+    .is_some()
 }
 
 /// The Kubernetes lab (kdnode4-8) in whichever lane is free first:
@@ -225,13 +264,19 @@ fn lab_lock_lanes(lanes: &[u32], nodes: std::ops::RangeInclusive<u32>) -> LabGua
 /// The first of `choices` (nodes, lane offset) whose nodes are all free,
 /// waiting until one is; the test thread's lane is that choice's.
 fn take(choices: &[(Vec<u32>, u32)]) -> LabGuard {
+    take_where(choices, |_| true)
+}
+
+/// [`take`] among the choices `open` admits, asked anew each time round.
+fn take_where(choices: &[(Vec<u32>, u32)], open: impl Fn(&(Vec<u32>, u32)) -> bool) -> LabGuard {
+    keeps_lane_a();
     const MAX: usize = 64;
     static NODES: [std::sync::Mutex<()>; MAX] = [const { std::sync::Mutex::new(()) }; MAX];
     assert!(choices.iter().flat_map(|c| &c.0).all(|&n| n >= 1 && n as usize <= MAX), "lab nodes are 1..={MAX}");
     let _ = std::fs::create_dir_all(lab_dir());
     let start = std::time::Instant::now();
     loop {
-        for (nodes, offset) in choices {
+        for (nodes, offset) in choices.iter().filter(|c| open(c)) {
             if let Some(mut guard) = try_lab_nodes(nodes, &NODES) {
                 lane::set(*offset);
                 let test = std::thread::current().name().unwrap_or("?").to_string();
