@@ -10,7 +10,7 @@ pub mod lab_project;
 pub mod lane;
 pub mod service_prober;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::Duration;
 
@@ -84,16 +84,21 @@ pub fn lab_dir() -> PathBuf {
     std::env::var_os("KDEPLOY_LAB_DIR").map(PathBuf::from).unwrap_or_else(|| repo().join(".lab"))
 }
 
-/// Is the lab up? Checked once per test binary. Down: panics under CI,
-/// otherwise says so and the test returns early.
+/// Is the lab up: booted with some nodes, each node's nspawn process
+/// running? Checked once per test binary, from the lab's own files and
+/// /proc, not `lab.sh status`, which also wants every node's sshd to answer
+/// within 3 s: on a machine loaded with the other tests and a cold build
+/// one did not, and every Kubernetes test failed as "the lab is not up".
+/// Down: panics under CI, otherwise says so and the test returns early.
 pub fn lab_up() -> bool {
     static UP: OnceLock<bool> = OnceLock::new();
     let up = *UP.get_or_init(|| {
-        std::process::Command::new(repo().join("lab/lab.sh"))
-            .arg("status")
-            .output()
-            .map(|o| o.status.success())
-            .unwrap_or(false)
+        let n = lab_nodes();
+        let running = |i: u32| {
+            let pid = std::fs::read_to_string(lab_dir().join(format!("run/kdnode{i}.pid"))).unwrap_or_default();
+            !pid.trim().is_empty() && Path::new("/proc").join(pid.trim()).exists()
+        };
+        n > 0 && (1..=n).all(running)
     });
     if !up {
         if std::env::var_os("CI").is_some() {
