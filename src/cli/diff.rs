@@ -46,6 +46,7 @@ pub fn run(args: DiffArgs) -> ExitCode {
         uploads: 0,
         // a diff shows every selected node, or stops (exit 4)
         max_unreachable: 0,
+        no_snapshot: false,
         run: args.run,
         inputs: args.inputs,
     })

@@ -254,3 +254,24 @@ fn cluster_proxies(proxy: &crate::schema::Proxy) -> Proxies {
         no_proxy: proxy.no_proxy.as_deref().map_or(vec![], split_hosts),
     }
 }
+
+/// The cluster `file` (at `attr`) evaluated into closures, with no
+/// secret made (for commands that push nothing: reset, snapshot,
+/// restore), and the resolver of its project; a failure is reported and
+/// its exit code returned.
+pub fn closures_unsecreted(
+    inputs: &Inputs,
+    file: &std::path::Path,
+    attr: Option<&str>,
+) -> Result<(Resolver, Closures), std::process::ExitCode> {
+    let mut session = inputs.session(Some(file));
+    let resolver = inputs.resolver(Some(file));
+    let made = (|| {
+        let value = eval_cluster(&mut session, file, attr, &inputs.args())?;
+        closures_with(&mut session, &value, &resolver, false, Some(Origin { inputs, file, attr }))
+    })();
+    match made {
+        Ok(c) => Ok((resolver, c)),
+        Err(f) => Err(super::eval::report(&session, f)),
+    }
+}

@@ -22,8 +22,10 @@ mod interrupt;
 mod options;
 mod plan;
 mod reset;
+mod restore;
 mod rollback;
 mod shell;
+mod snapshot;
 mod status;
 mod summary;
 mod switch;
@@ -79,6 +81,10 @@ enum Command {
     Rollback(rollback::RollbackArgs),
     /// Return nodes to how they were before their first switch: units stopped, reset hooks, managed paths and kdeploy's state removed (--yes).
     Reset(reset::ResetArgs),
+    /// Take an etcd snapshot now and keep it on the deployer (.kdeploy/snapshots/etcd/, 0600); a switch takes one before changing etcd.
+    Snapshot(snapshot::SnapshotArgs),
+    /// Bring an etcd cluster that lost its majority back from the newest snapshot (Kubespray's recover-control-plane; --yes).
+    Restore(restore::RestoreArgs),
     /// Per node: the committed generation, a pending run, and drift (hand edits, stopped units); changes nothing.
     Status(status::StatusArgs),
     /// Run one shell command as root on the selected nodes at once; per node its output and exit status.
@@ -113,6 +119,8 @@ pub fn run() -> ExitCode {
         Command::Generations(args) => generations::run(args),
         Command::Rollback(args) => rollback::run(args),
         Command::Reset(args) => reset::run(args),
+        Command::Snapshot(args) => snapshot::run(args),
+        Command::Restore(args) => restore::run(args),
         Command::Certs(args) => certs::run(args),
         Command::Status(args) => status::run(args),
         Command::Exec(args) => exec::run(args),

@@ -15,7 +15,6 @@ use std::time::Instant;
 
 use clap::Args;
 
-use super::eval::report;
 use super::inputs::{self, Inputs};
 use super::interrupt::run_cancellable;
 use super::switch::{finish, RunArgs};
@@ -68,21 +67,9 @@ pub struct ResetArgs {
 
 pub fn run(args: ResetArgs) -> ExitCode {
     let t0 = Instant::now();
-    let mut session = args.inputs.session(Some(&args.file));
-    let resolver = args.inputs.resolver(Some(&args.file));
-    // secrets are not made: a reset pushes nothing
-    let closures = match (|| {
-        let value = inputs::eval_cluster(&mut session, &args.file, args.attr.as_deref(), &args.inputs.args())?;
-        inputs::closures_with(
-            &mut session,
-            &value,
-            &resolver,
-            false,
-            Some(inputs::Origin { inputs: &args.inputs, file: &args.file, attr: args.attr.as_deref() }),
-        )
-    })() {
+    let (resolver, closures) = match inputs::closures_unsecreted(&args.inputs, &args.file, args.attr.as_deref()) {
         Ok(c) => c,
-        Err(f) => return report(&session, f),
+        Err(code) => return code,
     };
     let mut opts = ResetOptions {
         cluster: closures.cluster.name.clone(),

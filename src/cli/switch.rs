@@ -146,6 +146,12 @@ pub struct SwitchArgs {
     /// changes (exit 4). 0, the default: any unreachable node stops the run.
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub(super) max_unreachable: usize,
+    /// Do not take the etcd snapshot that comes before a change of etcd, the control
+    /// planes or etcd's members (kept in .kdeploy/snapshots/etcd/; settings.etcd.backup).
+    /// For a cluster whose members cannot give one: without this flag such a switch is
+    /// refused before it changes anything (exit 6).
+    #[arg(long)]
+    pub(super) no_snapshot: bool,
     #[command(flatten)]
     pub(super) run: RunArgs,
     #[command(flatten)]
@@ -237,6 +243,7 @@ pub fn run(args: SwitchArgs) -> ExitCode {
         run: args.run.options(resolver.project_root().join(".kdeploy"), args.dry_run, args.uploads),
         prune: args.prune,
         max_unreachable: args.max_unreachable,
+        no_snapshot: args.no_snapshot,
         color: std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
     };
     let selected = match crate::deploy::select::in_cluster(&closures, &opts.on) {

@@ -47,7 +47,12 @@ impl fmt::Debug for Consent {
 impl Consent {
     /// `None` when the run may go on; otherwise the refusal.
     pub fn refusal(&self, plan: &Plan) -> Option<Error> {
-        let actions = destructive(plan);
+        self.refusal_for(destructive(plan))
+    }
+
+    /// [`Consent::refusal`] for an operation that lists what it will do
+    /// itself (`restore`); nothing listed: nothing to ask.
+    pub fn refusal_for(&self, actions: Vec<String>) -> Option<Error> {
         if actions.is_empty() {
             return None;
         }
@@ -118,7 +123,7 @@ mod tests {
     }
 
     fn plan(nodes: Vec<NodeWork>) -> Plan {
-        Plan { nodes, waves: vec![], record: None }
+        Plan { nodes, waves: vec![], record: None, snapshots: Vec::new() }
     }
 
     fn node(name: &str, steps: Vec<Step>) -> NodeWork {

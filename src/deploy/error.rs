@@ -73,6 +73,9 @@ pub enum Error {
          bring it back and switch again"
     )]
     NeedsUnreachable(#[from] NeedsUnreachable),
+    /// A restore that cannot be planned (`restore.rs`).
+    #[error("restore: {0}; nothing was changed")]
+    Restore(#[from] RestoreRefused),
     /// How to reach the nodes (the SSH config) cannot be worked out.
     #[error(transparent)]
     Ssh(#[from] crate::transport::Error),
@@ -90,6 +93,9 @@ pub enum Error {
     UnheldDelegate(HookOn),
     #[error(transparent)]
     Membership(#[from] MembershipError),
+    /// The snapshot a change of etcd or the control planes comes after.
+    #[error(transparent)]
+    Snapshot(#[from] SnapshotError),
     /// A blob the plan needs, or pushes, that cannot be had.
     #[error(transparent)]
     Blob(#[from] BlobError),
@@ -128,12 +134,14 @@ impl Error {
             | AnchorReset { .. }
             | NotConfirmed { .. }
             | NeedsUnreachable(_)
+            | Restore(_)
             | Ssh(_)
             | NodeSsh { .. } => Stage::Refused,
             Node(_)
             | NotInCluster { .. }
             | UnheldDelegate(_)
             | Membership(_)
+            | Snapshot(_)
             | Blob(_)
             | BadRecordedHash { .. }
             | PlanMismatch
@@ -372,4 +380,55 @@ pub enum BlobError {
     /// The blocking task that hashed or uploaded it did not finish.
     #[error("{what}: {reason}")]
     Task { what: String, reason: String },
+}
+
+/// Why a snapshot was not taken (nothing was changed: it comes first).
+#[derive(Debug, thiserror::Error)]
+pub enum SnapshotError {
+    #[error("{membership}: backups are off (etcd.backup.enable = false)")]
+    Off { membership: String },
+    #[error("{what} {}: {source}", .path.display())]
+    Io { what: &'static str, path: PathBuf, source: std::io::Error },
+    #[error(transparent)]
+    Node(#[from] NodeError),
+    #[error("the snapshot command failed on {node} (exit {status}): {output}")]
+    Failed { node: String, status: u32, output: String },
+    #[error("the snapshot command on {node} printed nothing")]
+    Empty { node: String },
+    #[error("the snapshot from {node} is larger than {} GiB ({bytes} bytes): not kept", super::snapshot::MAX_SNAPSHOT >> 30)]
+    TooLarge { node: String, bytes: u64 },
+    /// No member the run holds could give one, though members ran.
+    #[error(
+        "{membership}: no member gave a snapshot ({}); nothing was changed. A switch that changes etcd, its \
+         members or the control planes takes one first: bring a member back, or pass --no-snapshot",
+        if .tried.is_empty() { "none could be held".to_string() } else {
+            .tried.iter().map(|(n, why)| format!("{n}: {why}")).collect::<Vec<_>>().join("; ")
+        }
+    )]
+    NoneTaken { membership: String, tried: Vec<(String, String)> },
+}
+
+impl SnapshotError {
+    pub fn io(what: &'static str, path: &Path, source: std::io::Error) -> SnapshotError {
+        SnapshotError::Io { what, path: path.to_path_buf(), source }
+    }
+}
+
+/// Why a restore is refused before it changes anything.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RestoreRefused {
+    #[error("the definition has no membership that can be restored (etcd with deploymentType \"host\")")]
+    NoMembership,
+    #[error("no snapshot kept in {}: take one with `kdeploy snapshot`, or name one with --snapshot", .0.display())]
+    NoSnapshot(PathBuf),
+    #[error("{} is not a file", .0.display())]
+    NotAFile(PathBuf),
+    #[error("the deployer's snapshots cannot be read: {0}")]
+    Unreadable(String),
+    #[error("{0} is not a member the definition wants")]
+    NotAMember(String),
+    #[error("{0}, the member to restore first, does not answer")]
+    FirstUnreachable(String),
+    #[error("no member answers")]
+    NoneAnswered,
 }

@@ -99,6 +99,15 @@ pub enum Event {
         what: String,
         via: String,
     },
+    /// A snapshot of a membership's data taken from `node`, kept at
+    /// `path` on the deployer; `removed` older ones went (`keep`).
+    Snapshot {
+        membership: String,
+        node: String,
+        path: std::path::PathBuf,
+        bytes: u64,
+        removed: usize,
+    },
     NodePhaseFinished {
         node: String,
         phase: String,

@@ -49,7 +49,7 @@ pub struct Parties<'a, 'h> {
 }
 
 /// Run a membership command on `node`, its arguments in the environment.
-async fn run(
+pub(super) async fn run(
     node: &Node<'_>,
     m: &MembershipPlan,
     cmd: &str,
@@ -226,6 +226,54 @@ async fn join(
 ) -> Result<(), Fail> {
     let fail = |msg: String| Fail::msg(Some(&m.spec.phase), msg);
     let (target, s) = p.target.ok_or_else(|| fail(format!("{node} joins {} but has no step in this run", m.name)))?;
+    let who = Joining { target, node, name, peer };
+    enter(p, m, &who, d, sink).await?;
+    step::apply(target, p.peers, s, d, sink).await?;
+    promote(p, m, &who, d, sink).await?;
+    step::check(target, s, d, sink).await
+}
+
+/// A member a restore set aside (`restore.rs`) joins the restored
+/// cluster as [`join`] joins one, started with the membership's `start`
+/// instead of a step (its node's files are in place).
+pub async fn rejoin(
+    p: &Parties<'_, '_>,
+    m: &MembershipPlan,
+    who: &Joining<'_, '_>,
+    d: &Deadlines,
+    sink: &dyn Sink,
+) -> Result<(), Fail> {
+    let start =
+        m.spec.start.as_deref().ok_or_else(|| {
+            Fail::msg(Some(&m.spec.phase), format!("{}: the definition has no `start` command", m.name))
+        })?;
+    if enter(p, m, who, d, sink).await? {
+        run(who.target, m, start, &[], d).await?;
+    }
+    promote(p, m, who, d, sink).await
+}
+
+/// A node joining a membership: its node, name in the definition, and
+/// member name and peer URL.
+pub struct Joining<'a, 'h> {
+    pub target: &'a Node<'h>,
+    pub node: &'a str,
+    pub name: &'a str,
+    pub peer: &'a str,
+}
+
+/// The member added as a learner through the via node (unless listed
+/// already) and, when it has not started yet, its data wiped and its join
+/// environment written: `true` then (it is to be started).
+async fn enter(
+    p: &Parties<'_, '_>,
+    m: &MembershipPlan,
+    who: &Joining<'_, '_>,
+    d: &Deadlines,
+    sink: &dyn Sink,
+) -> Result<bool, Fail> {
+    let fail = |msg: String| Fail::msg(Some(&m.spec.phase), msg);
+    let (name, peer) = (who.name, who.peer);
     if apply(p, m, Op::Add { name, peer }, d).await? {
         emit(sink, m, name, "added as a learner");
         failpoint::hit("after-member-change");
@@ -233,16 +281,27 @@ async fn join(
     let listed = list(p, m, d).await?;
     let me =
         listed.iter().find(|l| l.peer == peer).ok_or_else(|| fail(format!("{name} is not listed after its add")))?;
-    if !me.started {
-        wipe(m, node, target, &listed, d).await?;
-        let initial = initial_cluster(&listed, name, peer).map_err(|e| fail(e.to_string()))?;
-        run(target, m, &m.spec.join, &[("KDEPLOY_INITIAL_CLUSTER", &initial)], d).await?;
+    if me.started {
+        return Ok(false);
     }
-    step::apply(target, p.peers, s, d, sink).await?;
-    if apply(p, m, Op::Promote { peer }, d).await? {
-        emit(sink, m, name, "promoted to a voting member");
+    wipe(m, who.node, who.target, &listed, d).await?;
+    let initial = initial_cluster(&listed, name, peer).map_err(|e| fail(e.to_string()))?;
+    run(who.target, m, &m.spec.join, &[("KDEPLOY_INITIAL_CLUSTER", &initial)], d).await?;
+    Ok(true)
+}
+
+/// The learner promoted once in sync (nothing when it votes already).
+async fn promote(
+    p: &Parties<'_, '_>,
+    m: &MembershipPlan,
+    who: &Joining<'_, '_>,
+    d: &Deadlines,
+    sink: &dyn Sink,
+) -> Result<(), Fail> {
+    if apply(p, m, Op::Promote { peer: who.peer }, d).await? {
+        emit(sink, m, who.name, "promoted to a voting member");
     }
-    step::check(target, s, d, sink).await
+    Ok(())
 }
 
 /// `Err` naming the first of `leaving` (nodes whose step stops a member

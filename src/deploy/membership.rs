@@ -249,13 +249,15 @@ mod tests {
             members: nodes
                 .iter()
                 .map(|(n, i)| {
-                    let m = Member { name: n.to_string(), peer: peer(*i), wipe: "wipe".into() };
+                    let m =
+                        Member { name: n.to_string(), peer: peer(*i), wipe: "wipe".into(), aside: None, restore: None };
                     (n.to_string(), m)
                 })
                 .collect(),
             phase: "etcd".into(),
             promote: "promote".into(),
             remove: "remove".into(),
+            ..Default::default()
         }
     }
 

@@ -213,10 +213,36 @@ pub async fn on_nodes<T>(
     sink: &dyn Sink,
     work: impl AsyncFnOnce(&Session<'_>) -> T,
 ) -> Held<T> {
+    on_targets(name, targets, parallel, false, sink, work).await
+}
+
+/// [`on_nodes`] for a command that goes on with the targets that answer
+/// (`snapshot`, `restore`: the members left): those that do not are
+/// reported and in [`Session::skipped`].
+pub async fn on_answering<T>(
+    name: &str,
+    targets: &[NodeTarget],
+    parallel: usize,
+    sink: &dyn Sink,
+    work: impl AsyncFnOnce(&Session<'_>) -> T,
+) -> Held<T> {
+    on_targets(name, targets, parallel, true, sink, work).await
+}
+
+/// Connect the targets; unless some did not answer and `without` is
+/// false, [`on_reached`] with the others; close the connections.
+async fn on_targets<T>(
+    name: &str,
+    targets: &[NodeTarget],
+    parallel: usize,
+    without: bool,
+    sink: &dyn Sink,
+    work: impl AsyncFnOnce(&Session<'_>) -> T,
+) -> Held<T> {
     let (hosts, unreachable) = connect_reporting(targets, parallel, sink).await;
-    let held = if unreachable.is_empty() {
+    let held = if unreachable.is_empty() || without {
         let reached: Vec<Reached<'_>> = hosts.iter().map(|h| Reached { host: h, prefix: "" }).collect();
-        on_reached(name, &reached, &[], sink, work).await
+        on_reached(name, &reached, &unreachable, sink, work).await
     } else {
         Held::Unreachable
     };
@@ -262,6 +288,9 @@ async fn plan_and_execute<O: Operation>(
     }
     if let Some(refused) = opts.consent.refusal(&plan) {
         return Err(refused);
+    }
+    for s in &plan.snapshots {
+        super::snapshot::before(session, s, &opts.state_dir, &opts.deadlines, sink).await?;
     }
     let (resolver, cache) = op.blobs();
     let cx = Context {

@@ -198,7 +198,7 @@ mod tests {
                 membership: None,
             })
             .collect();
-        Plan { nodes, waves, record: None }
+        Plan { nodes, waves, record: None, snapshots: Vec::new() }
     }
 
     fn etcd<'a>(nodes: &[&'a str]) -> Members<'a> {

@@ -244,6 +244,8 @@ pub struct Plan {
     /// The deployer record written when the run ends with every commit
     /// done (`None`: the history already says where the nodes are).
     pub record: Option<Generation>,
+    /// Snapshots taken before the first change (`snapshot.rs`).
+    pub snapshots: Vec<super::snapshot::SnapshotPlan>,
 }
 
 impl Plan {
@@ -361,6 +363,9 @@ pub fn render(plan: &Plan) -> String {
 pub fn render_with(plan: &Plan, diffs: &Diffs) -> String {
     let mut s = String::new();
     let g = |x: Option<u64>| x.map_or("none".to_string(), |g| g.to_string());
+    for snap in &plan.snapshots {
+        let _ = writeln!(s, "first: a snapshot of {} from {}", snap.membership, snap.from.join(" or "));
+    }
     for n in &plan.nodes {
         if n.steps.is_empty() && n.stage.is_empty() && !n.resets() {
             let _ = writeln!(s, "{}: unchanged", n.name);
@@ -455,7 +460,7 @@ mod tests {
         let want = [("b", ["n1", "n2"].as_slice()), ("d", &["n2"]), ("z", &["n1"]), ("c", &["n1"]), ("a", &["n2"])];
         assert_eq!(got, want.map(|(p, ns)| (p, ns.iter().map(|n| n.to_string()).collect::<Vec<_>>())));
         // each step named is the node's step of the wave's phase, linking or unlinking as the wave does
-        let plan = Plan { nodes, waves: w, record: None };
+        let plan = Plan { nodes, waves: w, record: None, snapshots: Vec::new() };
         let steps = Steps::of(&plan);
         assert_eq!(steps.unknown(), None);
         for w in &plan.waves {
@@ -566,7 +571,7 @@ mod tests {
         assert_eq!(b[1], Batch { steps: vec![etcd("m1"), etcd("m2")], change: None });
         assert_eq!(b[2], Batch { steps: vec![etcd("old")], change: Some(0) }, "the leave last");
         assert_eq!(b.len(), 3);
-        let plan = Plan { nodes, waves: w, record: None };
+        let plan = Plan { nodes, waves: w, record: None, snapshots: Vec::new() };
         let text = render(&plan);
         assert!(text.contains("rollout of etcd: [new: etcd add member new (q) via m1] then [m1, m2] then [old: etcd remove member old (p) via m1]"), "{text}");
     }

@@ -91,6 +91,12 @@ fn text(e: &Event, verbose: bool) -> Option<String> {
             format!("== {phase}: batch {batch} of {of} on {}", nodes.join(", "))
         }
         Event::Member { membership, member, what, via } => format!("[{via}] {membership}: member {member} {what}"),
+        Event::Snapshot { membership, node, path, bytes, removed } => format!(
+            "[{node}] {membership}: snapshot of {} kept in {}{}",
+            mb(*bytes),
+            path.display(),
+            if *removed > 0 { format!(" ({removed} older removed)") } else { String::new() }
+        ),
         Event::NodePhaseFinished { node, phase, took } => format!("[{node}] {phase}: done in {}", secs(*took)),
         Event::PhaseFinished { phase, took } => format!("== {phase} finished in {}", secs(*took)),
         Event::UnitAction { node, phase, unit, action } => format!("[{node}] {phase}: {action} {unit}"),

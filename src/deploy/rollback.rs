@@ -149,5 +149,5 @@ async fn gather_and_plan(
         anchor: tgt.anchor.clone(),
         nodes: records,
     };
-    Ok(Plan { nodes: work, waves, record: Some(record) })
+    Ok(Plan { nodes: work, waves, record: Some(record), snapshots: Vec::new() })
 }

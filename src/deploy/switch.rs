@@ -37,6 +37,7 @@ use super::prune;
 use super::record::{self, Generation, NodeRecord, Records};
 use super::reset;
 use super::select;
+use super::snapshot;
 use super::state;
 use super::upgrade::{self, Upgrade};
 use crate::closure::{Closures, Source};
@@ -61,6 +62,9 @@ pub struct SwitchOptions {
     /// on without them unless the plan needs them (`partial.rs`). 0: any
     /// unreachable node stops the run with nothing changed.
     pub max_unreachable: usize,
+    /// Change etcd or the control planes without the snapshot taken
+    /// before (`snapshot.rs`): for a cluster whose members cannot give one.
+    pub no_snapshot: bool,
 }
 
 fn blob_digest(resolver: &Resolver, source: &Source, cid: &ContentId) -> Result<Digest, BlobError> {
@@ -306,7 +310,9 @@ async fn gather_and_plan(
     let memberships = gather_memberships(closures, records, session, &deployed, &work, opts).await?;
     let waves = plan::waves(order, &work, &memberships);
     let record = deployer_record(closures, records, &opts.run.ssh, &nodes, &work);
-    let plan = Plan { nodes: work, waves, record };
+    let snapshots =
+        if opts.no_snapshot { Vec::new() } else { snapshots_before(closures, session, &deployed, &work, &memberships) };
+    let plan = Plan { nodes: work, waves, record, snapshots };
     let anchor = closures.cluster.anchor.as_deref();
     partial::needed(&plan, &members(closures, records), anchor, &session.skipped)?;
     Ok(plan)
@@ -430,6 +436,40 @@ async fn gather_memberships(
         }
     }
     Ok(plans)
+}
+
+/// The snapshots this run takes before its first change: per membership
+/// with backups on that the run changes (`snapshot::needed`), from the
+/// held nodes that run a member — a node the run changes when its last
+/// commit had the membership's phase and it is wanted as a member or ran
+/// one, an unchanged node when the definition wants it as one — wanted
+/// members first.
+fn snapshots_before(
+    closures: &Closures,
+    session: &Session<'_>,
+    deployed: &BTreeMap<&str, Deployed>,
+    work: &[NodeWork],
+    memberships: &[MembershipPlan],
+) -> Vec<snapshot::SnapshotPlan> {
+    let changing: BTreeSet<&str> = work.iter().flat_map(|w| w.steps.iter().map(|s| s.phase.as_str())).collect();
+    let mut out = Vec::new();
+    for (name, spec) in &closures.cluster.memberships {
+        let wanted = |n: &str| spec.members.contains_key(n);
+        let runs = |n: &str| match deployed.get(n) {
+            Some(d) => {
+                d.committed.is_some()
+                    && d.recorded.contains_key(&spec.phase)
+                    && (wanted(n) || ran_member(d, &spec.phase))
+            }
+            None => wanted(n),
+        };
+        let mut running: Vec<&str> = session.nodes.iter().map(|o| o.name.as_str()).filter(|n| runs(n)).collect();
+        running.sort_by_key(|n| !spec.members.contains_key(*n));
+        let running = running.into_iter().map(str::to_string).collect();
+        let members_change = memberships.iter().any(|m| &m.name == name);
+        out.extend(snapshot::needed(name, spec, &changing, members_change, running));
+    }
+    out
 }
 
 /// Does this node's work stop the member it ran in `phase` (the phase's

@@ -219,7 +219,31 @@ impl<'h> Node<'h> {
     /// membership commands run. Its output whatever its status, or
     /// [`NodeError::LockLost`] when the node refused to start it.
     pub async fn exec_held(&self, script: &str) -> Result<Output, NodeError> {
-        let out = self.host.exec(&self.line(&Request::Run { argv: vec!["sh", "-c", script] })?, None).await?;
+        let out = self.host.exec(&self.run_line(script)?, None).await?;
+        self.held_output(out)
+    }
+
+    /// [`Node::exec_held`] with `input` streamed to the script's stdin,
+    /// memory bounded whatever its size (a restore's snapshot).
+    pub async fn exec_held_input(
+        &self,
+        script: &str,
+        input: &mut (dyn std::io::Read + Send),
+    ) -> Result<Output, NodeError> {
+        let out = self.host.upload(&self.run_line(script)?, input).await?;
+        self.held_output(out)
+    }
+
+    /// Start `script` as [`Node::exec_held`] does, for a caller that
+    /// streams what it prints (a snapshot); [`Node::held_output`] then
+    /// reads how it ended.
+    pub async fn spawn_held(&self, script: &str) -> Result<Process, NodeError> {
+        Ok(self.host.spawn(&self.run_line(script)?).await?)
+    }
+
+    /// How a command run under the lock ended: its output, or
+    /// [`NodeError::LockLost`] when the node refused to start it.
+    pub fn held_output(&self, out: Output) -> Result<Output, NodeError> {
         match refusal::decode_run(out.status, &out.stderr) {
             Some(r) => {
                 let failure = Failure::Refused { message: r.sentence(), refusals: vec![r] };
@@ -227,6 +251,10 @@ impl<'h> Node<'h> {
             }
             None => Ok(out),
         }
+    }
+
+    fn run_line(&self, script: &str) -> Result<String, NodeError> {
+        self.line(&Request::Run { argv: vec!["sh", "-c", script] })
     }
 
     /// Take the node lock for as long as the returned guard (and the

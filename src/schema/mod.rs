@@ -78,8 +78,11 @@ pub struct Proxy {
 /// shell commands that list, add (as a learner), promote and remove
 /// members and prepare a joining node. Arguments reach the commands in
 /// `KDEPLOY_MEMBER_*` / `KDEPLOY_INITIAL_CLUSTER` environment variables.
+/// With backups (`etcd.backup`): how a member prints a snapshot, before
+/// which phases' changes one is taken, how many the deployer keeps; the
+/// members' own `aside` and `restore` are what `kdeploy restore` runs.
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Membership {
     pub add: String,
     /// Moves leadership from a member about to leave to the via member,
@@ -92,6 +95,19 @@ pub struct Membership {
     pub phase: String,
     pub promote: String,
     pub remove: String,
+    /// Starts a member whose node is converged already (a restore's
+    /// rejoining members; a switch starts members through their steps).
+    #[serde(default)]
+    pub start: Option<String>,
+    /// Prints a snapshot of the member's data on stdout (`None`: backups off).
+    #[serde(default)]
+    pub snapshot: Option<String>,
+    /// The phases whose changes a snapshot comes before.
+    #[serde(default)]
+    pub snapshot_before: Vec<String>,
+    /// How many snapshots the deployer keeps, newest first.
+    #[serde(default)]
+    pub keep: Option<u32>,
 }
 
 /// One wanted member.
@@ -103,6 +119,12 @@ pub struct Member {
     /// Removes the member's data on its node (before a join, after a
     /// join undone).
     pub wipe: String,
+    /// Stops the member and renames its data (a restore keeps what it replaces).
+    #[serde(default)]
+    pub aside: Option<String>,
+    /// Makes the snapshot on stdin a cluster of this one member and starts it.
+    #[serde(default)]
+    pub restore: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]

@@ -23,6 +23,7 @@ mod mirror;
 mod node;
 mod partial;
 mod reset;
+mod restore;
 mod rollout;
 mod secrets;
 mod switch;

@@ -32,6 +32,16 @@
       type = t.listOf t.ipAddress; default = [ ]; scope = "cluster"; kubespray = "etcd_cert_alt_ips";
       description = "IP addresses every etcd certificate carries besides its node's address, 127.0.0.1 and ::1 (a VIP, say).";
     };
+    backup = {
+      enable = opt {
+        type = t.bool; default = true; scope = "cluster"; kubespray = "etcd_backup (etcd_events_backup)";
+        description = "Take an etcd snapshot before a switch changes etcd or the control planes (or etcd's membership), kept on the deployer in .kdeploy/snapshots/etcd/ (0600; never readable by the evaluator). `kdeploy snapshot` takes one at any time; `kdeploy restore` brings a cluster that lost its etcd majority back from the newest. A snapshot that cannot be taken from a running cluster stops the switch before it changes anything (`switch --no-snapshot` goes on without).";
+      };
+      keep = opt {
+        type = t.intBetween 1 1000; default = 5; scope = "cluster"; kubespray = "etcd_backup_retention_count";
+        description = "How many snapshots the deployer keeps (the newest; at least 1).";
+      };
+    };
     dataDir = opt {
       type = t.dataDir; default = "/var/lib/etcd"; kubespray = "etcd_data_dir";
       description = "etcd data directory (created with mode 0700).";

@@ -216,7 +216,8 @@ fn lane_a_kept() -> bool {
     if keeps_lane_a() {
         return false;
     }
-    let Ok(file) = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(lab_dir().join("lane-a.kept"))
+    let Ok(file) =
+        std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(lab_dir().join("lane-a.kept"))
     else {
         return false;
     };
