@@ -4,6 +4,7 @@
 let
   inherit (builtins) attrNames length head;
   errors = import ./errors.nix;
+  reverse = l: builtins.genList (i: builtins.elemAt l (length l - 1 - i)) (length l);
 
   sourceKinds = [ "text" "file" "artifact" "local" "secret" "secretFile" "secretCommand" ];
 in
@@ -56,12 +57,33 @@ rec {
   # kubernetes.version; `disrupts`: its work disturbs the cluster (a control plane
   # joining), so its step goes in the node's rollout batches. All are left out of the
   # record when unset, so the hashes of every other hook stay as they were.
-  hook = { name, run, when ? "post", unless ? null, delegate ? null, upgrade ? false, disrupts ? false }:
+  # A pre or post hook says how a reset undoes what it does to the node (`undo`):
+  # a command (reset runs it, as the reset hook NAME-undo, after the phase's own
+  # reset hooks, the last hook's first), { by = "HOOK"; } (a reset hook undoes it),
+  # or { nothing = "WHY"; } (it changes no file or unit of the node: a check, an
+  # object in the cluster's API, kernel state a managed file sets). Only a user's
+  # own hook (custom.hooks, `user = true`) may leave it unsaid. `merge` turns the
+  # declaration into the reset hook.
+  hook = { name, run, when ? "post", unless ? null, delegate ? null, upgrade ? false, disrupts ? false, undo ? null, user ? false }:
     if !(builtins.elem when [ "pre" "post" "reset" ]) then errors.fail "internal: hook ${name}: bad when ${when}"
+    else if when != "reset" && undo == null && !user then errors.fail "internal: hook ${name} says nothing of how reset undoes it"
+    else if when == "reset" && undo != null then errors.fail "hook ${name}: a reset hook has nothing to undo (undo is for pre and post hooks)"
     else { inherit name when run unless; }
       // (if delegate == null then { } else { inherit delegate; })
       // (if upgrade then { inherit upgrade; } else { })
-      // (if disrupts then { inherit disrupts; } else { });
+      // (if disrupts then { inherit disrupts; } else { })
+      // (if builtins.isString undo then { __undo = undo; } else { });
+
+  # The reset hooks a phase's hooks declare (`hook`'s undo), in reverse order, and
+  # the hooks without their declarations.
+  withUndo = hooks:
+    let
+      undoing = builtins.filter (h: h ? __undo) hooks;
+      strip = h: builtins.removeAttrs h [ "__undo" ];
+      undoHook = h: { name = "${h.name}-undo"; when = "reset"; run = h.__undo; unless = null; }
+        // (if h ? delegate then { inherit (h) delegate; } else { });
+    in
+    map strip hooks ++ map undoHook (reverse undoing);
 
   check = { name, run, retries ? 10, delay ? 3 }: { inherit name run retries delay; };
 
@@ -74,7 +96,7 @@ rec {
       files = get "files";
       directories = get "directories";
       units = get "units";
-      hooks = get "hooks";
+      hooks = withUndo (get "hooks");
       checks = get "checks";
     };
 }

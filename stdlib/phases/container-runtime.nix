@@ -77,6 +77,8 @@ else {
         # a dedicated disk mounted at the storage directory stays mounted: only what is on it goes
         "if mountpoint -q ${s.containerd.storageDir}; then find ${s.containerd.storageDir} -mindepth 1 -xdev -delete || exit 1; else rm -rf -- ${s.containerd.storageDir}; fi"
         "rm -rf -- ${s.containerd.stateDir}"
+        # the directories containerd makes for its `opt` plugin at start: only while empty
+        "for d in /opt/containerd/bin /opt/containerd/lib /opt/containerd; do rmdir -- \"$d\" 2>/dev/null || true; done"
       ];
     })
   ];

@@ -85,6 +85,7 @@ let
   foreignCAHook = records.hook {
     name = "refuse-foreign-ca";
     when = "pre";
+    undo.nothing = "a check: it changes nothing";
     run = "echo 'kdeploy: /etc/kubernetes/ssl/ca.crt is a CA kdeploy did not make (a cluster set up without kdeploy?); replacing it would cut every node off: refusing' >&2; exit 1";
     unless = "test ! -e /etc/kubernetes/ssl/ca.crt || test -L /etc/kubernetes/ssl/ca.crt";
   };
@@ -94,6 +95,7 @@ let
   initHook = records.hook {
     name = "kubeadm-init";
     disrupts = true;
+    undo.by = "kubeadm-reset";
     run = ''
       set -eu
       ${tpl.renderSecrets}
@@ -109,6 +111,7 @@ let
   proxyServer = "https://localhost:${toString ctx.api.lbPort}";
   kubeProxyHook = records.hook {
     name = "kube-proxy-via-localhost";
+    undo.nothing = "edits kube-proxy's ConfigMap in the cluster's API, no file of the node";
     run = ''
       set -eu
       ${kubectl} -n kube-system get configmap kube-proxy -o yaml > /run/kdeploy/kube-proxy.yaml
@@ -158,6 +161,7 @@ let
   upgradeApplyHook = records.hook {
     name = "kubeadm-upgrade-apply";
     upgrade = true;
+    undo.by = "kubeadm-reset";
     # kubeadm rolls kube-proxy to the new version: the drains wait for it
     run = "${kubeadm} upgrade apply --yes --config=${upgradeFile}"
       + text.optionalString (!cs.kubeProxy.remove) " && ${waitKubeProxy}";
@@ -166,6 +170,7 @@ let
   upgradeNodeHook = records.hook {
     name = "kubeadm-upgrade-node";
     upgrade = true;
+    undo.by = "kubeadm-reset";
     run = "${kubeadm} upgrade node --config=${upgradeFile}";
     unless = "grep -q 'kube-apiserver:${version}$' /etc/kubernetes/manifests/kube-apiserver.yaml";
   };
@@ -193,6 +198,7 @@ let
   leaveControlPlaneHook = node: records.hook {
     name = "leave-control-plane";
     when = "pre";
+    undo.nothing = "undoes a control plane itself (kubeadm reset); the worker's join after it is undone by kubeadm-reset";
     # kubeadm reset empties /etc/kubernetes/manifests, where the worker's kubelet phase
     # has just linked the API load balancer's static pod: kdeploy's links are kept, and
     # put back however the script ends.
@@ -215,6 +221,7 @@ let
   workerJoinConfig = tpl.joinConfig { inherit ctx; controlPlane = false; };
   workerJoinHook = records.hook {
     name = "kubeadm-join";
+    undo.by = "kubeadm-reset";
     run = joinScript joinFile "" + text.optionalString useLB pointKubeletAtLB;
     unless = "test -f /etc/kubernetes/kubelet.conf";
   };
@@ -234,6 +241,7 @@ else if group.isControlPlane then node: {
       (records.hook {
         name = "kubeadm-join-control-plane";
         disrupts = true;
+        undo.by = "kubeadm-reset";
         run = joinScript cpJoinFile "" + pointAtLocalAPI;
         unless = "test -f /etc/kubernetes/admin.conf";
       })

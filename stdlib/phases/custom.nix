@@ -17,6 +17,6 @@ in
 {
   files = map fileOf (inPhase c.files);
   units = map (n: let u = c.units.${n}; in records.unit { name = n; inherit (u) text onChange enable restartTriggers; }) (inPhase c.units);
-  hooks = map (n: let h = c.hooks.${n}; in records.hook { name = n; inherit (h) run when unless; }) (inPhase c.hooks);
+  hooks = map (n: let h = c.hooks.${n}; in records.hook { name = n; inherit (h) run when unless undo; user = true; }) (inPhase c.hooks);
   checks = map (n: let k = c.checks.${n}; in records.check { name = n; inherit (k) run retries delay; }) (inPhase c.checks);
 }

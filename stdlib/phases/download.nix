@@ -52,6 +52,8 @@ in
   hooks = text.optionals cs.download.prePullImages (map
     (i: records.hook {
       name = "pull-image-${replaceStrings [ "/" ":" ] [ "_" "_" ] i.image}";
+      # the image is in containerd's storage, which container-runtime's reset removes
+      undo.by = "containerd-reset";
       run = "${crictl} pull ${text.shQuote i.image}";
       unless = "${crictl} inspecti ${text.shQuote i.image} >/dev/null 2>&1";
     })

@@ -40,6 +40,7 @@ let
       (records.hook {
         name = "etcd-remove-data";
         when = "post";
+        undo.nothing = "removes what a member that left kept: nothing to put back";
         run = "rm -rf -- ${s.etcd.dataDir}/member /run/etcd/join.env";
         unless = "[ ! -e ${s.etcd.dataDir}/member ]";
       })

@@ -70,6 +70,7 @@ let
   drain = node: records.hook {
     name = "drain";
     when = "pre";
+    undo.nothing = "cordons the node in the cluster's API (uncordon ends it), no file of the node";
     upgrade = true;
     delegate = anchor;
     run = retried "draining ${node.name}" (if up.drainNodes
@@ -81,6 +82,7 @@ let
   # last of the post hooks
   uncordon = node: records.hook {
     name = "uncordon";
+    undo.nothing = "the node's state in the cluster's API, no file of the node";
     upgrade = true;
     delegate = anchor;
     run = retried "uncordoning ${node.name}" "${kubectl} uncordon ${node.name}";

@@ -70,11 +70,14 @@ in
       (records.hook {
         name = "swap-off";
         run = "swapoff -a";
+        # the swap /etc/fstab names comes back (a swap turned on by hand does not)
+        undo = "swapon -a";
         unless = "test \"$(wc -l < /proc/swaps)\" -le 1";
       })
       (records.hook {
         name = "mask-swap-target";
         run = "systemctl mask swap.target";
+        undo = "systemctl unmask swap.target";
         unless = "test \"$(systemctl is-enabled swap.target 2>/dev/null)\" = masked";
       })
     ]
@@ -82,16 +85,19 @@ in
       # In containers (no CAP_SYS_MODULE) systemd skips this unit by its own condition.
       name = "load-kernel-modules";
       run = "systemctl restart systemd-modules-load.service";
+      undo.nothing = "loads kernel modules (until reboot) from a managed file, which reset removes";
     })
     ++ [
       (records.hook {
         name = "apply-sysctl";
         run = "systemctl restart systemd-sysctl.service";
+        undo.nothing = "sets kernel values (until reboot) from a managed file, which reset removes";
       })
     ]
     ++ text.optional k8s (records.hook {
       name = "kubeadm-pki-link";
       run = "ln -s /etc/kubernetes/ssl /etc/kubernetes/pki";
+      undo = "if [ \"$(readlink /etc/kubernetes/pki)\" = /etc/kubernetes/ssl ]; then rm -f /etc/kubernetes/pki; fi";
       unless = "test -e /etc/kubernetes/pki";
     });
 }

@@ -23,5 +23,7 @@ in
         ++ map (f: "${kubectl} apply${flags} -f ${f.path}") files
         ++ [ "mkdir -p ${markerDir}" "echo ${hash} > ${markerDir}/${name}" ]);
       unless = "test \"$(cat ${markerDir}/${name} 2>/dev/null)\" = ${hash}";
+      # the objects live in the cluster's API; the marker of what was applied is the node's
+      undo = "rm -f ${markerDir}/${name}; rmdir ${markerDir} ${dirOf markerDir} 2>/dev/null || true";
     };
 }

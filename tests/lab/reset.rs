@@ -6,9 +6,11 @@
 //! member again) brings it back. A node dropped from a copy of the lab
 //! cluster is named and left running by `switch`, removed by `switch
 //! --prune`, and re-added, with a client writing to etcd the whole time.
-//! The whole lab's reset time is printed (a figure for BENCHMARKS.md, not
-//! asserted: a timed assertion fails on a loaded machine). Every test ends
-//! on the unmodified lab cluster.
+//! After the whole lab's reset each node's files and units are what they
+//! were at boot, before any switch (lab.sh records them). Its time is
+//! printed (a figure for BENCHMARKS.md, not asserted: a timed assertion
+//! fails on a loaded machine). Every test ends on the unmodified lab
+//! cluster.
 
 use crate::support;
 use std::time::Instant;
@@ -48,6 +50,39 @@ fn leftovers(i: u32, paths: &[String]) -> String {
 }
 
 /// etcd member names as node `i` sees them.
+/// What a lab test's own setup changes on a node, which no reset undoes:
+/// the login test's user (its home, its sudoers entry, the user databases).
+const TEST_SETUP: [&str; 8] = [
+    "/home/",
+    "/etc/sudoers.d/",
+    "/etc/passwd",
+    "/etc/shadow",
+    "/etc/group",
+    "/etc/gshadow",
+    "/etc/subuid",
+    "/etc/subgid",
+];
+
+/// How node `i`'s files and units differ from what they were at boot, before
+/// any switch (`lab/node-tree.sh`; lab.sh writes `.lab/run/kdnodeN.boot`):
+/// `-LINE` gone since boot, `+LINE` new or changed; what the tests' own
+/// setup changes left out.
+fn differs_from_boot(i: u32) -> Vec<String> {
+    let boot_file = support::node::lab_dir().join(format!("run/kdnode{}.boot", lane::node(i)));
+    let boot = std::fs::read_to_string(&boot_file).unwrap_or_else(|e| panic!("{}: {e}", boot_file.display()));
+    let script = std::fs::read_to_string(support::node::repo().join("lab/node-tree.sh")).unwrap();
+    let now = ssh(i, &script);
+    let set = |t: &str| -> std::collections::BTreeSet<String> {
+        t.lines()
+            .filter(|l| !TEST_SETUP.iter().any(|p| l.split(' ').nth(1).is_some_and(|path| path.starts_with(p))))
+            .map(str::to_string)
+            .collect()
+    };
+    let (boot, now) = (set(&boot), set(&now));
+    let gone = boot.difference(&now).map(|l| format!("-{l}"));
+    gone.chain(now.difference(&boot).map(|l| format!("+{l}"))).collect()
+}
+
 fn members(i: u32) -> Vec<String> {
     let out = ssh(i, "/usr/local/bin/etcdctl.sh member list");
     let mut names: Vec<String> = out.lines().filter_map(|l| l.split(", ").nth(2).map(str::to_string)).collect();
@@ -190,6 +225,10 @@ fn the_whole_lab_resets_and_comes_back() {
     for (i, n) in [(1, "k8s-master"), (2, "k8s-worker01"), (3, "k8s-worker02")] {
         assert_eq!(j["nodes"][n]["status"], "reset", "{}", text(&out));
         assert_eq!(leftovers(i, &paths[i as usize - 1]), "", "left on {n}");
+        // files and units as at boot, before any switch: what the stdlib's
+        // hooks did imperatively (swap.target masked, say) undone too
+        let differs = differs_from_boot(i);
+        assert!(differs.is_empty(), "{n} after reset differs from its boot state:\n{}", differs.join("\n"));
     }
 
     // a fresh cluster again: etcd bootstraps as new on all three

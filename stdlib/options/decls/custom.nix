@@ -28,11 +28,13 @@ let
     enable = { type = t.bool; default = true; };
     restartTriggers = { type = t.listOf t.absPath; default = [ ]; };
   };
-  hook = t.struct "a hook { phase; run; when?; unless?; }" {
+  hook = t.struct "a hook { phase; run; when?; unless?; undo?; }" {
     inherit phase;
     run = { type = t.code "a shell command"; };
     when = { type = t.enum [ "pre" "post" "reset" ]; default = "post"; };
     unless = { type = t.nullOr (t.code "a shell command"); default = null; };
+    # what `kdeploy reset` runs to undo a pre or post hook (after the phase's reset hooks)
+    undo = { type = t.nullOr (t.code "a shell command"); default = null; };
   };
   check = t.struct "a check { phase; run; retries?; delay?; }" {
     inherit phase;
@@ -64,7 +66,7 @@ in
     hooks = opt {
       type = t.attrsWithNames t.plainName hook; default = { }; merge = "attrs";
       example = { reload-chrony = { phase = "preinstall"; run = "systemctl try-restart chrony.service"; }; };
-      description = "Commands of your own (POSIX sh, as root), run before (\"pre\") or after (\"post\") `phase` switches on a node when the phase changes, unless the `unless` guard exits 0; \"reset\" hooks run when the node is reset.";
+      description = "Commands of your own (POSIX sh, as root), run before (\"pre\") or after (\"post\") `phase` switches on a node when the phase changes, unless the `unless` guard exits 0; \"reset\" hooks run when the node is reset. `undo`: what `kdeploy reset` runs to take back what a pre or post hook did to the node (after the phase's reset hooks, the last hook's first); the stdlib's own hooks all say how reset undoes them, so that a reset node is as it was before its first switch.";
     };
     checks = opt {
       type = t.attrsWithNames t.plainName check; default = { }; merge = "attrs";
