@@ -991,19 +991,19 @@ cmd_up() {
 	fi
 	for ((i = 1; i <= n; i++)); do start_node "$i"; done
 	wait_ssh "$n" || die "not all nodes came up"
-	boot_trees "$n"
+	boot_trees $(seq 1 "$n")
 	UP_DONE=1
 	trap - EXIT INT TERM
 	log "$n node(s) up, answering SSH, in $(elapsed "$start")"
 	summary "$n"
 }
 
-# boot_trees N: each node's files and units as they are before any switch
+# boot_trees I...: each node's files and units as they are before any switch
 # (lab/node-tree.sh) in $STATE_DIR/run/<name>.boot, which a reset must bring the node
-# back to (tests/lab/reset.rs).
+# back to (tests/lab/reset.rs, tests/lab/kubernetes.rs).
 boot_trees() {
-	local n=$1 i pid leader jobs=()
-	for ((i = 1; i <= n; i++)); do
+	local i pid leader jobs=()
+	for i in "$@"; do
 		pid=$(node_pid "$i") && leader=$(node_leader "$pid") || die "$(node_name "$i") is not running"
 		nsenter --target "$leader" --mount --uts --ipc --net --pid -- \
 			env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin sh -c "$(cat "$SCRIPT_DIR/node-tree.sh")" \
@@ -1107,6 +1107,7 @@ cmd_reboot() {
 		start_node "$i"
 	done
 	wait_ssh_of "$@" || die "reboot: not every node came back"
+	boot_trees "$@"
 	log "rebooted node(s) $*"
 }
 

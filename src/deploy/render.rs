@@ -93,7 +93,7 @@ fn text(e: &Event, verbose: bool) -> Option<String> {
         Event::Member { membership, member, what, via } => format!("[{via}] {membership}: member {member} {what}"),
         Event::Snapshot { membership, node, path, bytes, removed } => format!(
             "[{node}] {membership}: snapshot of {} kept in {}{}",
-            mb(*bytes),
+            if *bytes < 1_000_000 { format!("{:.1} kB", *bytes as f64 / 1e3) } else { mb(*bytes) },
             path.display(),
             if *removed > 0 { format!(" ({removed} older removed)") } else { String::new() }
         ),

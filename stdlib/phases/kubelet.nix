@@ -97,6 +97,11 @@ let
       "  umount \"$m\" || umount -l \"$m\" || exit 1"
       "done"
       "rm -rf /var/lib/kubelet /var/log/pods /var/log/containers"
+      # the logind drop-in the kubelet writes for graceful node shutdown
+      "rm -f /etc/systemd/logind.conf.d/99-kubelet.conf"
+      "rmdir /etc/systemd/logind.conf.d 2>/dev/null || true"
+      # a /lib/modules made for kube-proxy's hostPath where there was none: only while empty
+      "rmdir /usr/lib/modules 2>/dev/null || true"
     ];
   };
   unit = records.unit {

@@ -50,39 +50,6 @@ fn leftovers(i: u32, paths: &[String]) -> String {
 }
 
 /// etcd member names as node `i` sees them.
-/// What a lab test's own setup changes on a node, which no reset undoes:
-/// the login test's user (its home, its sudoers entry, the user databases).
-const TEST_SETUP: [&str; 8] = [
-    "/home/",
-    "/etc/sudoers.d/",
-    "/etc/passwd",
-    "/etc/shadow",
-    "/etc/group",
-    "/etc/gshadow",
-    "/etc/subuid",
-    "/etc/subgid",
-];
-
-/// How node `i`'s files and units differ from what they were at boot, before
-/// any switch (`lab/node-tree.sh`; lab.sh writes `.lab/run/kdnodeN.boot`):
-/// `-LINE` gone since boot, `+LINE` new or changed; what the tests' own
-/// setup changes left out.
-fn differs_from_boot(i: u32) -> Vec<String> {
-    let boot_file = support::node::lab_dir().join(format!("run/kdnode{}.boot", lane::node(i)));
-    let boot = std::fs::read_to_string(&boot_file).unwrap_or_else(|e| panic!("{}: {e}", boot_file.display()));
-    let script = std::fs::read_to_string(support::node::repo().join("lab/node-tree.sh")).unwrap();
-    let now = ssh(i, &script);
-    let set = |t: &str| -> std::collections::BTreeSet<String> {
-        t.lines()
-            .filter(|l| !TEST_SETUP.iter().any(|p| l.split(' ').nth(1).is_some_and(|path| path.starts_with(p))))
-            .map(str::to_string)
-            .collect()
-    };
-    let (boot, now) = (set(&boot), set(&now));
-    let gone = boot.difference(&now).map(|l| format!("-{l}"));
-    gone.chain(now.difference(&boot).map(|l| format!("+{l}"))).collect()
-}
-
 fn members(i: u32) -> Vec<String> {
     let out = ssh(i, "/usr/local/bin/etcdctl.sh member list");
     let mut names: Vec<String> = out.lines().filter_map(|l| l.split(", ").nth(2).map(str::to_string)).collect();
