@@ -77,6 +77,20 @@ rec {
 
   active = phase: !(elem phase s.kdeploy.generateOnly);
 
+  # Seconds a node waits for the deployer to confirm a switch of `phase` before it
+  # moves the phase back by itself, or null (kdeploy.selfRollback). By default the
+  # phases that can cut the deployer off: preinstall (sysctl, /etc/hosts, your
+  # files), cni (routes, iptables), resolvconf, and every phase of your own.
+  selfRollback = phase:
+    let
+      r = s.kdeploy.selfRollback;
+      ours = elem phase (import ./phases/order.nix).order;
+      guarded =
+        if r.phases != null then elem phase r.phases
+        else !ours || elem phase [ "preinstall" "cni" "resolvconf" ];
+    in
+    if r.enable && guarded && active phase then r.deadline else null;
+
   net = rec {
     inherit pod service;
     nodePrefix = s.network.nodePrefix;

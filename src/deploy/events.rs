@@ -146,6 +146,18 @@ pub enum Event {
         node: String,
         phase: String,
     },
+    /// A self-rollback step confirmed: the node took a new connection
+    /// after its phase switched, and will not move it back by itself.
+    Confirmed {
+        node: String,
+        phase: String,
+    },
+    /// The node moved a phase back by itself: its deployer armed it and
+    /// never confirmed (this run, cut off from it, or an earlier one).
+    SelfRolledBack {
+        node: String,
+        rollback: crate::node::SelfRollback,
+    },
     RollbackFailed {
         node: String,
         phase: String,

@@ -21,7 +21,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use futures::future::join_all;
 
@@ -34,6 +34,7 @@ use super::membership::{Change, MembershipPlan};
 use super::plan::{Batch, NodeWork, Plan, Step, StepRef, Steps, Wave};
 use super::push::{self, Blobs};
 use super::record;
+use super::self_rollback;
 use super::state;
 use super::step::{self, Deadlines, Fail, Peers};
 use crate::node::{Node, NodeLock, NodeStatus};
@@ -144,7 +145,13 @@ pub async fn open<'h>(nodes: &[Reached<'h>], owner: &str, sink: &dyn Sink) -> Re
     let mut failed = false;
     for (r, o) in nodes.iter().zip(opened) {
         match o {
-            Ok(o) => session.nodes.push(o),
+            Ok(o) => {
+                // told once: the next commit clears the node's record
+                for rollback in &o.status.rolled_back {
+                    sink.emit(Event::SelfRolledBack { node: o.name.clone(), rollback: rollback.clone() });
+                }
+                session.nodes.push(o)
+            }
             Err(e) => {
                 failed = true;
                 sink.emit(Fail::msg(None, e.to_string()).event(r.host.name()));
@@ -256,6 +263,9 @@ pub async fn execute(session: &Session<'_>, plan: &Plan, cx: &Context<'_>, sink:
 
     // waves in order, barrier between batches
     let mut touched: Vec<(&Wave, &Batch)> = Vec::new();
+    // nodes that took no new connection after an armed step: each moves
+    // its steps back by itself (its phase, its deadline)
+    let mut cut_off: BTreeMap<String, (String, Duration)> = BTreeMap::new();
     let mut outcome = Outcome::Ok;
     'waves: for wave in &plan.waves {
         sink.emit(Event::PhaseStarted {
@@ -281,10 +291,13 @@ pub async fn execute(session: &Session<'_>, plan: &Plan, cx: &Context<'_>, sink:
                     nodes: batch.steps.iter().map(|r| r.node.clone()).collect(),
                 });
             }
-            let failures = run_batch(session, &steps, wave, batch, cx, sink).await;
+            let failures = run_batch(session, &steps, wave, batch, &touched, cx, sink).await;
             touched.push((wave, batch));
             for (node, f) in failures {
                 outcome = Outcome::Failed;
+                if let (Some(within), Some(phase)) = (f.cut_off, &f.phase) {
+                    cut_off.insert(node.clone(), (phase.clone(), within));
+                }
                 sink.emit(f.event(&node));
             }
             if session.stop_if_lost(sink) {
@@ -306,13 +319,19 @@ pub async fn execute(session: &Session<'_>, plan: &Plan, cx: &Context<'_>, sink:
         outcome = Outcome::Interrupted;
     }
     if outcome != Outcome::Ok {
-        undo(session, &steps, &touched, &cx.deadlines, sink).await;
+        for name in cut_off.keys() {
+            if let Some(o) = session.get(name) {
+                o.lock.let_go();
+            }
+        }
+        undo(session, &steps, &touched, &cut_off, &cx.deadlines, sink).await;
+        self_rollback::await_all(session, &cut_off, sink).await;
         return Ok(outcome);
     }
 
     failpoint::hit("before-commit");
     if session.stop_if_lost(sink) {
-        undo(session, &steps, &touched, &cx.deadlines, sink).await;
+        undo(session, &steps, &touched, &cut_off, &cx.deadlines, sink).await;
         return Ok(Outcome::LockLost);
     }
     let commits = join_all(plan.nodes.iter().zip(nodes).filter_map(|(w, o)| {
@@ -398,6 +417,7 @@ async fn run_batch(
     steps: &Steps<'_>,
     wave: &Wave,
     batch: &Batch,
+    touched: &[(&Wave, &Batch)],
     cx: &Context<'_>,
     sink: &dyn Sink,
 ) -> Vec<(String, Fail)> {
@@ -425,7 +445,8 @@ async fn run_batch(
         let node = &nodes[i].node;
         async move {
             let t = Instant::now();
-            let done = step::forward(node, peers, step, &cx.deadlines, sink).await;
+            let earlier = done_on(steps, touched, &r.node);
+            let done = step::forward(node, peers, step, &earlier, &cx.deadlines, sink).await;
             if done.is_ok() {
                 sink.emit(Event::NodePhaseFinished { node: r.node.clone(), phase: r.phase.clone(), took: t.elapsed() });
             }
@@ -434,6 +455,14 @@ async fn run_batch(
     }))
     .await;
     batch.steps.iter().zip(results).filter_map(|(r, done)| done.err().map(|f| (r.node.clone(), f))).collect()
+}
+
+/// The steps the run did on `node` before, in the order it did them
+/// (those of membership changes left out: a watchdog cannot take a member
+/// back out of its cluster).
+fn done_on<'p>(steps: &Steps<'p>, touched: &[(&Wave, &Batch)], node: &str) -> Vec<&'p Step> {
+    let plain = touched.iter().filter(|(_, b)| b.change.is_none()).flat_map(|(_, b)| &b.steps);
+    plain.filter(|r| r.node == node).map(|r| steps.get(r).1).collect()
 }
 
 /// Reports each node's failure; whether there was one.
@@ -477,7 +506,14 @@ fn parties<'a, 'h>(
 /// batch at a time as it was done. A batch with a membership change is
 /// undone by `member_step::undo`. Nodes whose lock is lost are left as
 /// they are.
-async fn undo(session: &Session<'_>, steps: &Steps<'_>, touched: &[(&Wave, &Batch)], d: &Deadlines, sink: &dyn Sink) {
+async fn undo(
+    session: &Session<'_>,
+    steps: &Steps<'_>,
+    touched: &[(&Wave, &Batch)],
+    cut_off: &BTreeMap<String, (String, Duration)>,
+    d: &Deadlines,
+    sink: &dyn Sink,
+) {
     let nodes = &session.nodes;
     let plan = steps.plan();
     // restart triggers on the way back may name files of any touched step
@@ -495,8 +531,9 @@ async fn undo(session: &Session<'_>, steps: &Steps<'_>, touched: &[(&Wave, &Batc
             message: format!("{}{}", f.message, f.journal.map(|j| format!("\n{j}")).unwrap_or_default()),
         }),
     };
-    // A node whose lock is lost may be another run's now: left alone.
-    let lost: BTreeSet<&str> = session.lost().into_iter().collect();
+    // A node whose lock is lost may be another run's now, one cut off
+    // moves its steps back by itself: both left alone.
+    let lost: BTreeSet<&str> = session.lost().into_iter().chain(cut_off.keys().map(String::as_str)).collect();
     let held = |r: &StepRef| !lost.contains(r.node.as_str());
     // Once a member has left, the members that joined in this run stay:
     // removing them too would shrink the cluster below what it had.

@@ -90,6 +90,9 @@ impl Sink for Live {
             Event::NodePhaseFinished { node, phase, .. } => self.status(&node, format!("{phase} done")),
             Event::Failed { node, .. } => self.status(&node, "FAILED, rolling back".into()),
             Event::RolledBack { node, phase } => self.status(&node, format!("{phase} rolled back")),
+            Event::SelfRolledBack { node, rollback } => {
+                self.status(&node, format!("{} rolled back by the node", rollback.phase))
+            }
             Event::Committed { node, generation } => self.done(&node, &format!("generation {generation}")),
             _ => {}
         }

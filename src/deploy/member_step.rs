@@ -72,6 +72,7 @@ pub(super) async fn run(
                 status_text(out.status, d.hook)
             ),
             journal: Some(output_tail(&out)),
+            cut_off: None,
         });
     }
     Ok(out.stdout_str().to_string())
@@ -169,7 +170,11 @@ pub async fn forward(
                 failpoint::hit("after-member-change");
             }
             match p.target {
-                Some((node, s)) => step::forward(node, p.peers, s, d, sink).await,
+                // never armed: a watchdog cannot take a member back into its cluster
+                Some((node, s)) => {
+                    step::apply(node, p.peers, s, d, sink).await?;
+                    step::check(node, s, d, sink).await
+                }
                 None => Ok(()),
             }
         }

@@ -12,7 +12,9 @@
 //!   damaged), waves with barriers, undo, commit, record;
 //!   `step` runs one step on one node (hooks, units, link, checks);
 //!   `member_step` a membership change around its node's step;
-//!   `failpoint` lets crash tests kill it at named points.
+//!   `failpoint` lets crash tests kill it at named points;
+//!   `self_rollback` waits for a node an armed step cut off to move its
+//!   steps back by itself (deploy-rs's magic rollback).
 //! - `plan_reset` — the pure planner of `reset` and of pruning nodes
 //!   left out of the definition: every linked phase unlinked, last first,
 //!   after its reset hooks.
@@ -68,6 +70,7 @@ pub mod restore;
 pub mod rollback;
 pub mod rollout;
 pub mod select;
+pub mod self_rollback;
 pub mod snapshot;
 pub mod state;
 pub mod status;

@@ -84,6 +84,11 @@ pub struct Step {
     /// the closure, which it does not evaluate).
     pub hooks: Vec<Hook>,
     pub checks: Vec<Check>,
+    /// The phase's self-rollback deadline (its `selfRollback`): armed on
+    /// the node before the step, confirmed over a new connection after its
+    /// checks (`step::forward`). `None`: not armed (the phase's setting, or
+    /// a rollback or reset plan).
+    pub guard: Option<std::time::Duration>,
 }
 
 impl Step {
@@ -436,6 +441,7 @@ mod tests {
             units: UnitPlan::default(),
             hooks: vec![],
             checks: vec![],
+            guard: None,
         }
     }
 

@@ -83,6 +83,7 @@ pub fn node_work(name: &str, deployed: &Deployed, scope: Scope) -> NodeWork {
             units: plan_units(units, &[], &changed),
             hooks: old.map_or(Vec::new(), |m| m.resets.iter().map(|r| hook(r, scope)).collect()),
             checks: Vec::new(),
+            guard: None,
         });
     }
     w

@@ -86,6 +86,7 @@ pub fn node_work(name: &str, st: &NodeState, generation: u64, hash: Digest, alre
             units: unit_plan,
             hooks: Vec::new(),
             checks: Vec::new(),
+            guard: None,
         });
     }
     if !(already && w.steps.is_empty()) {

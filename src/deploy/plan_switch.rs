@@ -17,6 +17,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
+use std::time::Duration;
 
 use serde::Serialize;
 
@@ -228,9 +229,11 @@ pub fn node_work(
         if !matches!(pp.action, PhaseAction::Activate | PhaseAction::Remove) {
             continue;
         }
-        let (hooks, checks) = match (pp.action, schema) {
-            (PhaseAction::Activate, Some((p, _))) => (p.hooks.clone(), p.checks.clone()),
-            _ => (Vec::new(), Vec::new()),
+        let (hooks, checks, guard) = match (pp.action, schema) {
+            (PhaseAction::Activate, Some((p, _))) => {
+                (p.hooks.clone(), p.checks.clone(), p.self_rollback.map(|s| Duration::from_secs(s.into())))
+            }
+            _ => (Vec::new(), Vec::new(), None),
         };
         w.steps.push(Step {
             phase: pp.name.clone(),
@@ -242,6 +245,7 @@ pub fn node_work(
             units: pp.units.clone(),
             hooks,
             checks,
+            guard,
         });
     }
     let staged: BTreeSet<Digest> = w.stage.iter().flat_map(|(_, m)| m.files.iter().map(|f| f.hash)).collect();

@@ -208,6 +208,9 @@ impl Sink for Recap {
                 r.error = Some(m);
             }
             Event::RolledBack { node: n, phase } => node(d, &n).rolled_back.push(phase),
+            Event::SelfRolledBack { node: n, rollback } => {
+                node(d, &n).rolled_back.push(format!("{}(by-itself)", rollback.phase))
+            }
             Event::Committed { node: n, generation } => {
                 node(d, &n).generation = Some(generation);
                 d.generation = Some(generation);

@@ -124,6 +124,8 @@ fn text(e: &Event, verbose: bool) -> Option<String> {
             s
         }
         Event::RolledBack { node, phase } => format!("[{node}] {phase}: rolled back"),
+        Event::Confirmed { node, phase } => format!("[{node}] {phase}: confirmed over a new connection"),
+        Event::SelfRolledBack { node, rollback } => format!("[{node}] the node rolled back by itself: {rollback}"),
         Event::RollbackFailed { node, phase, message } => format!("[{node}] {phase}: ROLLBACK FAILED: {message}"),
         Event::Warning { node, message } => format!("[{node}] warning: {}", message.lines().next().unwrap_or("")),
         Event::Committed { node, generation } => format!("[{node}] committed generation {generation}"),

@@ -12,21 +12,25 @@ use super::events::{Event, Sink};
 use super::failpoint;
 use super::plan::Step;
 use crate::closure::{Check, Hook, When};
-use crate::node::{changed_files, plan_units, Manifest, Node, NodeError, NodeExit, UnitPlan};
+use crate::node::{changed_files, plan_units, ArmedStep, Manifest, Node, NodeError, NodeExit, UnitPlan};
 use crate::transport::shell_quote;
 
 /// Why a phase failed on a node.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Fail {
     pub phase: Option<String>,
     pub unit: Option<String>,
     pub message: String,
     pub journal: Option<String>,
+    /// The node took no new connection after the phase switched: it moves
+    /// the phase back by itself within this long once the run lets go of
+    /// it, and the run must not (see [`confirm`]).
+    pub cut_off: Option<Duration>,
 }
 
 impl Fail {
     pub fn msg(phase: Option<&str>, message: impl std::fmt::Display) -> Fail {
-        Fail { phase: phase.map(str::to_string), unit: None, message: message.to_string(), journal: None }
+        Fail { phase: phase.map(str::to_string), message: message.to_string(), ..Fail::default() }
     }
 
     pub fn event(&self, node: &str) -> Event {
@@ -127,6 +131,7 @@ async fn run_hooks(
                 unit: None,
                 message: format!("{} hook {shown} {}", when.as_str(), status_text(out.status, limit)),
                 journal: Some(output_tail(&out)),
+                cut_off: None,
             });
         }
         let skipped = out.stdout_str().trim() == SKIPPED;
@@ -177,6 +182,7 @@ async fn run_checks(
                 unit: None,
                 message: format!("check {} failed after {tries} tries{how}", c.name),
                 journal: Some(output_tail(&out)),
+                cut_off: None,
             });
         }
     }
@@ -194,6 +200,7 @@ pub async fn unit_ops(node: &Node<'_>, phase: &str, ops: &[String], limit: Durat
                 unit,
                 message: format!("systemctl failed ({what})"),
                 journal: Some(journal),
+                cut_off: None,
             })
         }
         Err(e) => Err(Fail::msg(Some(phase), e.to_string())),
@@ -219,15 +226,58 @@ fn emit_units(sink: &dyn Sink, node: &str, phase: &str, plan: &UnitPlan) {
 /// when it unlinks one, which only a reset plan carries), stop what goes
 /// away, flip the link, daemon-reload/enable/reload/restart/start,
 /// post hooks, checks.
+/// A step with a self-rollback deadline (`step.guard`) is armed on the
+/// node before anything changes — with the way back of `earlier` too, the
+/// node's steps this run did before it — and confirmed over a new
+/// connection once its checks pass (see [`confirm`]).
 pub async fn forward(
     node: &Node<'_>,
     peers: Peers<'_, '_>,
     step: &Step,
+    earlier: &[&Step],
     d: &Deadlines,
     sink: &dyn Sink,
 ) -> Result<(), Fail> {
+    let guard = step.guard.filter(|_| step.to.is_some());
+    if let Some(within) = guard {
+        let id = node.arming_id(&step.phase);
+        let armed = armed_steps(step, earlier);
+        node.arm(&id, within, &armed).await.map_err(|e| Fail::msg(Some(&step.phase), e))?;
+    }
     apply(node, peers, step, d, sink).await?;
-    check(node, step, d, sink).await
+    check(node, step, d, sink).await?;
+    match guard {
+        Some(within) => confirm(node, step, within, sink).await,
+        None => Ok(()),
+    }
+}
+
+/// The deployer's confirmation of an armed step, over a new connection:
+/// the change left the node reachable. Refused by the node (it answered),
+/// an error like any other; no connection at all, a [`Fail`] that is
+/// `cut_off`: the run then lets go of the node, which moves the phase back
+/// by itself, rather than reach back through a connection opened before
+/// the change (it may live on while no new one is possible).
+pub async fn confirm(node: &Node<'_>, step: &Step, within: Duration, sink: &dyn Sink) -> Result<(), Fail> {
+    let phase = Some(step.phase.as_str());
+    match node.confirm(&node.arming_id(&step.phase)).await {
+        Ok(()) => {
+            sink.emit(Event::Confirmed { node: node.host().name().to_string(), phase: step.phase.clone() });
+            Ok(())
+        }
+        Err(NodeError::Transport(e)) => Err(Fail {
+            cut_off: Some(within),
+            ..Fail::msg(
+                phase,
+                format!(
+                    "took no new connection after the phase switched ({e}): the node moves it back by itself \
+                     within {} s of this run letting go",
+                    within.as_secs()
+                ),
+            )
+        }),
+        Err(e) => Err(Fail::msg(phase, e)),
+    }
 }
 
 /// `step` forward up to its checks: pre hooks, units, link, post hooks.
@@ -267,9 +317,37 @@ pub async fn undo(
     d: &Deadlines,
     sink: &dyn Sink,
 ) -> Result<(), Fail> {
+    if step.guard.is_some() && step.to.is_some() {
+        // taken back from the node's watchdog first (not armed: never
+        // was, or confirmed already)
+        match node.disarm(&node.arming_id(&step.phase)).await {
+            Ok(()) | Err(NodeError::NotFound { .. }) => {}
+            Err(e) => return Err(Fail::msg(Some(&step.phase), e)),
+        }
+    }
+    move_link(node, &step.phase, step.from, &way_back(step, changed), d, sink).await
+}
+
+/// The way back of `step` and of the `earlier` ones, last first, as the
+/// node's watchdog takes it (restart triggers on the way back may name a
+/// file of any of them).
+pub fn armed_steps(step: &Step, earlier: &[&Step]) -> Vec<ArmedStep> {
+    let all: Vec<&Step> = earlier.iter().copied().chain([step]).collect();
+    let changed = changed_by(all.iter().copied());
+    all.iter()
+        .rev()
+        .map(|s| {
+            let units = way_back(s, &changed);
+            ArmedStep { phase: s.phase.clone(), from: s.from, before: units.before_switch(), after: units.after_switch() }
+        })
+        .collect()
+}
+
+/// What systemd does when `step`'s link moves back to where the run found
+/// it, `changed` holding the files the run changed on the node.
+fn way_back(step: &Step, changed: &BTreeSet<PathBuf>) -> UnitPlan {
     let units = |m: &Option<Manifest>| m.as_ref().map_or(&[][..], |m| &m.units[..]).to_vec();
-    let plan = plan_units(&units(&step.to_manifest), &units(&step.from_manifest), changed);
-    move_link(node, &step.phase, step.from, &plan, d, sink).await
+    plan_units(&units(&step.to_manifest), &units(&step.from_manifest), changed)
 }
 
 /// The files a node's `steps` change, for restart triggers on the way back.

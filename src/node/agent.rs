@@ -22,7 +22,7 @@ use super::manifest::{Manifest, ManifestError};
 use super::plan::{plan_units, UnitPlan};
 use super::protocol::request::{fetch_input, have_input, is_sha256};
 use super::protocol::{
-    refusal, reply, BadRequest, Code, Failure, Malformed, NodeState, NodeStatus, NotFetched, PhaseRecord, Request,
+    refusal, reply, ArmedStep, BadRequest, Code, Failure, Malformed, NodeState, NodeStatus, NotFetched, PhaseRecord, Request,
     StoredBlob, WantedBlob, VERSION,
 };
 use super::put_stream::{Body, PutBlob, PutStream};
@@ -337,6 +337,16 @@ impl<'h> Node<'h> {
         reply::status(&out.stdout_str()).map_err(node.malformed(&req))
     }
 
+    /// What `status` prints, read over a new connection
+    /// ([`Host::exec_fresh`]): whether a node cut off from this run takes
+    /// connections again, and what it did meanwhile.
+    pub async fn status_fresh(&self) -> Result<NodeStatus, NodeError> {
+        let req = Request::Status { verify: false };
+        let out = self.host.exec_fresh(&self.line(&req)?).await?;
+        let out = self.check(&Self::shown(&req), out)?;
+        reply::status(&out.stdout_str()).map_err(self.malformed(&req))
+    }
+
     async fn status_with(&self, verify: bool) -> Result<NodeStatus, NodeError> {
         let req = Request::Status { verify };
         let out = self.call(&req, None).await?;
@@ -427,6 +437,37 @@ impl<'h> Node<'h> {
     /// is the same: a switch to the generation it was at.
     pub async fn switch(&self, gen: Option<u64>, phase: &str) -> Result<(), NodeError> {
         self.call_quiet(&Request::Switch { generation: gen, phase }, None).await
+    }
+
+    /// Arm the node's self-rollback (see the program's `arm`): unless
+    /// [`Node::disarm`]ed, the node moves each of `steps` back by itself
+    /// (in that order) `within` from now, once no live run holds its lock.
+    pub async fn arm(&self, id: &str, within: Duration, steps: &[ArmedStep]) -> Result<(), NodeError> {
+        self.call_quiet(&Request::Arm { id, seconds: within.as_secs().max(1), steps }, None).await
+    }
+
+    /// The id this run arms the node with before switching `phase`: its
+    /// lock token and the phase, hashed, so that confirming or undoing a
+    /// step needs nothing kept.
+    pub fn arming_id(&self, phase: &str) -> String {
+        let h = blake3::hash(format!("{}\0{phase}", self.token).as_bytes());
+        hex::encode(&h.as_bytes()[..16])
+    }
+
+    /// Take an armed phase back ([`Node::arm`]): the deployer judges it
+    /// itself again. [`NodeError::NotFound`] when `id` is not armed.
+    pub async fn disarm(&self, id: &str) -> Result<(), NodeError> {
+        self.call_quiet(&Request::Disarm { id }, None).await
+    }
+
+    /// [`Node::disarm`] over a new connection ([`Host::exec_fresh`]): the
+    /// confirmation that a change left the node reachable. A transport error
+    /// means the node takes no new connection.
+    pub async fn confirm(&self, id: &str) -> Result<(), NodeError> {
+        let req = Request::Disarm { id };
+        let out = self.host.exec_fresh(&self.line(&req)?).await?;
+        let out = self.check(&Self::shown(&req), out)?;
+        reply::nothing(&out.stdout_str()).map_err(self.malformed(&req))
     }
 
     /// The manifest a generation of a phase was staged with.

@@ -15,7 +15,7 @@ umask 022
 # The numbers the deployer shares (src/node/protocol/constants.rs defines
 # them; a test there checks these lines): the protocol version, the lock's
 # timings in seconds and the exit status of each refusal code.
-PROTOCOL=2
+PROTOCOL=3
 SILENCE=30       # the holder lets go after this long without a heartbeat byte
 CONTEND=12       # a contender watches the holder's heartbeat this long
 TAKEOVER_WAIT=40 # then waits this long for a silent holder's lock
@@ -203,6 +203,10 @@ cmd_lock() {
         fail busy "$(busy_holders)"
     fi
     exec 8>&-
+    # A phase armed by a run that stopped answering is this run's to judge
+    # now (status says `pending`): its watchdog, waiting for this lock,
+    # finds it disarmed and leaves the node to this run (cmd_arm).
+    rm -f "$R/armed"
     # --status [--verify]: what `status` prints, read under the lock,
     # before the `locked` line (one round trip for lock and status)
     case ${3:-} in --status) cmd_status ;; esac
@@ -718,6 +722,10 @@ cmd_status() {
         done
     fi
     if [ -f "$R/pending" ]; then echo pending; fi
+    # phases the node moved back by itself since the last commit (cmd_arm)
+    if [ -f "$R/rolled-back" ]; then
+        while read -r rb; do echo "rolled-back $rb"; done <"$R/rolled-back"
+    fi
     # what `put` can decompress (command -v: a builtin, no fork)
     if command -v zstd >/dev/null 2>&1; then echo "has zstd"; fi
     if [ -f "$R/lock.owner" ]; then
@@ -831,9 +839,109 @@ cmd_commit() {
     echo "$2" >"$d/node-hash"
     printf '%s %s\n' "$1" "$2" >"$R/current.tmp"
     mv -f "$R/current.tmp" "$R/current"
-    rm -f "$R/pending"
+    rm -f "$R/pending" "$R/rolled-back"
     # A committed generation survives a power cut.
     sync -f "$R/current"
+}
+
+# Self-rollback (deploy-rs's "magic rollback"). Before the deployer switches
+# a phase that may cut it off (an sshd or firewall setting), it arms the
+# node with the way back -- for that phase and every other one the run has
+# switched on this node, last first: the generation each goes back to and
+# the unit operations around its switch back -- and a deadline; once the
+# phase's checks pass it disarms the node over a *new* SSH connection, which
+# shows that the node still takes one. A watchdog outside the SSH session (a
+# transient systemd unit; under KDEPLOY_PREFIX a detached process) waits out
+# the deadline, then takes the run lock as a run does -- so never while a
+# live deployer holds it -- and, still armed, moves every armed phase back by
+# itself and records that in `rolled-back`, which `status` prints until the
+# next commit. A run that takes the lock disarms (cmd_lock).
+# arm ID SECONDS STEP...  (STEP: one word list `PHASE GEN|none OP... / OP...`)
+cmd_arm() {
+    [ $# -ge 3 ] && is_token "$1" && is_gen "$2" || die "usage: arm ID SECONDS STEP..."
+    ar_id=$1 ar_secs=$2
+    shift 2
+    ar_steps=''
+    set -f
+    for ar_step in "$@"; do
+        # shellcheck disable=SC2086  # a step is a list of words
+        set -- $ar_step
+        [ $# -ge 3 ] && is_name "$1" || die "arm: bad step '$ar_step'"
+        case $2 in
+        none) ;;
+        *) is_gen "$2" && [ -f "$R/generations/$2/$1/.complete" ] || die "arm: generation $2 of phase $1 is not staged" ;;
+        esac
+        ar_slash=''
+        for op in "$@"; do
+            case $op in
+            /) ar_slash=1 ;;
+            '' | *[!A-Za-z0-9._@:,-]*) die "arm: bad word '$op' in step '$ar_step'" ;;
+            esac
+        done
+        [ -n "$ar_slash" ] || die "arm: no / between the operations before and after the switch back in '$ar_step'"
+        ar_steps="${ar_steps}step $*$NL"
+    done
+    set +f
+    printf 'id %s\ndeadline %s\n%s' "$ar_id" "$(($(date +%s) + ar_secs))" "$ar_steps" >"$R/armed.tmp"
+    mv -f "$R/armed.tmp" "$R/armed"
+    ar_self=$(readlink -f "$0")
+    # (the watchdog holds neither the lock nor lock.busy: it takes them itself)
+    if [ -z "$P" ]; then
+        systemd-run --quiet --collect --unit "kdeploy-self-rollback-$ar_id" \
+            sh "$ar_self" --protocol "$PROTOCOL" watchdog "$ar_id" >&2 8>&- 9>&- ||
+            { rm -f "$R/armed"; die "arm: systemd-run could not start the watchdog"; }
+    else
+        setsid sh "$ar_self" --protocol "$PROTOCOL" watchdog "$ar_id" </dev/null >/dev/null 2>&1 8>&- 9>&- &
+    fi
+}
+
+# disarm ID: the node armed as ID is the deployer's again (the phase's
+# checks passed and a new connection reached the node, or the deployer
+# moves it back itself); `not-found` when it is not armed (any more).
+cmd_disarm() {
+    [ $# -eq 1 ] && is_token "$1" || die "usage: disarm ID"
+    armed_field id
+    [ "$af" = "$1" ] || fail not-found "armed $1"
+    rm -f "$R/armed"
+}
+
+# armed_field NAME: af= that line of the armed record ('' when none)
+armed_field() { af=$(sed -n "s/^$1 //p" "$R/armed" 2>/dev/null) || af=''; }
+
+# watchdog ID: see cmd_arm (started by it, never sent by the deployer).
+cmd_watchdog() {
+    [ $# -eq 1 ] && is_token "$1" || die "usage: watchdog ID"
+    while :; do
+        armed_field id
+        [ "$af" = "$1" ] || exit 0
+        armed_field deadline
+        [ "$(date +%s)" -lt "$af" ] || break
+        sleep 1
+    done
+    exec 9>>"$R/lock"
+    flock 9
+    armed_field id
+    [ "$af" = "$1" ] || exit 0
+    printf 'kdeploy-node self-rollback pid=%s since=%s\n' $$ "$(date -u +%Y-%m-%dT%H:%M:%SZ)" >"$R/lock.owner"
+    # the silent run's commands are refused from here on, and waited for
+    write_token released -
+    exec 8>>"$R/lock.busy"
+    until flock -w "$drain_wait" 8; do :; done
+    exec 8>&-
+    armed_field step
+    printf '%s\n' "$af" | while read -r wd_phase wd_from wd_ops; do
+        wd_failed=''
+        set -f
+        # shellcheck disable=SC2086  # one operation per word
+        (cmd_units ${wd_ops%%/*}) || wd_failed=${wd_failed:+$wd_failed,}units-before
+        (cmd_switch "$wd_from" "$wd_phase") || wd_failed=${wd_failed:+$wd_failed,}switch
+        # shellcheck disable=SC2086
+        (cmd_units ${wd_ops#*/}) || wd_failed=${wd_failed:+$wd_failed,}units-after
+        set +f
+        printf '%s %s %s %s\n' "$wd_phase" "$wd_from" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
+            "${wd_failed:+failed:}${wd_failed:-ok}" >>"$R/rolled-back"
+    done
+    rm -f "$R/armed"
 }
 
 # state: what a changed node's plan needs in one round trip -- the phase
@@ -1076,11 +1184,11 @@ need() {
 }
 cmd_requires() {
     for tool in awk cat chmod chown cmp cp cut date diff du flock grep head id ln mkdir mktemp mv paste \
-        readlink rm sed sha256sum sleep sort stat sync timeout touch tr wc xargs; do
+        readlink rm sed setsid sha256sum sleep sort stat sync timeout touch tr wc xargs; do
         command -v "$tool" >/dev/null 2>&1 || fail unsupported "no $tool"
     done
     if [ -z "$P" ]; then
-        for tool in systemctl journalctl; do
+        for tool in systemctl journalctl systemd-run; do
             command -v "$tool" >/dev/null 2>&1 || fail unsupported "no $tool (systemd)"
         done
     fi
@@ -1147,6 +1255,9 @@ gc-info) cmd_gc_info ;;
 gc) held; cmd_gc "$@" ;;
 forget) held; cmd_forget ;;
 units) held; cmd_units "$@" ;;
+arm) held; cmd_arm "$@" ;;
+disarm) held; cmd_disarm "$@" ;;
+watchdog) cmd_watchdog "$@" ;;
 requires) cmd_requires ;;
-*) die "unknown command '$cmd' (lock have put put-secret fetch stage switch run status commit state phase-record manifest blob gc-info gc forget units requires)" ;;
+*) die "unknown command '$cmd' (lock have put put-secret fetch stage switch run status commit state phase-record manifest blob gc-info gc forget units arm disarm requires)" ;;
 esac

@@ -100,7 +100,8 @@ impl State {
 pub struct NodeLock {
     host: String,
     state: Arc<State>,
-    stdin: Option<mpsc::Sender<Bytes>>,
+    /// (behind a mutex: [`NodeLock::let_go`] closes it through `&self`)
+    stdin: std::sync::Mutex<Option<mpsc::Sender<Bytes>>>,
     heartbeat: Option<JoinHandle<()>>,
     /// Owns the `lock` command until it ends: an end we did not ask for
     /// means the lock is gone.
@@ -132,7 +133,7 @@ impl NodeLock {
                 watched.lost.store(true, Ordering::SeqCst);
             }
         });
-        NodeLock { host: host.to_string(), state, stdin, heartbeat, watcher: Some(watcher) }
+        NodeLock { host: host.to_string(), state, stdin: std::sync::Mutex::new(stdin), heartbeat, watcher: Some(watcher) }
     }
 
     pub fn host(&self) -> &str {
@@ -149,18 +150,22 @@ impl NodeLock {
 
     /// Release the lock and wait until the node has let go of it.
     pub async fn release(mut self) {
-        self.state.released.store(true, Ordering::SeqCst);
-        self.stop_heartbeat();
-        self.stdin.take();
+        self.let_go();
         if let Some(w) = self.watcher.take() {
             let _ = w.await;
         }
     }
 
-    fn stop_heartbeat(&mut self) {
-        if let Some(h) = self.heartbeat.take() {
+    /// Let go of the lock without waiting, while the run goes on: a node
+    /// cut off from the run is left to its self-rollback, which waits for
+    /// the lock. The node lets go when the end of input or the silence
+    /// reaches it.
+    pub fn let_go(&self) {
+        self.state.released.store(true, Ordering::SeqCst);
+        if let Some(h) = &self.heartbeat {
             h.abort();
         }
+        self.stdin.lock().unwrap_or_else(|p| p.into_inner()).take();
     }
 }
 
@@ -168,9 +173,7 @@ impl Drop for NodeLock {
     fn drop(&mut self) {
         // Without the heartbeat's sender and the process, stdin closes:
         // the node shell exits soon.
-        self.state.released.store(true, Ordering::SeqCst);
-        self.stop_heartbeat();
-        self.stdin.take();
+        self.let_go();
         if let Some(w) = self.watcher.take() {
             w.abort();
         }

@@ -16,7 +16,9 @@
 //! removed, or different content/mode/owner — see
 //! [`super::manifest::changed_files`], computed over this phase and every
 //! earlier one). Units that are not enabled are never started or restarted
-//! by kdeploy; their files are installed and systemd reloaded.
+//! by kdeploy; their files are installed and systemd reloaded. An enabled
+//! unit is `systemctl enable`d when it becomes enabled and whenever its
+//! text changes (its `[Install]` section may have).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -103,11 +105,11 @@ pub fn plan_units(old: &[UnitSpec], new: &[UnitSpec], changed_files: &BTreeSet<P
     let mut plan = UnitPlan::default();
     for name in names {
         let (ou, nu) = (o.get(name).copied(), n.get(name).copied());
-        if ou.map(|u| &u.text_hash) != nu.map(|u| &u.text_hash) {
-            plan.daemon_reload = true;
-        }
+        let text_changed = ou.map(|u| &u.text_hash) != nu.map(|u| &u.text_hash);
+        plan.daemon_reload |= text_changed;
         let (was, is) = (ou.is_some_and(|u| u.enable), nu.is_some_and(|u| u.enable));
-        if is && !was {
+        // enabled again when its text changes: its [Install] section may have
+        if is && (!was || text_changed) {
             plan.enable.push(name.to_string());
         }
         if was && !is {
@@ -257,12 +259,18 @@ mod tests {
         assert_eq!(p.start, ["new.service"]);
         assert_eq!(p.restart, ["conf.service"]);
         assert_eq!(p.reload, ["rel.service"]);
-        assert_eq!(p.enable, ["new.service"]);
+        assert_eq!(p.enable, ["new.service", "rel.service"], "a changed unit text may change its [Install]");
         assert_eq!(p.disable, ["gone.service"]);
         assert_eq!(p.before_switch(), ["stop:gone.service", "disable:gone.service"]);
         assert_eq!(
             p.after_switch(),
-            ["daemon-reload", "enable:new.service", "reload:rel.service", "restart:conf.service", "start:new.service"]
+            [
+                "daemon-reload",
+                "enable:new.service,rel.service",
+                "reload:rel.service",
+                "restart:conf.service",
+                "start:new.service"
+            ]
         );
         // nothing changed: nothing to do, not even a daemon-reload
         assert!(plan_units(&new, &new, &files(&[])).is_empty());

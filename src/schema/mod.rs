@@ -192,6 +192,12 @@ pub struct PhaseContent {
     pub files: Vec<File>,
     pub hooks: Vec<Hook>,
     pub name: String,
+    /// Seconds the node waits for the deployer to confirm a switch of the
+    /// phase before it moves the phase back by itself (`null`: it does
+    /// not; closures written by hand may leave it out). Not part of the
+    /// phase's hash: it is how the phase is switched, not what it holds.
+    #[serde(rename = "selfRollback", default)]
+    pub self_rollback: Option<u32>,
     pub units: Vec<Unit>,
 }
 

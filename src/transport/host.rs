@@ -208,6 +208,14 @@ pub trait Host: Send + Sync {
         })
     }
 
+    /// Run `command` on a new connection, made as this one was, then close
+    /// that: shows that the node still takes connections (a change may cut
+    /// off new ones while this one lives on). A transport without
+    /// connections runs it as [`Host::exec`] does.
+    fn exec_fresh<'a>(&'a self, command: &'a str) -> BoxFut<'a, Result<Output, Error>> {
+        self.exec(command, None)
+    }
+
     /// [`Host::upload`] of many bytes (a node's binaries). A transport may
     /// give it a connection of its own, closed when it is done, so that
     /// what the stream grew on the way (an SSH session keeps its packet

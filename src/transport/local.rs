@@ -14,11 +14,20 @@ use super::{BoxFut, Error, Host, Process};
 pub struct LocalHost {
     name: String,
     env: Vec<(String, String)>,
+    gate: Option<std::path::PathBuf>,
 }
 
 impl LocalHost {
     pub fn new(name: &str) -> Self {
-        LocalHost { name: name.to_string(), env: Vec::new() }
+        LocalHost { name: name.to_string(), env: Vec::new(), gate: None }
+    }
+
+    /// Refuse a new connection ([`Host::exec_fresh`]) while `path` exists,
+    /// as a node whose sshd a change broke refuses one: what tests of the
+    /// self-rollback switch in and out.
+    pub fn refusing_new_connections_while(mut self, path: &std::path::Path) -> Self {
+        self.gate = Some(path.to_path_buf());
+        self
     }
 
     /// Set an environment variable for every command (e.g. `KDEPLOY_PREFIX`).
@@ -31,6 +40,15 @@ impl LocalHost {
 impl Host for LocalHost {
     fn name(&self) -> &str {
         &self.name
+    }
+
+    fn exec_fresh<'a>(&'a self, command: &'a str) -> BoxFut<'a, Result<super::Output, Error>> {
+        Box::pin(async move {
+            match &self.gate {
+                Some(gate) if gate.exists() => Err(Error::channel(&self.name, "connection refused (a test's gate)")),
+                _ => self.exec(command, None).await,
+            }
+        })
     }
 
     fn spawn<'a>(&'a self, command: &'a str) -> BoxFut<'a, Result<Process, Error>> {

@@ -372,6 +372,15 @@ impl Host for SshHost {
         Box::pin(async move { self.client.disconnect().await.map_err(|e| Error::channel(&self.name, e)) })
     }
 
+    fn exec_fresh<'a>(&'a self, command: &'a str) -> BoxFut<'a, Result<Output, Error>> {
+        Box::pin(async move {
+            let fresh = self.reconnect().await?;
+            let out = fresh.exec(command, None).await;
+            let _ = fresh.close().await;
+            out
+        })
+    }
+
     /// On a connection of its own, closed after; on this one if another
     /// cannot be opened (the upload matters, not where it runs).
     fn upload_bulk<'a>(

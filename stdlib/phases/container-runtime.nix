@@ -67,10 +67,16 @@ else {
       run = text.lines [
         "if systemctl is-active --quiet containerd.service; then"
         "  for ns in $(${bin}/ctr namespaces ls -q); do"
-        "    for t in $(${bin}/ctr -n \"$ns\" tasks ls -q); do ${bin}/ctr -n \"$ns\" tasks kill -s SIGKILL \"$t\"; done"
+        "    for t in $(${bin}/ctr -n \"$ns\" tasks ls -q); do ${bin}/ctr -n \"$ns\" tasks kill -s SIGKILL \"$t\"; ${bin}/ctr -n \"$ns\" tasks delete -f \"$t\"; done"
         "  done"
         "fi"
         "systemctl stop containerd.service || exit 1"
+        # a shim outlives containerd by design (containers survive its restarts); a reset
+        # ends the ones this containerd started, named by its socket
+        "shims='containerd-shim.* -address /run/containerd/containerd.sock'"
+        "pkill -KILL -f -- \"$shims\" || true"
+        "for _ in $(seq 50); do pgrep -f -- \"$shims\" >/dev/null || break; sleep 0.1; done"
+        "! pgrep -f -- \"$shims\" >/dev/null || { echo 'containerd shims survive SIGKILL' >&2; exit 1; }"
         "for m in $(awk '$2 ~ \"^(${s.containerd.storageDir}|${s.containerd.stateDir})/\" { print $2 }' /proc/mounts | sort -r); do"
         "  umount \"$m\" || umount -l \"$m\" || exit 1"
         "done"

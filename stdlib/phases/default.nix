@@ -32,7 +32,7 @@ in
   build = name: ctx: group:
     let
       content = if modules ? ${name} then modules.${name} ctx group else { };
-      head = { inherit name; activate = ctx.active name; };
+      head = { inherit name; activate = ctx.active name; selfRollback = ctx.selfRollback name; };
       own = custom name group;
       shared = head // records.merge [ content own ];
     in

@@ -26,6 +26,7 @@ mod reset;
 mod restore;
 mod rollout;
 mod secrets;
+mod self_rollback;
 mod switch;
 mod switch_failures;
 mod transport;

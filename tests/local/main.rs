@@ -20,6 +20,7 @@ mod node_lock;
 mod node_protocol;
 mod partial;
 mod reset;
+mod self_rollback;
 mod snapshot;
 mod ssh_host_keys;
 mod terminal_escapes;

@@ -21,10 +21,10 @@ pub mod reply;
 pub mod request;
 
 pub use refusal::{Code, Failure, Refusal};
-pub use reply::{Drift, Malformed, NodeState, NodeStatus, NotFetched, PhaseEntry, PhaseRecord, StoredBlob};
-pub use request::{BadRequest, Request, WantedBlob};
+pub use reply::{Drift, Malformed, NodeState, NodeStatus, NotFetched, PhaseEntry, PhaseRecord, SelfRollback, StoredBlob};
+pub use request::{ArmedStep, BadRequest, Request, WantedBlob};
 
 /// The protocol this deployer speaks: bumped whenever a request's or a
 /// reply's shape changes. The node program declares its own (`PROTOCOL=`)
 /// and refuses a command line that names another.
-pub const VERSION: u32 = 2;
+pub const VERSION: u32 = 3;

@@ -52,6 +52,34 @@ pub struct NodeStatus {
     pub drift: Vec<Drift>,
     /// The node has `zstd`: `put` may send it blobs compressed.
     pub zstd: bool,
+    /// Phases the node moved back by itself since the last commit: its
+    /// deployer armed them and never confirmed (`arm`).
+    pub rolled_back: Vec<SelfRollback>,
+}
+
+/// A phase a node moved back by itself (a `rolled-back` line of `status`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct SelfRollback {
+    pub phase: String,
+    /// The generation the phase points into again (`None`: it was new, and is gone).
+    pub generation: Option<u64>,
+    /// When, as the node's clock told (UTC, `2026-12-06T17:00:00Z`).
+    pub at: String,
+    /// What failed on the way back (unit operations, the switch); empty when nothing did.
+    pub failed: Vec<String>,
+}
+
+impl std::fmt::Display for SelfRollback {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.generation {
+            Some(g) => write!(f, "phase {} back to generation {g} at {}", self.phase, self.at)?,
+            None => write!(f, "phase {} removed again at {}", self.phase, self.at)?,
+        }
+        if !self.failed.is_empty() {
+            write!(f, " (failed on the way: {})", self.failed.join(", "))?;
+        }
+        Ok(())
+    }
 }
 
 /// One difference between a node and its linked generations: a managed
@@ -104,6 +132,22 @@ pub fn status(text: &str) -> Result<NodeStatus, Malformed> {
                 st.phases.insert(p.to_string(), number(n).ok_or_else(|| bad(line))?);
             }
             ["pending"] => st.pending = true,
+            ["rolled-back", p, g, at, outcome] if is_name(p) => {
+                let generation = match *g {
+                    "none" => None,
+                    g => Some(number(g).ok_or_else(|| bad(line))?),
+                };
+                let failed = match (*outcome, outcome.strip_prefix("failed:")) {
+                    ("ok", _) => Vec::new(),
+                    (_, Some(what)) if what.split(',').all(is_name) => what.split(',').map(str::to_string).collect(),
+                    _ => return Err(bad(line)),
+                };
+                let at = at.to_string();
+                if !at.bytes().all(|b| b.is_ascii_alphanumeric() || b":-".contains(&b)) {
+                    return Err(bad(line));
+                }
+                st.rolled_back.push(SelfRollback { phase: p.to_string(), generation, at, failed });
+            }
             ["has", "zstd"] => st.zstd = true,
             _ => return Err(bad(line)),
         }
@@ -329,6 +373,10 @@ mod tests {
         assert_eq!((st.next, st.pending, st.zstd), (5, true, true));
         assert_eq!(st.phases.len(), 2);
         assert_eq!(st.drift[0].what, "/etc/a b");
+        let back = status("next 2\nrolled-back preinstall 1 2026-12-06T17:00:00Z ok\nrolled-back cni none t failed:switch,units-after\n").unwrap();
+        assert_eq!(back.rolled_back[0].generation, Some(1));
+        assert_eq!(back.rolled_back[1].failed, ["switch", "units-after"]);
+        assert_eq!(back.rolled_back[1].to_string(), "phase cni removed again at t (failed on the way: switch, units-after)");
         assert_eq!(status("current none\nnext 1\n").unwrap(), NodeStatus { next: 1, ..Default::default() });
     }
 
@@ -346,6 +394,12 @@ mod tests {
             "drift\tetcd\tdisk\tx\ty\n",
             "drift\tetcd\tfile\tx\n",
             "hello\n",
+            "rolled-back ../x 1 t ok\n",
+            "rolled-back p x t ok\n",
+            "rolled-back p 1 t;reboot ok\n",
+            "rolled-back p 1 t maybe\n",
+            "rolled-back p 1 t failed:a b\n",
+            "rolled-back p 1 t\n",
             "next 1\0\n",
             &format!("next {}\n", "9".repeat(30)),
         ] {

@@ -78,6 +78,28 @@ pub enum Request<'a> {
         hash: Digest,
         max: u64,
     },
+    /// Arm the node's self-rollback (`id`: 32 hex digits, a token's
+    /// shape): unless disarmed, `seconds` from now the node moves each of
+    /// `steps` back by itself, in the order given.
+    Arm {
+        id: &'a str,
+        seconds: u64,
+        steps: &'a [ArmedStep],
+    },
+    /// The armed node is the deployer's again.
+    Disarm {
+        id: &'a str,
+    },
+}
+
+/// One phase of an [`Request::Arm`]: the generation it goes back to
+/// (`None`: removed) and the unit operations before and after that switch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArmedStep {
+    pub phase: String,
+    pub from: Option<u64>,
+    pub before: Vec<String>,
+    pub after: Vec<String>,
 }
 
 /// Unit operations `units` knows (see `plan.rs`).
@@ -105,6 +127,8 @@ impl Request<'_> {
             Request::Forget => "forget",
             Request::Units { .. } => "units",
             Request::Blob { .. } => "blob",
+            Request::Arm { .. } => "arm",
+            Request::Disarm { .. } => "disarm",
         }
     }
 
@@ -132,12 +156,27 @@ impl Request<'_> {
             true => Ok(p.to_string()),
             false => Err(refuse(format!("bad phase name {p:?}"))),
         };
+        let id = |t: &str| match is_token(t) {
+            true => Ok(t.to_string()),
+            false => Err(refuse(format!("bad id {t:?}"))),
+        };
+        let unit_ops = |ops: &[String]| -> Result<Vec<String>, BadRequest> {
+            ops.iter()
+                .map(|op| {
+                    let (verb, units) = op.split_once(':').unwrap_or((op, "x"));
+                    match UNIT_OPS.contains(&verb) && units.split(',').all(is_name) {
+                        true => Ok(op.clone()),
+                        false => Err(refuse(format!("bad operation {op:?}"))),
+                    }
+                })
+                .collect()
+        };
         match self {
             Request::Lock { owner, token, status, verify } => {
                 if owner.is_empty() || owner.chars().any(char::is_control) || owner.len() > 200 {
                     return Err(refuse(format!("bad owner {owner:?} (one printable line, at most 200 bytes)")));
                 }
-                if token.len() != 32 || !token.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) {
+                if !is_token(token) {
                     return Err(refuse(format!("bad token {token:?}")));
                 }
                 v.extend([owner.to_string(), token.to_string()]);
@@ -199,17 +238,22 @@ impl Request<'_> {
                 }
                 v.extend(remove.iter().map(u64::to_string));
             }
-            Request::Units { ops } => {
-                for op in ops.iter() {
-                    let (verb, units) = op.split_once(':').unwrap_or((op, "x"));
-                    let units_ok = units.split(',').all(is_name);
-                    if !UNIT_OPS.contains(&verb) || !units_ok {
-                        return Err(refuse(format!("bad operation {op:?}")));
-                    }
-                    v.push(op.clone());
+            Request::Units { ops } => v.extend(unit_ops(ops)?),
+            Request::Blob { hash, max } => v.extend([hash.hex(), max.to_string()]),
+            Request::Arm { id: i, seconds, steps } => {
+                if steps.is_empty() {
+                    return Err(refuse("no step".into()));
+                }
+                v.extend([id(i)?, seconds.to_string()]);
+                for st in steps.iter() {
+                    let mut words = vec![phase(&st.phase)?, st.from.map_or("none".into(), |g| g.to_string())];
+                    words.extend(unit_ops(&st.before)?);
+                    words.push("/".into());
+                    words.extend(unit_ops(&st.after)?);
+                    v.push(words.join(" "));
                 }
             }
-            Request::Blob { hash, max } => v.extend([hash.hex(), max.to_string()]),
+            Request::Disarm { id: i } => v.push(id(i)?),
         }
         // an argument is a C string: a NUL cannot reach the program
         if let Some(a) = v.iter().find(|a| a.contains('\0')) {
@@ -252,6 +296,12 @@ pub fn fetch_input(blobs: &[(Digest, &str, u64)]) -> Result<String, BadRequest> 
         .collect()
 }
 
+/// A lock token or an arming id as the program takes one: 32 lowercase
+/// hex digits.
+fn is_token(s: &str) -> bool {
+    s.len() == 32 && s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
 /// A sha256 as the program takes one: 64 lowercase hex digits.
 pub fn is_sha256(s: &str) -> bool {
     s.len() == 64 && s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
@@ -278,6 +328,21 @@ mod tests {
         let ops = ["stop:a.service,b@1.service".to_string(), "daemon-reload".to_string()];
         assert_eq!(argv(Request::Units { ops: &ops }), ["units", &ops[0], &ops[1]]);
         assert_eq!(argv(Request::Run { argv: vec!["sh", "-c", "echo 'a\nb'"] })[3], "echo 'a\nb'");
+        let step = |phase: &str, from, before: &[&str], after: &[&str]| ArmedStep {
+            phase: phase.into(),
+            from,
+            before: before.iter().map(|o| o.to_string()).collect(),
+            after: after.iter().map(|o| o.to_string()).collect(),
+        };
+        let steps = [
+            step("cni", Some(3), &["stop:a.service"], &["daemon-reload", "start:a.service"]),
+            step("preinstall", None, &[], &[]),
+        ];
+        assert_eq!(
+            argv(Request::Arm { id: token, seconds: 30, steps: &steps }),
+            ["arm", token, "30", "cni 3 stop:a.service / daemon-reload start:a.service", "preinstall none /"]
+        );
+        assert!(Request::Disarm { id: token }.changes_node());
         assert!(Request::Switch { generation: Some(1), phase: "x" }.changes_node());
         assert!(!Request::Blob { hash: Digest([0; 32]), max: 1 }.changes_node());
     }
@@ -300,13 +365,24 @@ mod tests {
             Request::Fetch { url: "http://cache/$(reboot)" },
             Request::Run { argv: vec!["sh", "-c", "a\0b"] },
             Request::Run { argv: vec![] },
+            Request::Disarm { id: "x" },
+            Request::Disarm { id: "0123456789ABCDEF0123456789abcdef" },
+            Request::Arm { id: token, seconds: 1, steps: &[] },
         ];
         for r in bad {
             assert!(r.argv().is_err(), "{r:?}");
         }
-        for op in ["start:a;reboot", "frobnicate:a", "start:", "stop:a,,b", "start:../x"] {
+        for op in ["start:a;reboot", "frobnicate:a", "start:", "stop:a,,b", "start:../x", "--"] {
             let ops = [op.to_string()];
             assert!(Request::Units { ops: &ops }.argv().is_err(), "{op}");
+            for (before, after) in [(ops.to_vec(), vec![]), (vec![], ops.to_vec())] {
+                let steps = [ArmedStep { phase: "p".into(), from: None, before, after }];
+                assert!(Request::Arm { id: token, seconds: 1, steps: &steps }.argv().is_err(), "{op}");
+            }
+        }
+        for phase in ["a b", "a;b", "/", ""] {
+            let steps = [ArmedStep { phase: phase.into(), from: None, before: vec![], after: vec![] }];
+            assert!(Request::Arm { id: token, seconds: 1, steps: &steps }.argv().is_err(), "{phase}");
         }
     }
 

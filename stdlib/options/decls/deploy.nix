@@ -94,5 +94,21 @@
       example = [ "kubelet" "control-plane" "cni" "addons" "resolvconf" ];
       description = "Phases that are generated, hashed and pushed but never activated (phase.activate = false): no switch, no units started, no hooks, no checks. Binaries and images only those phases need are not downloaded. For labs that cannot run Kubernetes.";
     };
+    # deploy-rs's "magic rollback"
+    selfRollback = {
+      enable = opt {
+        type = t.bool; default = true; scope = "cluster";
+        description = "Before a switch of a phase named in kdeploy.selfRollback.phases, arm the node: unless the deployer confirms the change over a new SSH connection within kdeploy.selfRollback.deadline seconds (once the phase's checks pass), the node moves the phase back by itself, with the other phases the run switched on it, restarting what it changed, as soon as no run holds its lock. A change that locks the deployer out (an sshd setting, a firewall rule) then undoes itself; the deployer waits for it and reports it.";
+      };
+      deadline = opt {
+        type = t.intBetween 5 3600; default = 30; scope = "cluster";
+        description = "Seconds after a guarded phase begins to switch before its node may move it back by itself (it never does while the deployer that armed it holds its lock).";
+      };
+      phases = opt {
+        type = t.nullOr (t.listOf t.plainName); default = null; scope = "cluster";
+        example = [ "preinstall" "cni" "time-sync" ];
+        description = "The phases a switch arms (null: those that can cut the deployer off: preinstall, cni, resolvconf and every phase of your own, custom.phases). A membership change (etcd) is never armed.";
+      };
+    };
   };
 }

@@ -134,14 +134,23 @@ impl Project {
     /// `settings` text inserted after the containerd version line.
     pub fn variant(&self, name: &str, extra: &str) -> PathBuf {
         let anchor = "containerd.version = \"1.6.20\";";
-        assert!(self.lab.contains(anchor));
-        self.write(name, &self.lab.replace(anchor, &format!("{anchor} {extra}")))
+        self.rewritten(name, &[(anchor, &format!("{anchor} {extra}"))])
     }
 
     /// tests/clusters/lab-etcd.nix with `from` replaced by `to` (which must occur).
     pub fn edited(&self, name: &str, from: &str, to: &str) -> PathBuf {
-        assert!(self.lab.contains(from), "tests/clusters/lab-etcd.nix has no `{from}`");
-        self.write(name, &self.lab.replace(from, to))
+        self.rewritten(name, &[(from, to)])
+    }
+
+    /// tests/clusters/lab-etcd.nix with each `(from, to)` replaced in turn
+    /// (each `from` must occur).
+    pub fn rewritten(&self, name: &str, edits: &[(&str, &str)]) -> PathBuf {
+        let mut text = self.lab.clone();
+        for (from, to) in edits {
+            assert!(text.contains(from), "tests/clusters/lab-etcd.nix has no `{from}`");
+            text = text.replace(from, to);
+        }
+        self.write(name, &text)
     }
 
     /// Like `variant`, plus a pre hook sleeping `secs` in container-runtime
