@@ -216,6 +216,15 @@ let
     anchor = if ctx.firstControlPlane == null then null else ctx.firstControlPlane.name;
     anchorCandidates = map (n: n.name) ctx.controlPlanes;
     anchorPinned = clusterSettings.kubeadm.initNode != null;
+    # how a node removed without being reached (it does not answer `switch --prune`)
+    # leaves the Kubernetes API: run by the engine on the first of `on` it holds, with
+    # KDEPLOY_NODE_NAME set; none without an active control plane
+    removeNode =
+      if ctx.controlPlanes == [ ] || !(ctx.active "control-plane") then null
+      else {
+        on = map (n: n.name) ctx.controlPlanes;
+        run = "${clusterSettings.paths.binDir}/kubectl --kubeconfig=/etc/kubernetes/admin.conf delete node \"$KDEPLOY_NODE_NAME\" --ignore-not-found --wait=false";
+      };
     kubernetesVersion = clusterSettings.kubernetes.version;
     name = args.name;
     proxy = { inherit (clusterSettings.proxy) http https noProxy; };

@@ -34,6 +34,8 @@ pub struct Top<N> {
     nodes: BTreeMap<String, N>,
     phase_order: Vec<String>,
     #[serde(default)]
+    remove_node: Option<crate::schema::RemoveNode>,
+    #[serde(default)]
     proxy: crate::schema::Proxy,
     schema_version: u32,
     #[serde(default)]
@@ -105,6 +107,7 @@ impl<N> Top<N> {
             name: self.name,
             nodes,
             phase_order: self.phase_order,
+            remove_node: self.remove_node,
             proxy: self.proxy,
             schema_version: self.schema_version,
             settings: self.settings,

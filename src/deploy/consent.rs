@@ -1,7 +1,7 @@
 //! Asking before a plan that cannot be taken back by a rollback: it
 //! resets nodes (`reset`, `switch --prune`), removes a phase whose reset
 //! hooks destroy state (a role taken away: `kubeadm reset`, etcd data),
-//! removes etcd members, or runs the hooks of an upgrade (a drain evicts
+//! removes etcd members or a node that does not answer, or runs the hooks of an upgrade (a drain evicts
 //! every pod of a node). [`destructive`] reads that off the
 //! plan (a pure value, so the list is what will happen, not a guess);
 //! the run asks through [`Consent`] after planning and before anything
@@ -98,6 +98,10 @@ pub fn destructive(plan: &Plan) -> Vec<String> {
             }
         }
     }
+    for r in &plan.removals {
+        let api = r.via.as_ref().map(|v| format!(", deleted from the cluster's API on {v}")).unwrap_or_default();
+        out.push(format!("remove {} without reaching it (it does not answer){api}", r.node));
+    }
     out
 }
 
@@ -106,7 +110,7 @@ mod tests {
     use super::*;
     use crate::closure::Hook;
     use crate::deploy::membership::{Listed, MembershipPlan};
-    use crate::deploy::plan::{Ending, NodeWork, Step, Wave};
+    use crate::deploy::plan::{Ending, NodeWork, Removal, Step, Wave};
     use crate::schema::Membership;
 
     fn hook(name: &str, when: When, upgrade: bool) -> Hook {
@@ -123,7 +127,7 @@ mod tests {
     }
 
     fn plan(nodes: Vec<NodeWork>) -> Plan {
-        Plan { nodes, waves: vec![], record: None, snapshots: Vec::new() }
+        Plan { nodes, waves: vec![], record: None, snapshots: Vec::new(), removals: Vec::new() }
     }
 
     fn node(name: &str, steps: Vec<Step>) -> NodeWork {
@@ -158,7 +162,7 @@ mod tests {
                     spec: Membership { phase: "etcd".into(), ..Default::default() },
                     via: "w1".into(),
                     via_address: String::new(),
-                    changes: vec![Change::Leave { node: Some("w2".into()), member: listed("w2") }],
+                    changes: vec![Change::Leave { node: Some("w2".into()), member: listed("w2"), down: false }],
                 }),
             }],
             ..plan(vec![
@@ -180,6 +184,14 @@ mod tests {
         assert_eq!(got[1], "remove phase etcd on w2: etcd-data");
         assert_eq!(got[2], "upgrade kubelet on w1: drain, uncordon");
         assert!(got[3].contains("w2"), "{got:?}");
+
+        let dead = Removal { node: "w4".into(), via: Some("cp1".into()), run: Some("kubectl delete node".into()) };
+        let p = Plan { removals: vec![dead], ..plan(vec![]) };
+        assert!(!p.unchanged(), "a plan that removes a node is not a no-op");
+        assert_eq!(
+            destructive(&p),
+            ["remove w4 without reaching it (it does not answer), deleted from the cluster's API on cp1"]
+        );
     }
 
     #[test]

@@ -303,6 +303,14 @@ pub enum NeedsUnreachable {
         members: usize,
         quorum: usize,
     },
+    /// A node removed without being reached needs a control plane to
+    /// delete it from the cluster's API, and none of them answers.
+    #[error(
+        "{node} is removed without being reached, which needs one of the control planes ({}) to delete it from \
+         the cluster's API, and none of them answers",
+        .on.join(", ")
+    )]
+    RemoveNode { node: String, on: Vec<String> },
 }
 
 /// A rollback with nowhere to go, or one that would change a membership

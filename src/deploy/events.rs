@@ -188,6 +188,14 @@ pub enum Event {
         node: String,
         address: String,
     },
+    /// Removed from the cluster without being reached (`switch --prune`
+    /// while it did not answer): its etcd member left through a live one,
+    /// and the cluster's `removeNode` ran on `via` (none: the cluster has
+    /// no such command). A later switch that reaches it resets it.
+    NodeGone {
+        node: String,
+        via: Option<String>,
+    },
     /// Every phase unlinked and kdeploy's state gone from the node
     /// (`removed`: the directories kdeploy had created).
     NodeReset {

@@ -88,6 +88,9 @@ pub struct Session<'h> {
     /// go on without ([`super::operation::Operation::without`]); empty in
     /// every run that holds all its targets.
     pub skipped: Vec<String>,
+    /// Targets that did not answer, which the run removes without
+    /// reaching them ([`super::operation::Operation::gone`]).
+    pub gone: Vec<String>,
 }
 
 impl<'h> Session<'h> {
@@ -141,7 +144,7 @@ pub async fn open<'h>(nodes: &[Reached<'h>], owner: &str, sink: &dyn Sink) -> Re
         Ok::<_, crate::node::NodeError>(Opened { name: r.host.name().to_string(), node, lock, status })
     }))
     .await;
-    let mut session = Session { nodes: Vec::new(), skipped: Vec::new() };
+    let mut session = Session { nodes: Vec::new(), skipped: Vec::new(), gone: Vec::new() };
     let mut failed = false;
     for (r, o) in nodes.iter().zip(opened) {
         match o {
@@ -296,7 +299,7 @@ pub async fn execute(session: &Session<'_>, plan: &Plan, cx: &Context<'_>, sink:
             for (node, f) in failures {
                 outcome = Outcome::Failed;
                 if let (Some(within), Some(phase)) = (f.cut_off, &f.phase) {
-                    cut_off.insert(node.clone(), (phase.clone(), within));
+                    cut_off.insert(node.clone(), (phase.clone(), Duration::from_secs(within.into())));
                 }
                 sink.emit(f.event(&node));
             }
@@ -317,6 +320,17 @@ pub async fn execute(session: &Session<'_>, plan: &Plan, cx: &Context<'_>, sink:
         // interrupted during the last wave: nothing is committed either
         sink.emit(Event::Interrupted);
         outcome = Outcome::Interrupted;
+    }
+    if outcome == Outcome::Ok {
+        for r in &plan.removals {
+            match remove(session, r, &cx.deadlines).await {
+                Ok(()) => sink.emit(Event::NodeGone { node: r.node.clone(), via: r.via.clone() }),
+                Err(f) => {
+                    outcome = Outcome::Failed;
+                    sink.emit(f.event(&r.node));
+                }
+            }
+        }
     }
     if outcome != Outcome::Ok {
         for name in cut_off.keys() {
@@ -365,6 +379,23 @@ pub async fn execute(session: &Session<'_>, plan: &Plan, cx: &Context<'_>, sink:
         record::write(cx.state_dir, &keep_in_record(g, &kept, cx.records)).map_err(Error::NotRecorded)?;
     }
     Ok(if kept.is_empty() { outcome } else { Outcome::Failed })
+}
+
+/// The cluster's `removeNode` for a node removed without being reached,
+/// on the held control plane the plan names.
+async fn remove(session: &Session<'_>, r: &super::plan::Removal, d: &Deadlines) -> Result<(), Fail> {
+    let (Some(via), Some(run)) = (&r.via, &r.run) else { return Ok(()) };
+    let Some(o) = session.get(via) else { return Err(Fail::msg(None, format!("{via} is not held by this run"))) };
+    let env = format!("KDEPLOY_NODE_NAME={} ", crate::transport::shell_quote(&r.node));
+    let out =
+        o.node.exec_held(&format!("{env}exec {}", step::within(d.hook, run))).await.map_err(|e| Fail::msg(None, e))?;
+    if out.success() {
+        return Ok(());
+    }
+    Err(Fail {
+        journal: Some(step::output_tail(&out)),
+        ..Fail::msg(None, format!("removeNode on {via} {}", step::status_text(out.status, d.hook)))
+    })
 }
 
 /// `g` with the entries the latest record had for `kept` (reset nodes

@@ -163,8 +163,11 @@ pub async fn forward(
 ) -> Result<(), Fail> {
     match change {
         Change::Join { node, name, peer, .. } => join(p, m, node, name, peer, d, sink).await,
-        Change::Leave { member, .. } => {
-            handoff(p, m, member, d, sink).await?;
+        Change::Leave { member, down, .. } => {
+            // a member that answers nothing leads nothing
+            if !down {
+                handoff(p, m, member, d, sink).await?;
+            }
             if apply(p, m, Op::Remove { peer: &member.peer }, d).await? {
                 emit(sink, m, &label(member), "removed");
                 failpoint::hit("after-member-change");

@@ -79,7 +79,10 @@ pub enum Change {
     /// A listed member no node of the definition wants (or a learner
     /// or never-started member not wanted as it is): removed; `node`
     /// is the cluster node at its peer address, whose step then stops it.
-    Leave { node: Option<String>, member: Listed },
+    /// `down`: its node is gone (removed without being reached), so the
+    /// member answers nothing: removed first, before any member restarts,
+    /// which raises the margin of the quorum rather than lowering it.
+    Leave { node: Option<String>, member: Listed, down: bool },
 }
 
 impl Change {
@@ -138,7 +141,7 @@ pub fn plan(
 ) -> Result<Option<MembershipPlan>, MembershipError> {
     let wanted = |peer: &str| spec.members.values().any(|m| m.peer == peer);
     let node_at = |peer: &str| addresses.iter().find(|(_, a)| a.as_str() == url_host(peer)).map(|(n, _)| n.clone());
-    let leave = |m: &Listed| Change::Leave { node: node_at(&m.peer), member: m.clone() };
+    let leave = |m: &Listed| Change::Leave { node: node_at(&m.peer), member: m.clone(), down: false };
 
     // Learners (etcd allows one) and members never started go first: their
     // removal never touches quorum, and a learner left would block adds.

@@ -92,6 +92,14 @@ pub trait Operation {
         Ok(false)
     }
 
+    /// Of the targets in `unreachable`, those the run removes without
+    /// reaching them (a `switch --prune` of a dead node); the run plans
+    /// with them in [`Session::gone`], and they neither stop it nor make
+    /// it partial. The default: none.
+    fn gone(&self, _unreachable: &[String], _records: &Records) -> Vec<String> {
+        Vec::new()
+    }
+
     /// The plan, from the opened nodes. What an error means (a rule that
     /// refuses the run, or an answer that cannot be planned from) is its
     /// [`Error::stage`].
@@ -174,12 +182,15 @@ async fn run_connected<O: Operation>(
     cancel: Cancel,
     sink: &dyn Sink,
 ) -> Result<Report, Error> {
-    if !unreachable.is_empty() && (nodes.is_empty() || !op.without(unreachable, records)?) {
+    let gone = op.gone(unreachable, records);
+    let skipped: Vec<String> = unreachable.iter().filter(|n| !gone.contains(n)).cloned().collect();
+    if !skipped.is_empty() && (nodes.is_empty() || !op.without(&skipped, records)?) {
         return Ok(Report::of(Outcome::Unreachable));
     }
     let work = async |session: &Session<'_>| plan_and_execute(op, opts, records, session, cancel, sink).await;
-    let report = report(on_reached(O::NAME, nodes, unreachable, sink, work).await)?;
-    let partial = !unreachable.is_empty() && report.outcome == Outcome::Ok;
+    let left = Left { skipped: &skipped, gone: &gone };
+    let report = report(on_reached(O::NAME, nodes, left, sink, work).await)?;
+    let partial = !skipped.is_empty() && report.outcome == Outcome::Ok;
     Ok(if partial { Report { outcome: Outcome::Partial, ..report } } else { report })
 }
 
@@ -242,7 +253,7 @@ async fn on_targets<T>(
     let (hosts, unreachable) = connect_reporting(targets, parallel, sink).await;
     let held = if unreachable.is_empty() || without {
         let reached: Vec<Reached<'_>> = hosts.iter().map(|h| Reached { host: h, prefix: "" }).collect();
-        on_reached(name, &reached, &unreachable, sink, work).await
+        on_reached(name, &reached, Left { skipped: &unreachable, gone: &[] }, sink, work).await
     } else {
         Held::Unreachable
     };
@@ -250,12 +261,20 @@ async fn on_targets<T>(
     held
 }
 
+/// The targets a run goes on without: skipped ([`Session::skipped`]) and
+/// removed without being reached ([`Session::gone`]).
+#[derive(Clone, Copy, Default)]
+pub struct Left<'a> {
+    pub skipped: &'a [String],
+    pub gone: &'a [String],
+}
+
 /// [`on_nodes`] on nodes already reached (their connections stay open),
-/// going on without the targets `skipped` names ([`Session::skipped`]).
+/// going on without the targets `left` names.
 pub async fn on_reached<T>(
     name: &str,
     nodes: &[Reached<'_>],
-    skipped: &[String],
+    left: Left<'_>,
     sink: &dyn Sink,
     work: impl AsyncFnOnce(&Session<'_>) -> T,
 ) -> Held<T> {
@@ -266,7 +285,8 @@ pub async fn on_reached<T>(
             return Held::NotOpened;
         }
     };
-    session.skipped = skipped.to_vec();
+    session.skipped = left.skipped.to_vec();
+    session.gone = left.gone.to_vec();
     let done = work(&session).await;
     session.close().await;
     Held::Done(done)

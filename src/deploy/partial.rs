@@ -198,7 +198,7 @@ mod tests {
                 membership: None,
             })
             .collect();
-        Plan { nodes, waves, record: None, snapshots: Vec::new() }
+        Plan { nodes, waves, record: None, snapshots: Vec::new(), removals: Vec::new() }
     }
 
     fn etcd<'a>(nodes: &[&'a str]) -> Members<'a> {
@@ -260,7 +260,7 @@ mod tests {
             spec: crate::schema::Membership { phase: "etcd".into(), ..Default::default() },
             via: "m".into(),
             via_address: String::new(),
-            changes: vec![Change::Leave { node: Some("w3".into()), member }],
+            changes: vec![Change::Leave { node: Some("w3".into()), member, down: false }],
         });
         // w2, a member, is down while w3 leaves
         let e = needed(&p, &[etcd(&["m", "w1", "w2", "w3"])], None, &v(&["w2"])).unwrap_err();

@@ -251,11 +251,27 @@ pub struct Plan {
     pub record: Option<Generation>,
     /// Snapshots taken before the first change (`snapshot.rs`).
     pub snapshots: Vec<super::snapshot::SnapshotPlan>,
+    /// Nodes removed without being reached, after the waves (`prune.rs`).
+    pub removals: Vec<Removal>,
+}
+
+/// A node removed from the cluster without being reached (it did not
+/// answer a `switch --prune`): the cluster's `removeNode` command (the
+/// Kubernetes Node deleted through the API) run on `via`, a held control
+/// plane, with `KDEPLOY_NODE_NAME` set to `node`. Its etcd member leaves
+/// through the membership's plan, like any member the definition does not
+/// want. `via` is `None` when the cluster has no such command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Removal {
+    pub node: String,
+    pub via: Option<String>,
+    pub run: Option<String>,
 }
 
 impl Plan {
+    /// Nothing for any node to do, and nobody to remove.
     pub fn unchanged(&self) -> bool {
-        self.nodes.iter().all(NodeWork::unchanged)
+        self.nodes.iter().all(NodeWork::unchanged) && self.removals.is_empty()
     }
 }
 
@@ -342,7 +358,8 @@ pub fn waves(order: &[String], nodes: &[NodeWork], memberships: &[MembershipPlan
                 n.and_then(|n| step_of(n, phase, true).map(|_| StepRef::new(&n.name, phase))).into_iter().collect();
             Batch { steps, change: Some(j) }
         };
-        let leaving_last = |c: &&Change| matches!(c, Change::Leave { member, .. } if member.started && !member.learner);
+        let leaving_last =
+            |c: &&Change| matches!(c, Change::Leave { member, down: false, .. } if member.started && !member.learner);
         let first = m.changes.iter().enumerate().filter(|(_, c)| !leaving_last(c)).map(change_batch);
         let last = m.changes.iter().enumerate().filter(|(_, c)| leaving_last(c)).map(change_batch);
         let batches = first.chain(regular).chain(last).collect();
@@ -466,7 +483,7 @@ mod tests {
         let want = [("b", ["n1", "n2"].as_slice()), ("d", &["n2"]), ("z", &["n1"]), ("c", &["n1"]), ("a", &["n2"])];
         assert_eq!(got, want.map(|(p, ns)| (p, ns.iter().map(|n| n.to_string()).collect::<Vec<_>>())));
         // each step named is the node's step of the wave's phase, linking or unlinking as the wave does
-        let plan = Plan { nodes, waves: w, record: None, snapshots: Vec::new() };
+        let plan = Plan { nodes, waves: w, record: None, snapshots: Vec::new(), removals: Vec::new() };
         let steps = Steps::of(&plan);
         assert_eq!(steps.unknown(), None);
         for w in &plan.waves {
@@ -565,7 +582,7 @@ mod tests {
             via: "m1".into(),
             via_address: String::new(),
             changes: vec![
-                Change::Leave { node: Some("old".into()), member },
+                Change::Leave { node: Some("old".into()), member, down: false },
                 Change::Join { node: "new".into(), name: "new".into(), peer: "q".into(), listed: None },
             ],
         };
@@ -577,7 +594,7 @@ mod tests {
         assert_eq!(b[1], Batch { steps: vec![etcd("m1"), etcd("m2")], change: None });
         assert_eq!(b[2], Batch { steps: vec![etcd("old")], change: Some(0) }, "the leave last");
         assert_eq!(b.len(), 3);
-        let plan = Plan { nodes, waves: w, record: None, snapshots: Vec::new() };
+        let plan = Plan { nodes, waves: w, record: None, snapshots: Vec::new(), removals: Vec::new() };
         let text = render(&plan);
         assert!(text.contains("rollout of etcd: [new: etcd add member new (q) via m1] then [m1, m2] then [old: etcd remove member old (p) via m1]"), "{text}");
     }

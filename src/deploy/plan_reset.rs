@@ -244,6 +244,7 @@ mod tests {
             members: None,
             anchor: None,
             nodes: nodes.iter().map(|n| (n.to_string(), r.clone())).collect(),
+            gone: Default::default(),
         }
     }
 

@@ -26,6 +26,8 @@ pub enum NodeStatus {
     Reset,
     /// Deployed, no longer in the definition, left as it is.
     Left,
+    /// Removed from the cluster without being reached (`switch --prune`).
+    Gone,
 }
 
 impl NodeStatus {
@@ -37,6 +39,7 @@ impl NodeStatus {
             NodeStatus::Unreachable => "unreachable",
             NodeStatus::Reset => "reset",
             NodeStatus::Left => "left",
+            NodeStatus::Gone => "gone",
         }
     }
 }
@@ -237,6 +240,11 @@ impl Sink for Recap {
                 ));
             }
             Event::NodeReset { node: n, .. } => node(d, &n).status = NodeStatus::Reset,
+            Event::NodeGone { node: n, .. } => {
+                let r = node(d, &n);
+                r.status = NodeStatus::Gone;
+                r.error = Some("removed without reaching it; reset by the next switch that reaches it".into());
+            }
             Event::Drift { node: n, phase, kind, what, why } => {
                 node(d, &n).drift.push(format!("{phase}: {kind} {what} {why}"))
             }
@@ -318,6 +326,7 @@ impl RecapData {
                 "unreachable": self.count(NodeStatus::Unreachable),
                 "reset": self.count(NodeStatus::Reset),
                 "left": self.count(NodeStatus::Left),
+                "gone": self.count(NodeStatus::Gone),
             },
             "nodes": self.nodes,
             "transfer": self.transfer,

@@ -78,6 +78,13 @@ pub struct Generation {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub anchor: Option<String>,
     pub nodes: BTreeMap<String, NodeRecord>,
+    /// Nodes removed from the cluster without being reached (`switch
+    /// --prune` while they did not answer): their etcd member removed
+    /// through a live one, their Kubernetes Node deleted through the API.
+    /// Not part of the cluster any more; a switch that reaches one resets
+    /// it and drops it from here.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub gone: BTreeMap<String, NodeRecord>,
 }
 
 /// Why `rollback` from `latest` to `target` is refused, if it would change

@@ -87,6 +87,9 @@ fn text(e: &Event, verbose: bool) -> Option<String> {
             format!("upgrade: Kubernetes {from} -> {to}: the control plane before the kubelets")
         }
         Event::PhaseStarted { phase, nodes } => format!("== {phase} on {}", nodes.join(", ")),
+        Event::BatchStarted { phase, batch, of, nodes } if nodes.is_empty() => {
+            format!("== {phase}: batch {batch} of {of} (a membership change alone)")
+        }
         Event::BatchStarted { phase, batch, of, nodes } => {
             format!("== {phase}: batch {batch} of {of} on {}", nodes.join(", "))
         }
@@ -131,6 +134,10 @@ fn text(e: &Event, verbose: bool) -> Option<String> {
         Event::Committed { node, generation } => format!("[{node}] committed generation {generation}"),
         Event::Drift { node, phase, kind, what, why } => format!("[{node}] drift in {phase}: {kind} {what} {why}"),
         Event::Interrupted => "interrupted: no new work starts; putting touched nodes back".to_string(),
+        Event::NodeGone { node, via } => format!(
+            "[{node}] removed without reaching it{}: reset by the next switch that reaches it",
+            via.as_ref().map(|v| format!(" (deleted from the cluster's API on {v})")).unwrap_or_default()
+        ),
         Event::NodeLeft { node, address } => format!(
             "[{node}] not in the definition any more ({address}): left as it is; `kdeploy switch --prune` removes it"
         ),

@@ -65,7 +65,7 @@ impl Operation for Reset<'_> {
         let gone: Vec<String> = work.iter().filter(|w| w.resets()).map(|w| w.name.clone()).collect();
         let latest = records.latest_of(&self.opts.cluster);
         let record = plan_reset::record_without(latest, &gone, records.next_number(), record::now());
-        Ok(Plan { nodes: work, waves, record, snapshots: Vec::new() })
+        Ok(Plan { nodes: work, waves, record, snapshots: Vec::new(), removals: Vec::new() })
     }
 }
 

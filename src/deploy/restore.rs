@@ -169,6 +169,8 @@ async fn restore_held(
         via_address: address.to_string(),
         changes: Vec::new(),
     };
+    // (its error is the function's own, returned at once: no boxing)
+    #[allow(clippy::result_large_err)]
     let node = |n: &str| session.get(n).map(|o| &o.node).ok_or_else(|| (n.to_string(), fail(&m, "not held")));
     // every member stopped before any starts again: none of the old
     // cluster may answer the restored one

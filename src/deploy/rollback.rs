@@ -148,6 +148,7 @@ async fn gather_and_plan(
         members: tgt.members.clone(),
         anchor: tgt.anchor.clone(),
         nodes: records,
+        gone: latest.gone.clone(),
     };
-    Ok(Plan { nodes: work, waves, record: Some(record), snapshots: Vec::new() })
+    Ok(Plan { nodes: work, waves, record: Some(record), snapshots: Vec::new(), removals: Vec::new() })
 }

@@ -23,9 +23,9 @@ pub struct Fail {
     pub message: String,
     pub journal: Option<String>,
     /// The node took no new connection after the phase switched: it moves
-    /// the phase back by itself within this long once the run lets go of
-    /// it, and the run must not (see [`confirm`]).
-    pub cut_off: Option<Duration>,
+    /// the phase back by itself within this many seconds once the run
+    /// lets go of it, and the run must not (see [`confirm`]).
+    pub cut_off: Option<u32>,
 }
 
 impl Fail {
@@ -266,7 +266,7 @@ pub async fn confirm(node: &Node<'_>, step: &Step, within: Duration, sink: &dyn 
             Ok(())
         }
         Err(NodeError::Transport(e)) => Err(Fail {
-            cut_off: Some(within),
+            cut_off: Some(u32::try_from(within.as_secs()).unwrap_or(u32::MAX)),
             ..Fail::msg(
                 phase,
                 format!(
@@ -338,7 +338,12 @@ pub fn armed_steps(step: &Step, earlier: &[&Step]) -> Vec<ArmedStep> {
         .rev()
         .map(|s| {
             let units = way_back(s, &changed);
-            ArmedStep { phase: s.phase.clone(), from: s.from, before: units.before_switch(), after: units.after_switch() }
+            ArmedStep {
+                phase: s.phase.clone(),
+                from: s.from,
+                before: units.before_switch(),
+                after: units.after_switch(),
+            }
         })
         .collect()
 }

@@ -21,7 +21,7 @@ use futures::future::join_all;
 use super::anchor;
 use super::connect::SshSettings;
 use super::diff;
-use super::error::{BlobError, Error, MembershipError, UpgradeRefused};
+use super::error::{BlobError, Error, MembershipError, NeedsUnreachable, UpgradeRefused};
 use super::events::{Event, Sink};
 pub use super::execute::{Cancel, Outcome, Reached};
 use super::execute::{Opened, Session};
@@ -30,7 +30,7 @@ use super::member_step;
 use super::membership::{self, MembershipPlan};
 use super::operation::{self, Operation, Report, RunOptions};
 use super::partial;
-use super::plan::{self, Ending, NodeWork, Plan};
+use super::plan::{self, Ending, NodeWork, Plan, Removal};
 use super::plan_reset::Scope;
 use super::plan_switch::{self as planner, Deployed, PhaseInput};
 use super::prune;
@@ -142,6 +142,10 @@ impl Operation for Switch<'_> {
         Ok([targets, prune::targets(closures, records, self.opts.prune, ssh)?].concat())
     }
 
+    fn gone(&self, unreachable: &[String], records: &Records) -> Vec<String> {
+        prune::unreached_gone(self.closures, records, self.opts.prune, unreachable)
+    }
+
     fn without(&self, unreachable: &[String], records: &Records) -> Result<bool, Error> {
         if unreachable.len() > self.opts.max_unreachable {
             return Ok(false);
@@ -230,7 +234,7 @@ async fn gather_and_plan(
     let all = &session.nodes;
     let (nodes, pruned): (Vec<&Opened<'_>>, Vec<&Opened<'_>>) =
         all.iter().partition(|o| closures.cluster.nodes.contains_key(&o.name));
-    if let Some(o) = pruned.iter().find(|_| !opts.prune) {
+    if let Some(o) = pruned.iter().find(|o| !opts.prune && !prune::was_gone(closures, records, &o.name)) {
         return Err(Error::NotInCluster { node: o.name.clone(), cluster: closures.cluster.name.clone() });
     }
     for o in &nodes {
@@ -309,13 +313,33 @@ async fn gather_and_plan(
     session.sort_like(&mut work);
     let memberships = gather_memberships(closures, records, session, &deployed, &work, opts).await?;
     let waves = plan::waves(order, &work, &memberships);
-    let record = deployer_record(closures, records, &opts.run.ssh, &nodes, &work);
+    let record = deployer_record(closures, records, &opts.run.ssh, &nodes, &work, &session.gone);
     let snapshots =
         if opts.no_snapshot { Vec::new() } else { snapshots_before(closures, session, &deployed, &work, &memberships) };
-    let plan = Plan { nodes: work, waves, record, snapshots };
+    let removals = removals(closures, session)?;
+    let plan = Plan { nodes: work, waves, record, snapshots, removals };
     let anchor = closures.cluster.anchor.as_deref();
     partial::needed(&plan, &members(closures, records), anchor, &session.skipped)?;
     Ok(plan)
+}
+
+/// What removes each node gone without being reached from the cluster's
+/// API: the definition's `removeNode` on the first of its nodes the run
+/// holds. Refused when the cluster has such a command and none of them
+/// answers.
+fn removals(closures: &Closures, session: &Session<'_>) -> Result<Vec<Removal>, Error> {
+    let Some(rm) = &closures.cluster.remove_node else {
+        return Ok(session.gone.iter().map(|n| Removal { node: n.clone(), via: None, run: None }).collect());
+    };
+    let via = rm.on.iter().find(|n| session.get(n).is_some());
+    session
+        .gone
+        .iter()
+        .map(|n| match via {
+            Some(v) => Ok(Removal { node: n.clone(), via: Some(v.clone()), run: Some(rm.run.clone()) }),
+            None => Err(NeedsUnreachable::RemoveNode { node: n.clone(), on: rm.on.clone() }.into()),
+        })
+        .collect()
 }
 
 /// Every membership of the definition, with the nodes that run a member
@@ -368,8 +392,15 @@ async fn gather_memberships(
         |n: &str| addresses.get(n).or_else(|| Some(&recorded?.nodes.get(n)?.address)).map_or("", String::as_str);
     let held: Vec<&str> = nodes.iter().map(|o| o.name.as_str()).collect();
     let left = if opts.prune { Default::default() } else { prune::left_addresses(closures, records) };
+    let gone_at: BTreeSet<&str> = session
+        .gone
+        .iter()
+        .filter_map(|n| recorded.and_then(|g| g.nodes.get(n).or_else(|| g.gone.get(n))))
+        .map(|r| r.address.as_str())
+        .collect();
     for (name, spec) in &closures.cluster.memberships {
-        if !work.iter().any(|w| w.steps.iter().any(|s| s.phase == spec.phase)) {
+        // (a node removed without being reached may have run a member)
+        if !work.iter().any(|w| w.steps.iter().any(|s| s.phase == spec.phase)) && session.gone.is_empty() {
             continue;
         }
         let mut asked: Vec<&Opened<'_>> =
@@ -424,6 +455,7 @@ async fn gather_memberships(
             .collect();
         member_step::refuse_unlisted_leavers(name, spec, &leaving, &listed, &opts.run.deadlines).await?;
         let Some(mut plan) = membership::plan(name, spec, &listed, &addresses, &held)? else { continue };
+        mark_down(&mut plan, &gone_at);
         // a node left out of the definition keeps its member until pruned;
         // a pruned one leaves like any member (hand-off, remove), before
         // its reset stops etcd
@@ -436,6 +468,17 @@ async fn gather_memberships(
         }
     }
     Ok(plans)
+}
+
+/// The members at the addresses of nodes gone without being reached are
+/// down: each leaves first (see [`membership::Change::Leave`]).
+fn mark_down(plan: &mut MembershipPlan, gone_at: &BTreeSet<&str>) {
+    for c in &mut plan.changes {
+        if let membership::Change::Leave { member, down, .. } = c {
+            *down = gone_at.contains(membership::url_host(&member.peer));
+        }
+    }
+    plan.changes.sort_by_key(|c| !matches!(c, membership::Change::Leave { down: true, .. }));
 }
 
 /// The snapshots this run takes before its first change: per membership
@@ -495,6 +538,7 @@ fn deployer_record(
     ssh: &SshSettings,
     nodes: &[&Opened<'_>],
     work: &[NodeWork],
+    unreached: &[String],
 ) -> Option<Generation> {
     let latest = history.latest_of(&closures.cluster.name);
     let mut records = latest.map(|g| g.nodes.clone()).unwrap_or_default();
@@ -522,9 +566,17 @@ fn deployer_record(
             },
         );
     }
-    // nodes left out of the definition stay recorded until pruned
+    // nodes left out of the definition stay recorded until pruned; those
+    // removed without being reached move to `gone` until one is reset
     let pruned: Vec<&str> = work.iter().filter(|w| w.resets()).map(|w| w.name.as_str()).collect();
     let same_cluster = latest.is_some_and(|g| g.cluster == closures.cluster.name);
+    let mut gone = latest.filter(|_| same_cluster).map(|g| g.gone.clone()).unwrap_or_default();
+    for n in unreached {
+        if let Some(r) = records.remove(n) {
+            gone.insert(n.clone(), r);
+        }
+    }
+    gone.retain(|n, _| !pruned.contains(&n.as_str()) && !closures.cluster.nodes.contains_key(n));
     records.retain(|n, _| closures.cluster.nodes.contains_key(n) || (same_cluster && !pruned.contains(&n.as_str())));
     let same = latest.is_some_and(|g| {
         g.cluster == closures.cluster.name
@@ -535,7 +587,8 @@ fn deployer_record(
                     .is_some_and(|(a, b)| a.generation == b.generation && a.hash == b.hash)
             })
     });
-    if same && work.iter().all(NodeWork::unchanged) {
+    let gone_same = latest.is_some_and(|g| g.gone.keys().eq(gone.keys()));
+    if same && gone_same && work.iter().all(NodeWork::unchanged) {
         return None;
     }
     Some(Generation {
@@ -555,6 +608,7 @@ fn deployer_record(
         ),
         anchor: closures.cluster.anchor.clone(),
         nodes: records,
+        gone,
     })
 }
 

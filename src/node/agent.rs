@@ -22,8 +22,8 @@ use super::manifest::{Manifest, ManifestError};
 use super::plan::{plan_units, UnitPlan};
 use super::protocol::request::{fetch_input, have_input, is_sha256};
 use super::protocol::{
-    refusal, reply, ArmedStep, BadRequest, Code, Failure, Malformed, NodeState, NodeStatus, NotFetched, PhaseRecord, Request,
-    StoredBlob, WantedBlob, VERSION,
+    refusal, reply, ArmedStep, BadRequest, Code, Failure, Malformed, NodeState, NodeStatus, NotFetched, PhaseRecord,
+    Request, StoredBlob, WantedBlob, VERSION,
 };
 use super::put_stream::{Body, PutBlob, PutStream};
 use super::script;

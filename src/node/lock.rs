@@ -133,7 +133,13 @@ impl NodeLock {
                 watched.lost.store(true, Ordering::SeqCst);
             }
         });
-        NodeLock { host: host.to_string(), state, stdin: std::sync::Mutex::new(stdin), heartbeat, watcher: Some(watcher) }
+        NodeLock {
+            host: host.to_string(),
+            state,
+            stdin: std::sync::Mutex::new(stdin),
+            heartbeat,
+            watcher: Some(watcher),
+        }
     }
 
     pub fn host(&self) -> &str {

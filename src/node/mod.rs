@@ -23,5 +23,7 @@ pub use exit::NodeExit;
 pub use lock::NodeLock;
 pub use manifest::{changed_files, DirEntry, FileEntry, Manifest};
 pub use plan::{plan_units, unit_action, Action, OnChange, UnitPlan, UnitSpec};
-pub use protocol::{ArmedStep, Drift, NodeState, NodeStatus, NotFetched, PhaseEntry, PhaseRecord, SelfRollback, StoredBlob, WantedBlob};
+pub use protocol::{
+    ArmedStep, Drift, NodeState, NodeStatus, NotFetched, PhaseEntry, PhaseRecord, SelfRollback, StoredBlob, WantedBlob,
+};
 pub use put_stream::{Body, PutBlob};

@@ -44,6 +44,10 @@ pub struct Cluster {
     pub name: String,
     pub nodes: BTreeMap<String, Node>,
     pub phase_order: Vec<String>,
+    /// How a node removed without being reached leaves the cluster's API
+    /// (none: the cluster runs no Kubernetes, or an older stdlib).
+    #[serde(default)]
+    pub remove_node: Option<RemoveNode>,
     /// Proxies for the deployer's downloads.
     #[serde(default)]
     pub proxy: Proxy,
@@ -61,6 +65,17 @@ pub struct Cluster {
     #[serde(default)]
     pub upgrade_phase_order: Vec<String>,
     pub warnings: Vec<String>,
+}
+
+/// The command that removes a node from the cluster's API without
+/// reaching it (`kubectl delete node`): run under sh on the first node of
+/// `on` (the control planes, in order) that the run holds, with
+/// `KDEPLOY_NODE_NAME` set to the node's name.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RemoveNode {
+    pub on: Vec<String>,
+    pub run: String,
 }
 
 /// `proxy.*`: for http:// URLs, for https:// ones (`None`: the http

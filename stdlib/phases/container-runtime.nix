@@ -72,8 +72,9 @@ else {
         "fi"
         "systemctl stop containerd.service || exit 1"
         # a shim outlives containerd by design (containers survive its restarts); a reset
-        # ends the ones this containerd started, named by its socket
-        "shims='containerd-shim.* -address /run/containerd/containerd.sock'"
+        # ends the ones this containerd started, named by its socket (the pattern is
+        # anchored at the program's name: this script's own command line holds it too)
+        "shims='^[^ ]*containerd-shim[^ ]* .*-address /run/containerd/containerd.sock'"
         "pkill -KILL -f -- \"$shims\" || true"
         "for _ in $(seq 50); do pgrep -f -- \"$shims\" >/dev/null || break; sleep 0.1; done"
         "! pgrep -f -- \"$shims\" >/dev/null || { echo 'containerd shims survive SIGKILL' >&2; exit 1; }"

@@ -7,8 +7,9 @@
 //! link up converges it; then a change that needs it (etcd's settings:
 //! each member restarts, and with k8s-worker02's member down one of three
 //! would be up) is refused with exit 6 and nothing touched. All three lab
-//! nodes are etcd members. The pure rules are `src/deploy/partial.rs`'s
-//! unit tests, the engine's `tests/local/partial.rs`.
+//! nodes are etcd members. Then k8s-worker02 down for good, pruned without
+//! being reached, and reset once back. The pure rules are
+//! `src/deploy/partial.rs`'s unit tests, the engine's `tests/local/partial.rs`.
 
 use crate::support;
 use std::net::{SocketAddr, TcpStream};
@@ -162,4 +163,97 @@ fn a_change_that_needs_the_cut_off_worker_is_refused_and_touches_nothing() {
     let after: Vec<String> = (1..=3).map(|i| active_since(i, "etcd")).collect();
     assert_eq!(after, etcd_since, "a refused run restarted an etcd member");
     assert_deployed(&p.base());
+}
+
+/// The lab file's third node, as it is written there.
+const WORKER02: &str = "\n    k8s-worker02 = { address = \"10.77.0.13\"; roles = [ \"worker\" \"etcd\" ]; };";
+
+/// `etcdctl member list` as node `i`'s own member answers it.
+fn members(i: u32) -> String {
+    ssh(
+        i,
+        "set -a; . /etc/etcd.env; unset ETCDCTL_ENDPOINTS; \
+         etcdctl --endpoints=\"$ETCD_ADVERTISE_CLIENT_URLS\" member list",
+    )
+}
+
+/// Waits (up to a minute) until node `i` answers on port 22 again.
+fn wait_for_sshd(i: u32) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let sshd: SocketAddr = format!("{}:22", addr(i)).parse().unwrap();
+    while TcpStream::connect_timeout(&sshd, Duration::from_secs(1)).is_err() {
+        assert!(Instant::now() < deadline, "node {i} not back a minute after its link came up");
+        std::thread::sleep(Duration::from_millis(500));
+    }
+}
+
+/// A node whose link is down for good (k8s-worker02), left out of the
+/// definition and pruned: removed without being reached (exit 0, "gone"),
+/// its etcd member removed through a live member — with k8s-worker01's,
+/// which leaves as the definition says, the one left takes writes — never
+/// asked to do anything itself; a plain
+/// switch while it stays down goes on; once its link is up, the next plain
+/// switch resets it; the lab file as written brings it back as a member.
+#[test]
+fn a_dead_member_is_removed_through_the_others_and_reset_when_it_comes_back() {
+    let _g = lab_lock_any();
+    if !lab_up() {
+        return;
+    }
+    let p = Project::new();
+    p.restore();
+    // (k8s-worker01 stops being a member too: etcd runs an odd number)
+    let without = p.rewritten(
+        "without",
+        &[
+            (WORKER02, ""),
+            (
+                "k8s-worker01 = { address = \"10.77.0.12\"; roles = [ \"worker\" \"etcd\" ]; };",
+                "k8s-worker01 = { address = \"10.77.0.12\"; roles = [ \"worker\" ]; };",
+            ),
+        ],
+    );
+    let peer3 = format!("{}:2380", addr(3));
+    assert!(members(1).contains(&peer3), "{}", members(1));
+    let phases3 = ssh(3, "readlink /var/lib/kdeploy/phases/*");
+
+    let down = LinkDown::take(3);
+    // not confirmed (no terminal, no --yes): refused, nothing changed
+    let (out, _) = run(unconfirmed("switch", &without, None, &["--prune"]));
+    assert_eq!(out.status.code(), Some(6), "{}", text(&out));
+    assert!(text(&out).contains("remove k8s-worker02 without reaching it"), "{}", text(&out));
+    assert!(members(1).contains(&peer3), "a refused run removed the member");
+
+    let t0 = Instant::now();
+    let (out, j) = run(kdeploy_cmd("switch", &without, None, &["--prune", "--yes"]));
+    let t = text(&out);
+    eprintln!("removed k8s-worker02 without reaching it in {:?}:\n{t}", t0.elapsed());
+    assert!(out.status.success(), "{t}");
+    assert_eq!(j["nodes"]["k8s-worker02"]["status"], "gone", "{j}");
+    let list = members(1);
+    assert!(!list.contains(&peer3) && list.lines().count() == 1, "{list}");
+    let put = "set -a; . /etc/etcd.env; unset ETCDCTL_ENDPOINTS; \
+               etcdctl --endpoints=\"$ETCD_ADVERTISE_CLIENT_URLS\" put kdeploy-test/after-removal yes";
+    assert!(ssh(1, put).contains("OK"), "the two members left take no write");
+    assert_eq!(ssh(3, "readlink /var/lib/kdeploy/phases/*"), phases3, "k8s-worker02 was changed");
+
+    // still down: a plain switch goes on without it
+    let (out, _) = switch(&without);
+    assert!(out.status.success(), "{}", text(&out));
+    drop(down);
+    wait_for_sshd(3);
+
+    // back: the next plain switch resets it
+    let (out, j) = switch(&without);
+    let t = text(&out);
+    assert!(out.status.success(), "{t}");
+    assert_eq!(j["nodes"]["k8s-worker02"]["status"], "reset", "{j}");
+    assert!(ssh(3, "test -e /var/lib/kdeploy && echo still || echo none").contains("none"), "{t}");
+    assert_ne!(ssh(3, "systemctl is-active etcd").trim(), "active");
+    let (out, j) = switch(&without);
+    assert!(out.status.success() && statuses(&j).iter().all(|(_, s)| s == "unchanged"), "{}", text(&out));
+
+    // the lab file as written: it joins again
+    p.restore();
+    assert!(members(1).contains(&peer3), "{}", members(1));
 }

@@ -15,6 +15,7 @@
 use std::path::PathBuf;
 
 use kdeploy::closure::{self, Closures};
+use kdeploy::deploy::consent::Consent;
 use kdeploy::deploy::error::{NeedsUnreachable, Stage};
 use kdeploy::deploy::events::{Collect, Event, Sink};
 use kdeploy::deploy::operation::run_reached_without;
@@ -38,9 +39,11 @@ struct Version<'a> {
     etcd: u32,
     etcd_on: &'a [&'a str],
     delegate: Option<&'a str>,
+    /// The nodes the definition names (a node left out is pruned).
+    defined: &'a [&'a str],
 }
 
-const V1: Version<'static> = Version { base: 1, etcd: 1, etcd_on: &NODES, delegate: None };
+const V1: Version<'static> = Version { base: 1, etcd: 1, etcd_on: &NODES, delegate: None, defined: &NODES };
 
 struct Project {
     dir: tempfile::TempDir,
@@ -106,16 +109,20 @@ impl Project {
             })
         };
         let member = |n: &str| json!({"name": n, "peer": peer(n), "wipe": "true"});
+        let defined = || v.defined.iter();
         let cluster = json!({
             "name": "local", "phaseOrder": ["base", "etcd"], "schemaVersion": closure::SCHEMA_VERSION,
             "settings": {}, "warnings": [],
-            "nodes": NODES.iter().map(|n| (n.to_string(), node(n))).collect::<serde_json::Map<_, _>>(),
+            "nodes": defined().map(|n| (n.to_string(), node(n))).collect::<serde_json::Map<_, _>>(),
             "memberships": {"etcd": {
                 "phase": "etcd",
-                "members": NODES.iter().map(|n| (n.to_string(), member(n))).collect::<serde_json::Map<_, _>>(),
+                "members": defined().map(|n| (n.to_string(), member(n))).collect::<serde_json::Map<_, _>>(),
                 "list": "cat \"$NODE_DIR/list\"",
-                "add": "false", "promote": "false", "remove": "false", "handoff": "true", "join": "true",
+                // the member's line leaves the list of the node that runs it
+                "remove": "grep -v \"^$KDEPLOY_MEMBER_ID,\" \"$NODE_DIR/list\" > \"$NODE_DIR/list.new\" && mv \"$NODE_DIR/list.new\" \"$NODE_DIR/list\"",
+                "add": "false", "promote": "false", "handoff": "true", "join": "true",
             }},
+            "removeNode": {"on": ["n2", "n1"], "run": format!("echo \"removed $KDEPLOY_NODE_NAME on $(basename $NODE_DIR)\" >> {log}")},
         });
         closure::load(&cluster.to_string(), &self.resolver()).unwrap()
     }
@@ -123,6 +130,16 @@ impl Project {
     /// A switch of `v` over the nodes not in `down` (reported unreachable
     /// first, as connecting does), tolerating `max` unreachable ones.
     async fn switch(&self, v: Version<'_>, down: &[&str], max: usize) -> (Result<Report, Error>, Vec<Event>) {
+        self.switch_with(v, down, SwitchOptions { max_unreachable: max, ..Default::default() }).await
+    }
+
+    /// [`Project::switch`] with its options.
+    async fn switch_with(
+        &self,
+        v: Version<'_>,
+        down: &[&str],
+        opts: SwitchOptions,
+    ) -> (Result<Report, Error>, Vec<Event>) {
         let up: Vec<&str> = NODES.iter().copied().filter(|n| !down.contains(n)).collect();
         let hosts: Vec<LocalHost> =
             up.iter().map(|n| LocalHost::new(n).with_env("NODE_DIR", self.node_dir(n).to_str().unwrap())).collect();
@@ -130,9 +147,8 @@ impl Project {
         let reached: Vec<Reached<'_>> =
             hosts.iter().zip(&prefixes).map(|(h, p)| Reached { host: h, prefix: p }).collect();
         let opts = SwitchOptions {
-            run: RunOptions::at(self.dir.path().join(".kdeploy")),
-            max_unreachable: max,
-            ..Default::default()
+            run: RunOptions { consent: opts.run.consent.clone(), ..RunOptions::at(self.dir.path().join(".kdeploy")) },
+            ..opts
         };
         let sink = Collect::default();
         for n in down {
@@ -256,4 +272,51 @@ async fn a_change_that_needs_the_unreachable_node_changes_nothing() {
 
     assert_eq!(p.state(), before, "a refused run changed a node");
     assert_eq!(p.records().all().len(), recorded, "a refused run recorded a generation");
+}
+
+/// A node that is down for good, left out of the definition and pruned:
+/// removed without being reached — its member leaves through a live
+/// member, the cluster's `removeNode` runs on the first control plane
+/// held — after consent; it is kept as gone in the record, tried by every
+/// later switch, and reset once it answers again.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_dead_node_is_removed_through_the_others_and_reset_when_it_comes_back() {
+    let p = Project::new();
+    let (r, events) = p.switch(V1, &[], 0).await;
+    assert_eq!(outcome(r, &events), Outcome::Ok);
+    let without_n3 = Version { defined: &["n1", "n2"], ..V1 };
+
+    // not asked: refused before anything changes, naming what it would do
+    let absent = SwitchOptions {
+        prune: true,
+        run: RunOptions { consent: Consent::Absent, ..Default::default() },
+        ..Default::default()
+    };
+    let (r, _) = p.switch_with(without_n3, &["n3"], absent).await;
+    let refused = r.err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(refused.contains("remove n3 without reaching it"), "{refused}");
+    assert!(p.log().lines().all(|l| !l.starts_with("removed")), "{}", p.log());
+
+    let (r, events) = p.switch_with(without_n3, &["n3"], SwitchOptions { prune: true, ..Default::default() }).await;
+    assert_eq!(outcome(r, &events), Outcome::Ok, "{events:#?}");
+    assert!(p.log().contains("removed n3 on n2"), "removeNode ran on the first control plane held: {}", p.log());
+    let list = std::fs::read_to_string(p.node_dir("n1").join("list")).unwrap();
+    assert!(!list.contains(", n3,"), "n3's member is still listed: {list}");
+    let recap = Recap::new("local", NODES.map(String::from));
+    events.iter().cloned().for_each(|e| recap.emit(e));
+    assert_eq!(recap.data().nodes["n3"].status, NodeStatus::Gone, "{events:#?}");
+    let latest = p.records().latest().cloned().unwrap();
+    assert!(latest.gone.contains_key("n3") && !latest.nodes.contains_key("n3"), "{latest:?}");
+    assert!(p.node_dir("n3").join("root/var/lib/kdeploy").exists(), "n3 was reached");
+
+    // still down: the next plain switch goes on without it, quietly
+    let (r, events) = p.switch(without_n3, &["n3"], 0).await;
+    assert_eq!(outcome(r, &events), Outcome::Ok, "{events:#?}");
+
+    // back: the next plain switch resets it and forgets it
+    let (r, events) = p.switch(without_n3, &[], 0).await;
+    assert_eq!(outcome(r, &events), Outcome::Ok, "{events:#?}");
+    assert!(!p.node_dir("n3").join("root/var/lib/kdeploy").exists(), "n3 not reset");
+    assert!(!p.node_dir("n3").join("root/etc/demo/etcd.env").exists(), "n3 not reset");
+    assert!(p.records().latest().is_some_and(|g| g.gone.is_empty()), "n3 still recorded as gone");
 }

@@ -49,9 +49,7 @@ impl Project {
     /// phase `access` (armed) /etc/demo/access; with `lock_out`, n1's
     /// `access` also holds /etc/demo/gate, which cuts n1 off.
     fn closures(&self, version: u32, lock_out: bool) -> Closures {
-        let file = |path: &str, text: String| {
-            json!({"group": "root", "mode": "0644", "owner": "root", "path": path, "source": {"text": text}})
-        };
+        let file = |path: &str, text: String| json!({"group": "root", "mode": "0644", "owner": "root", "path": path, "source": {"text": text}});
         let phase = |name: &str, guard: Option<u32>, files: Vec<serde_json::Value>| {
             json!({"activate": true, "checks": [], "directories": [], "hooks": [], "name": name, "units": [],
                    "selfRollback": guard, "files": files})

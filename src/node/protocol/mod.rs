@@ -21,7 +21,9 @@ pub mod reply;
 pub mod request;
 
 pub use refusal::{Code, Failure, Refusal};
-pub use reply::{Drift, Malformed, NodeState, NodeStatus, NotFetched, PhaseEntry, PhaseRecord, SelfRollback, StoredBlob};
+pub use reply::{
+    Drift, Malformed, NodeState, NodeStatus, NotFetched, PhaseEntry, PhaseRecord, SelfRollback, StoredBlob,
+};
 pub use request::{ArmedStep, BadRequest, Request, WantedBlob};
 
 /// The protocol this deployer speaks: bumped whenever a request's or a

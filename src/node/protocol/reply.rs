@@ -376,7 +376,10 @@ mod tests {
         let back = status("next 2\nrolled-back preinstall 1 2026-12-06T17:00:00Z ok\nrolled-back cni none t failed:switch,units-after\n").unwrap();
         assert_eq!(back.rolled_back[0].generation, Some(1));
         assert_eq!(back.rolled_back[1].failed, ["switch", "units-after"]);
-        assert_eq!(back.rolled_back[1].to_string(), "phase cni removed again at t (failed on the way: switch, units-after)");
+        assert_eq!(
+            back.rolled_back[1].to_string(),
+            "phase cni removed again at t (failed on the way: switch, units-after)"
+        );
         assert_eq!(status("current none\nnext 1\n").unwrap(), NodeStatus { next: 1, ..Default::default() });
     }
 
