@@ -128,7 +128,10 @@ pub struct SwitchArgs {
     /// masked) and the unit actions it would take.
     #[arg(long)]
     pub(super) dry_run: bool,
-    /// Also reset the nodes deployed before but no longer in the cluster (without it they are named and left alone).
+    /// Also reset the nodes deployed before but no longer in the cluster (without it they
+    /// are named and left alone). One that does not answer is removed without being
+    /// reached: its etcd member through a live one, its Kubernetes Node through the API;
+    /// a later switch resets it once it answers.
     #[arg(long)]
     pub(super) prune: bool,
     /// At most this many nodes receiving blobs over SSH at once (0: as many as the CPUs, at
