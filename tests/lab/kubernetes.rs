@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::Instant;
 
+use support::node::link::{wait_for_sshd, LinkDown};
 use support::node::service_prober::{run_timed, Prober};
 use support::node::{lab_dir, lab_has, lab_lock_k8s, lane, repo};
 
@@ -425,7 +426,10 @@ fn a_worker_added_then_pruned_while_the_service_answers(dir: &Path) {
 /// started on a worker (its kubelet reaches another API server through the balancer).
 /// Then the third control plane is pruned: its Node object is gone, the node is as
 /// booted, etcd keeps its three members. A client outside the cluster calls the
-/// Service every 100 ms throughout.
+/// Service every 100 ms throughout. Last, a worker dead for good (its link down): a
+/// change of every node converges the others and skips it (exit 8), then it is
+/// pruned without being reached (its Node deleted through the API) and reset when its
+/// link comes back.
 #[test]
 fn three_control_planes_keep_the_cluster_usable_then_one_is_removed() {
     if !k8s_lab() {
@@ -498,7 +502,40 @@ fn three_control_planes_keep_the_cluster_usable_then_one_is_removed() {
     let during = "a stopped API server and a control plane removed";
     eprintln!("{}", calls.explained(during, &timeline));
     calls.assert_no_outage(5, during, &timeline);
-    reset_all(&smaller);
+
+    // a worker dead for good (its link down) and pruned: removed without being
+    // reached, its Node deleted through the API on a live control plane; reset once
+    // its link is up again
+    let three = [&cps[..], &workers[..1]].concat();
+    let without = with_nodes(dir.path(), "three.nix", &three, "");
+    let down = LinkDown::take(4);
+    // first a change of every node's files: the others converge, the dead one waits
+    let note = "custom.files.\"/etc/kdeploy-test-note\" = { phase = \"preinstall\"; text = \"dead worker\\n\"; };";
+    let noted = with_nodes(dir.path(), "noted.nix", &four, note);
+    let (out, j) = run(kdeploy("switch", &noted, &["--max-unreachable", "1"]));
+    assert_eq!(out.status.code(), Some(8), "a change without the dead worker:\n{}", text(&out));
+    assert_eq!(status_of(&j, "k8s-worker02"), "unreachable", "{j}");
+    assert_eq!(j["nodes"]["k8s-worker02"]["skipped"], true, "{j}");
+    for (n, i) in [("k8s-master", 6), ("k8s-master2", 7), ("k8s-worker01", 5)] {
+        assert_eq!(status_of(&j, n), "changed", "{n}: {j}");
+        assert!(on(i, "cat /etc/kdeploy-test-note").1.contains("dead worker"), "{n}");
+    }
+    assert!(!on(4, "test -e /etc/kdeploy-test-note").0, "the dead worker was changed");
+    let (out, j) = run(kdeploy("switch", &without, &["--prune"]));
+    assert!(out.status.success(), "removing a dead worker failed:\n{}", text(&out));
+    assert_eq!(status_of(&j, "k8s-worker02"), "gone", "{j}");
+    let (_, nodes) = kubectl("get nodes --no-headers");
+    assert!(!nodes.contains("k8s-worker02"), "the dead worker is still a node: {nodes}");
+    assert_eq!(kubectl("get --raw /readyz").1.trim(), "ok");
+    drop(down);
+    wait_for_sshd(4);
+    let (out, j) = run(kdeploy("switch", &without, &[]));
+    assert!(out.status.success(), "resetting the worker that came back failed:\n{}", text(&out));
+    assert_eq!(status_of(&j, "k8s-worker02"), "reset", "{j}");
+    assert_as_booted(4);
+    let (_, nodes) = kubectl("get nodes --no-headers");
+    assert!(!nodes.contains("k8s-worker02"), "the worker that came back is a node again: {nodes}");
+    reset_all(&without);
     reboot(&[4, 5]);
 }
 

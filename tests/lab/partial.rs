@@ -13,12 +13,12 @@
 
 use crate::support;
 use std::net::{SocketAddr, TcpStream};
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use support::node::lab_check::{assert_deployed, deployed_differences};
 use support::node::lab_project::*;
-use support::node::{addr, lab_lock_any, lab_up, lane};
+use support::node::link::{wait_for_sshd, LinkDown};
+use support::node::{addr, lab_lock_any, lab_up};
 
 /// The lab file's first two nodes, as they are written there.
 const FIRST_TWO: &str = "roles = [ \"control-plane\" \"etcd\" ]; };
@@ -27,30 +27,6 @@ const FIRST_TWO: &str = "roles = [ \"control-plane\" \"etcd\" ]; };
 /// [`FIRST_TWO`] with a containerd setting of their own.
 const FIRST_TWO_CHANGED: &str = "roles = [ \"control-plane\" \"etcd\" ]; settings.containerd.maxContainerLogLineSize = 32768; };
     k8s-worker01 = { address = \"10.77.0.12\"; roles = [ \"worker\" \"etcd\" ]; settings.containerd.maxContainerLogLineSize = 32768; };";
-
-/// Lab node `i`'s link to the lab bridge, down while this lives (up again
-/// when dropped, a failing test included).
-struct LinkDown(String);
-
-impl LinkDown {
-    fn take(i: u32) -> LinkDown {
-        let veth = format!("kdv{}", lane::node(i));
-        assert!(link(&veth, "down"), "ip link set {veth} down");
-        LinkDown(veth)
-    }
-}
-
-impl Drop for LinkDown {
-    fn drop(&mut self) {
-        if !link(&self.0, "up") {
-            eprintln!("ip link set {} up failed: the lab node stays cut off", self.0);
-        }
-    }
-}
-
-fn link(veth: &str, state: &str) -> bool {
-    Command::new("ip").args(["link", "set", veth, state]).status().is_ok_and(|s| s.success())
-}
 
 /// Waits (up to a minute) until node `i` answers on port 22 again and its
 /// etcd member is healthy (it rejoins its peers once the link is up).
@@ -175,16 +151,6 @@ fn members(i: u32) -> String {
         "set -a; . /etc/etcd.env; unset ETCDCTL_ENDPOINTS; \
          etcdctl --endpoints=\"$ETCD_ADVERTISE_CLIENT_URLS\" member list",
     )
-}
-
-/// Waits (up to a minute) until node `i` answers on port 22 again.
-fn wait_for_sshd(i: u32) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let sshd: SocketAddr = format!("{}:22", addr(i)).parse().unwrap();
-    while TcpStream::connect_timeout(&sshd, Duration::from_secs(1)).is_err() {
-        assert!(Instant::now() < deadline, "node {i} not back a minute after its link came up");
-        std::thread::sleep(Duration::from_millis(500));
-    }
 }
 
 /// A node whose link is down for good (k8s-worker02), left out of the

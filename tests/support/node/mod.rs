@@ -8,6 +8,7 @@ pub mod etcd_writer;
 pub mod lab_check;
 pub mod lab_project;
 pub mod lane;
+pub mod link;
 pub mod service_prober;
 
 use std::path::{Path, PathBuf};
