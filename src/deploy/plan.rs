@@ -92,6 +92,12 @@ pub struct Step {
 }
 
 impl Step {
+    /// The self-rollback deadline the node is armed with before this step
+    /// (`guard`, when the step links a generation; unlinking is never armed).
+    pub fn armed(&self) -> Option<std::time::Duration> {
+        self.guard.filter(|_| self.to.is_some())
+    }
+
     /// Whether the node or the cluster is disturbed: a unit restarted or
     /// stopped, a hook that says so (a control plane joining), or an
     /// upgrade hook (`kubeadm upgrade` restarts static pods, a drain

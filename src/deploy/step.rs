@@ -238,7 +238,7 @@ pub async fn forward(
     d: &Deadlines,
     sink: &dyn Sink,
 ) -> Result<(), Fail> {
-    let guard = step.guard.filter(|_| step.to.is_some());
+    let guard = step.armed();
     if let Some(within) = guard {
         let id = node.arming_id(&step.phase);
         let armed = armed_steps(step, earlier);
@@ -317,7 +317,7 @@ pub async fn undo(
     d: &Deadlines,
     sink: &dyn Sink,
 ) -> Result<(), Fail> {
-    if step.guard.is_some() && step.to.is_some() {
+    if step.armed().is_some() {
         // taken back from the node's watchdog first (not armed: never
         // was, or confirmed already)
         match node.disarm(&node.arming_id(&step.phase)).await {
