@@ -181,9 +181,13 @@ let
   leave = import ./leave.nix ctx group;
   leaveHooks = node: text.optionals (leave.phase == "control-plane") (leave.hooks node);
   drainAndDelete = node: map (l: "  " + l) (leave.drainAndDelete node.name);
+  # The API server's and controller manager's static pods mount /etc/ssl/certs, which the
+  # kubelet creates when the node has none (kubeadm's DirectoryOrCreate) and kubeadm reset
+  # leaves: removed when it is empty (a node's own certificates keep it, and /etc/ssl).
   kubeadmReset = [
     "${kubeadm} reset -f --cri-socket=unix:///var/run/containerd/containerd.sock || exit 1"
     "rm -rf /root/.kube"
+    "rmdir /etc/ssl/certs /etc/ssl 2>/dev/null || true"
   ];
   resetHook = records.hook {
     name = "kubeadm-reset";

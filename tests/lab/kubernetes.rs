@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::Instant;
 
+use support::node::lab_project::differs_from_boot;
 use support::node::link::{wait_for_sshd, LinkDown};
 use support::node::service_prober::{run_timed, Prober};
 use support::node::{lab_dir, lab_has, lab_lock_k8s, lane, repo};
@@ -236,7 +237,8 @@ fn echo_replicas() -> Vec<(String, String)> {
         .collect()
 }
 
-/// The node as the lab booted it: nothing of Kubernetes, etcd, containerd or kdeploy.
+/// The node as the lab booted it: nothing of Kubernetes, etcd, containerd or kdeploy
+/// running or left (named first, in words), and its files and units as at boot.
 fn assert_as_booted(i: u32) {
     let (_, out) = on(
         i,
@@ -248,6 +250,9 @@ fn assert_as_booted(i: u32) {
     assert!(!out.lines().any(|l| l == "active"), "a unit still runs on kdnode{i}: {out}");
     assert!(out.contains("no-processes"), "processes left on kdnode{i}: {out}");
     assert_eq!(out.matches("No such file or directory").count(), 3, "files left on kdnode{i}: {out}");
+    // file by file and unit by unit, against what lab.sh recorded when it booted the node
+    let differs = differs_from_boot(i);
+    assert!(differs.is_empty(), "kdnode{i} after reset differs from its boot state:\n{}", differs.join("\n"));
 }
 
 /// The lab cluster through its life, on one converge as a user's cluster lives
@@ -536,6 +541,9 @@ fn three_control_planes_keep_the_cluster_usable_then_one_is_removed() {
     let (_, nodes) = kubectl("get nodes --no-headers");
     assert!(!nodes.contains("k8s-worker02"), "the worker that came back is a node again: {nodes}");
     reset_all(&without);
+    for i in [6, 7, 5] {
+        assert_as_booted(i);
+    }
     reboot(&[4, 5]);
 }
 
