@@ -79,10 +79,20 @@ await() {
 #   this list still passes: it waits for lane A in the other process.
 whole_lab=(cache::the_lab_converges_through_a_binary_cache compress::binaries_travel_compressed_to_nodes_with_zstd)
 lane_a=(membership:: reset::a_dropped_member switch:: secrets:: mirror:: login:: node:: transport:: diff:: exec::)
+# A background part writes its exit status beside its log when it ends
+# ($logs/NAME.rc), which the whole-lab tests wait for: they start as soon as
+# the lanes are free, beside the niced rest, not after it.
+in_background() {
+  local name=$1 st
+  shift
+  rm -f "$logs/$name.rc"
+  # (set -e would end the subshell on a failure before it wrote the status)
+  { "$@" >"$logs/$name.log" 2>&1 && st=0 || st=$?; echo "$st" >"$logs/$name.rc"; } &
+}
 [[ -z ${lab_pid:-} ]] || await "$lab_pid" "booting the lab" "$logs/lab.log"
 section "the etcd lab tests, in three lanes, in the background (log: $logs/etcd-lab.log, $logs/etcd-lab-a.log)"
-KDEPLOY_TEST_KEEP_LANE_A=1 cargo test --workspace --profile ci --test lab -- "${lane_a[@]}" --test-threads 2 \
-  >"$logs/etcd-lab-a.log" 2>&1 &
+in_background etcd-lab-a env KDEPLOY_TEST_KEEP_LANE_A=1 \
+  cargo test --workspace --profile ci --test lab -- "${lane_a[@]}" --test-threads 2
 etcd_a_pid=$!
 # the others start once the keep is held (its first test takes it), else one
 # of them may take lane A first (seen: a 148 s test there before any pinned one)
@@ -91,16 +101,23 @@ for _ in $(seq 150); do
   [[ -e $kept ]] && ! flock -n -x "$kept" true && break
   sleep 0.2
 done
-cargo test --workspace --profile ci --test lab -- --skip kubernetes:: "${whole_lab[@]/#/--skip=}" \
-  "${lane_a[@]/#/--skip=}" --test-threads 5 >"$logs/etcd-lab.log" 2>&1 &
+in_background etcd-lab cargo test --workspace --profile ci --test lab -- --skip kubernetes:: \
+  "${whole_lab[@]/#/--skip=}" "${lane_a[@]/#/--skip=}" --test-threads 5
 etcd_pid=$!
 await "$go_pid" "building the lab's Kubernetes" "$logs/build-k8s.log"
 lab/images.sh push 10.77.0.1:5000
 KDEPLOY_K8S_VERSION=1.35.4 lab/images.sh push 10.77.0.1:5000
 section "the Kubernetes lab tests, in the background (log: $logs/kubernetes.log)"
 # (--nocapture: their timings and counts of failed calls are shown even when they pass)
-cargo test --profile ci --test lab -- kubernetes:: --nocapture --test-threads 2 >"$logs/kubernetes.log" 2>&1 &
+in_background kubernetes cargo test --profile ci --test lab -- kubernetes:: --nocapture --test-threads 2
 k8s_pid=$!
+# (the lanes' tests must all have ended: these hold every node)
+whole_lab_run() {
+  until [[ -e $logs/etcd-lab-a.rc && -e $logs/etcd-lab.rc && -e $logs/kubernetes.rc ]]; do sleep 1; done
+  cargo test --profile ci --test lab -- "${whole_lab[@]}"
+}
+in_background whole-lab whole_lab_run
+whole_lab_pid=$!
 # (every test binary runs even after one failed: the run reports them all)
 failed=0
 # Every test target but the lab's, named, so the lab's can run with its own
@@ -140,7 +157,8 @@ git ls-files -z '*.sh' .ci/run | xargs -0 shellcheck -S warning || failed=1
 # waits for background part PID and shows its log; 1 when it failed
 shown() {
   local pid=$1 what=$2 log=$3 st=0
-  wait "$pid" || st=1
+  wait "$pid"
+  [[ $(cat "${log%.log}.rc") == 0 ]] || st=1
   section "$what"
   cat "$log"
   ((st)) && echo "run-all: $what failed (above)" >&2
@@ -149,8 +167,7 @@ shown() {
 shown "$etcd_a_pid" "the etcd lab tests pinned to lane A" "$logs/etcd-lab-a.log" || failed=1
 shown "$etcd_pid" "the etcd lab tests in any lane" "$logs/etcd-lab.log" || failed=1
 shown "$k8s_pid" "the Kubernetes lab tests" "$logs/kubernetes.log" || failed=1
-section "the tests that need the whole lab"
-cargo test --profile ci --test lab -- "${whole_lab[@]}" || failed=1
+shown "$whole_lab_pid" "the tests that need the whole lab" "$logs/whole-lab.log" || failed=1
 
 section "the lab tests' hold on their nodes, longest first ($holds)"
 sort -t $'\t' -k4.6gr "$holds" || true
