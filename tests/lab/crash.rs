@@ -23,15 +23,6 @@ fn statuses_all(j: &serde_json::Value, want: &str) -> bool {
     j["nodes"].as_object().is_some_and(|m| m.values().all(|n| n["status"] == want))
 }
 
-/// Waits until `cond` holds (polling), or fails naming `what`.
-fn wait_for(what: &str, limit: Duration, cond: impl Fn() -> bool) {
-    let deadline = Instant::now() + limit;
-    while !cond() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
 fn lock_free_inside(i: u32) -> bool {
     inside(i, "flock -n /var/lib/kdeploy/lock true").status.success()
 }

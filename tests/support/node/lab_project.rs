@@ -205,6 +205,15 @@ pub fn settle() {
     }
 }
 
+/// Waits until `cond` holds (polling), or fails naming `what`.
+pub fn wait_for(what: &str, limit: std::time::Duration, cond: impl Fn() -> bool) {
+    let deadline = std::time::Instant::now() + limit;
+    while !cond() {
+        assert!(std::time::Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
 pub fn statuses(j: &serde_json::Value) -> Vec<(String, String)> {
     j["nodes"].as_object().map_or(vec![], |m| {
         m.iter().map(|(k, n)| (k.clone(), n["status"].as_str().unwrap_or("").to_string())).collect()
