@@ -45,6 +45,14 @@ go_pid=$!
 # other test binaries are built while they run.
 section "building the lab tests"
 cargo test --profile ci --test lab --no-run
+# The lab tests run from their binary, not through `cargo test`: Cargo holds
+# the build directory while it builds, so a background `cargo test` started
+# beside the niced build below waited for all of it (seen: the Kubernetes
+# tests starting 8.6 minutes late). Run from the repository's root, as Cargo
+# runs them.
+lab_tests=$(cargo test --profile ci --test lab --no-run --message-format=json 2>/dev/null |
+  python3 -c 'import json, sys
+print([j["executable"] for j in map(json.loads, sys.stdin) if j.get("executable")][-1])')
 
 # waited for in turn; a failure shows its log
 await() {
@@ -92,7 +100,7 @@ in_background() {
 [[ -z ${lab_pid:-} ]] || await "$lab_pid" "booting the lab" "$logs/lab.log"
 section "the etcd lab tests, in three lanes, in the background (log: $logs/etcd-lab.log, $logs/etcd-lab-a.log)"
 in_background etcd-lab-a env KDEPLOY_TEST_KEEP_LANE_A=1 \
-  cargo test --workspace --profile ci --test lab -- "${lane_a[@]}" --test-threads 2
+  "$lab_tests" "${lane_a[@]}" --test-threads 2
 etcd_a_pid=$!
 # the others start once the keep is held (its first test takes it), else one
 # of them may take lane A first (seen: a 148 s test there before any pinned one)
@@ -101,7 +109,7 @@ for _ in $(seq 150); do
   [[ -e $kept ]] && ! flock -n -x "$kept" true && break
   sleep 0.2
 done
-in_background etcd-lab cargo test --workspace --profile ci --test lab -- --skip kubernetes:: \
+in_background etcd-lab "$lab_tests" --skip kubernetes:: \
   "${whole_lab[@]/#/--skip=}" "${lane_a[@]/#/--skip=}" --test-threads 5
 etcd_pid=$!
 await "$go_pid" "building the lab's Kubernetes" "$logs/build-k8s.log"
@@ -109,12 +117,12 @@ lab/images.sh push 10.77.0.1:5000
 KDEPLOY_K8S_VERSION=1.35.4 lab/images.sh push 10.77.0.1:5000
 section "the Kubernetes lab tests, in the background (log: $logs/kubernetes.log)"
 # (--nocapture: their timings and counts of failed calls are shown even when they pass)
-in_background kubernetes cargo test --profile ci --test lab -- kubernetes:: --nocapture --test-threads 2
+in_background kubernetes "$lab_tests" kubernetes:: --nocapture --test-threads 2
 k8s_pid=$!
 # (the lanes' tests must all have ended: these hold every node)
 whole_lab_run() {
   until [[ -e $logs/etcd-lab-a.rc && -e $logs/etcd-lab.rc && -e $logs/kubernetes.rc ]]; do sleep 1; done
-  cargo test --profile ci --test lab -- "${whole_lab[@]}"
+  "$lab_tests" "${whole_lab[@]}"
 }
 in_background whole-lab whole_lab_run
 whole_lab_pid=$!
