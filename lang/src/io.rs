@@ -10,13 +10,15 @@
 //! the real path, after symlinks. The process's own size (for the memory
 //! budget of `limits.rs`) is read here too.
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::error::{ErrorExt, ErrorKind, EvalError, EvalResult};
+use crate::observed::{Answer, Observation, Op};
 use crate::path::STDLIB_ROOT;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 pub enum FileKind {
     Regular,
     Directory,
@@ -48,6 +50,8 @@ pub struct Io {
     stdlib: Stdlib,
     /// Never read, even below a root (canonical).
     hidden: Vec<PathBuf>,
+    /// What was asked and answered, once [`Io::observe`] is called.
+    observed: Option<RefCell<Vec<Observation>>>,
 }
 
 /// kdeploy's private state below a project (stores, secrets): never read.
@@ -88,7 +92,36 @@ impl Io {
     /// `roots` are made absolute and canonical; symlinks cannot escape them.
     pub fn new(roots: Vec<PathBuf>, stdlib: Stdlib) -> Io {
         let roots = roots.into_iter().map(|r| r.canonicalize().unwrap_or(r)).collect();
-        Io { roots, stdlib, hidden: Vec::new() }
+        Io { roots, stdlib, hidden: Vec::new(), observed: None }
+    }
+
+    /// From here on, keep every question and its answer (for an
+    /// evaluation cache: `observed.rs`).
+    pub fn observe(&mut self) {
+        self.observed.get_or_insert_with(Default::default);
+    }
+
+    /// What was asked since [`Io::observe`], in order.
+    pub fn observed(&self) -> Vec<Observation> {
+        self.observed.as_ref().map_or(vec![], |o| o.borrow().clone())
+    }
+
+    /// Adds what another evaluator of the same run saw (a helper's), when
+    /// observing.
+    pub fn add_observed(&self, more: Vec<Observation>) {
+        if let Some(observed) = &self.observed {
+            observed.borrow_mut().extend(more);
+        }
+    }
+
+    /// Kept when observing, unless it is the embedded stdlib's (the
+    /// binary's own, which a cache key names).
+    fn note(&self, op: Op, path: &str, answer: impl FnOnce() -> Answer) {
+        let Some(observed) = &self.observed else { return };
+        if Self::stdlib_rel(path).is_some() && matches!(self.stdlib, Stdlib::Embedded(_)) {
+            return;
+        }
+        observed.borrow_mut().push(Observation { op, path: path.to_string(), answer: answer() });
     }
 
     /// Never read below `dir`, even where it lies below a root.
@@ -138,6 +171,24 @@ impl Io {
     }
 
     pub fn read(&self, path: &str) -> EvalResult<Vec<u8>> {
+        let r = self.read_unobserved(path);
+        self.note(Op::Read, path, || Answer::of_bytes(&r));
+        r
+    }
+
+    pub fn kind(&self, path: &str) -> EvalResult<Option<FileKind>> {
+        let r = self.kind_unobserved(path);
+        self.note(Op::Kind, path, || Answer::of_kind(&r));
+        r
+    }
+
+    pub fn read_dir(&self, path: &str) -> EvalResult<Vec<(String, FileKind)>> {
+        let r = self.read_dir_unobserved(path);
+        self.note(Op::ReadDir, path, || Answer::of_entries(&r));
+        r
+    }
+
+    pub(crate) fn read_unobserved(&self, path: &str) -> EvalResult<Vec<u8>> {
         if let Some(rel) = Self::stdlib_rel(path) {
             return match &self.stdlib {
                 Stdlib::Embedded(files) => files
@@ -152,7 +203,7 @@ impl Io {
         std::fs::read(real).map_err(|e| io_error(path, e))
     }
 
-    pub fn kind(&self, path: &str) -> EvalResult<Option<FileKind>> {
+    pub(crate) fn kind_unobserved(&self, path: &str) -> EvalResult<Option<FileKind>> {
         if let Some(rel) = Self::stdlib_rel(path) {
             return Ok(match &self.stdlib {
                 Stdlib::Embedded(files) => {
@@ -172,7 +223,7 @@ impl Io {
         Ok(kind_of(&real))
     }
 
-    pub fn read_dir(&self, path: &str) -> EvalResult<Vec<(String, FileKind)>> {
+    pub(crate) fn read_dir_unobserved(&self, path: &str) -> EvalResult<Vec<(String, FileKind)>> {
         if let Some(rel) = Self::stdlib_rel(path) {
             return match &self.stdlib {
                 Stdlib::Embedded(files) => {

@@ -17,6 +17,7 @@ mod ir;
 pub mod limits;
 mod load;
 mod lower;
+pub mod observed;
 pub mod parse;
 pub mod path;
 pub mod print;

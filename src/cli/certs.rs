@@ -79,9 +79,8 @@ struct Row {
 pub fn run(args: CertsArgs) -> ExitCode {
     let mut session = args.inputs.session(Some(&args.file));
     let result = (|| {
-        let value = inputs::eval_cluster(&mut session, &args.file, args.attr.as_deref(), &args.inputs.args())?;
         // The cluster's files are all we need: no hashing, no blob store.
-        let cluster = closure::parse_cluster(&session.to_json(&value)?)?;
+        let (cluster, _) = inputs::typed(&mut session, &args.inputs, &args.file, args.attr.as_deref())?;
         closure::validate(&cluster)?;
         if let Some(n) = &args.node {
             if !cluster.nodes.contains_key(n) {

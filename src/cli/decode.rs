@@ -23,6 +23,7 @@ use std::rc::Rc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use kdeploy_lang::decode::DecodeError;
+use kdeploy_lang::observed::Observation;
 use kdeploy_lang::parse::Parses;
 use kdeploy_lang::{Session, Value};
 
@@ -136,8 +137,9 @@ fn decode_cluster(session: &mut Session, v: &Value, origin: Option<Origin>) -> R
     });
     let mut done: Vec<bool> = vec![false; batches.len()];
     mine.done.iter().for_each(|&i| done[i] = true);
-    for Helped { nodes: theirs, done: theirs_done, traces } in helped {
+    for Helped { nodes: theirs, done: theirs_done, traces, observed } in helped {
         theirs_done.iter().for_each(|&i| done[i] = true);
+        session.ev.io.add_observed(observed);
         nodes.extend(theirs);
         print_new_traces(traces);
     }
@@ -190,6 +192,7 @@ struct Helped {
     /// reads it again, and reports the error).
     done: Vec<usize>,
     traces: Vec<String>,
+    observed: Vec<Observation>,
 }
 
 /// A helper: evaluate the file again (with the syntax trees the run's own
@@ -197,12 +200,15 @@ struct Helped {
 fn help(origin: Origin, parses: Parses, batches: &[&[String]], next: &AtomicUsize) -> Helped {
     let traces = Rc::new(RefCell::new(Vec::new()));
     let mut session = origin.inputs.session(Some(origin.file));
+    // what it reads of its nodes' own is the run's as much as what the
+    // run's own evaluator reads (the evaluation cache asks it all again)
+    session.ev.io.observe();
     // the files the run's own evaluator parsed are not parsed again
     session.ev.parses = parses;
     let log = traces.clone();
     session.ev.trace = Box::new(move |msg| log.borrow_mut().push(msg.to_string()));
     let _shared = Interning::begin();
-    let mut helped = Helped { nodes: BTreeMap::new(), done: Vec::new(), traces: Vec::new() };
+    let mut helped = Helped { nodes: BTreeMap::new(), done: Vec::new(), traces: Vec::new(), observed: Vec::new() };
     let all = eval_file(&mut session, origin.file, origin.attr, &origin.inputs.args())
         .and_then(|v| Ok(session.select(v, "nodes", &[])?));
     if let Ok(all) = all {
@@ -215,20 +221,45 @@ fn help(origin: Origin, parses: Parses, batches: &[&[String]], next: &AtomicUsiz
             helped.done.push(i);
         }
     }
+    helped.observed = session.ev.io.observed();
     drop(session);
     helped.traces = Rc::try_unwrap(traces).map(RefCell::into_inner).unwrap_or_default();
     helped
 }
 
 /// A helper's trace messages, less as many of each as this thread printed
-/// (every helper repeats the shared part's).
+/// (every helper repeats the shared part's); those printed are remembered
+/// as printed here.
 fn print_new_traces(helper: Vec<String>) {
     let mut printed: BTreeMap<String, usize> = BTreeMap::new();
     PRINTED.with(|p| p.borrow().iter().for_each(|m| *printed.entry(m.clone()).or_default() += 1));
+    let mut new = Vec::new();
     for msg in helper {
         match printed.get_mut(&msg) {
             Some(n) if *n > 0 => *n -= 1,
-            _ => eprintln!("trace: {msg}"),
+            _ => {
+                eprintln!("trace: {msg}");
+                new.push(msg);
+            }
         }
     }
+    PRINTED.with(|p| {
+        let mut p = p.borrow_mut();
+        let room = REMEMBERED.saturating_sub(p.len());
+        p.extend(new.into_iter().take(room));
+    });
+}
+
+/// How many trace messages this thread has printed (and remembers).
+pub fn printed_count() -> usize {
+    PRINTED.with(|p| p.borrow().len())
+}
+
+/// The trace messages this thread printed after the first `start`, in
+/// order; `None` when there were more than it remembers.
+pub fn printed_since(start: usize) -> Option<Vec<String>> {
+    PRINTED.with(|p| {
+        let p = p.borrow();
+        (p.len() < REMEMBERED).then(|| p.get(start..).unwrap_or_default().to_vec())
+    })
 }

@@ -11,7 +11,6 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use super::eval::report;
 use super::inputs::{self, Inputs};
 use super::switch::{runtime, OutputFormat, SshArgs};
 use super::{EXIT_DEPLOY_FAILED, EXIT_UNREACHABLE, EXIT_USAGE};
@@ -58,15 +57,9 @@ pub struct ExecArgs {
 }
 
 pub fn run(args: ExecArgs) -> ExitCode {
-    let mut session = args.inputs.session(Some(&args.file));
-    let resolver = args.inputs.resolver(Some(&args.file));
-    let closures = match (|| {
-        let value = inputs::eval_cluster(&mut session, &args.file, args.attr.as_deref(), &args.inputs.args())?;
-        let origin = inputs::Origin { inputs: &args.inputs, file: &args.file, attr: args.attr.as_deref() };
-        inputs::closures_with(&mut session, &value, &resolver, false, Some(origin))
-    })() {
-        Ok(c) => c,
-        Err(f) => return report(&session, f),
+    let (_, closures) = match inputs::closures_unsecreted(&args.inputs, &args.file, args.attr.as_deref()) {
+        Ok(made) => made,
+        Err(code) => return code,
     };
     let targets = select::in_cluster(&closures, &args.on)
         .map_err(crate::deploy::Error::from)

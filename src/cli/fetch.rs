@@ -41,14 +41,8 @@ pub fn run(args: FetchArgs) -> ExitCode {
     let mut session = args.inputs.session(Some(&args.file));
     let resolver = args.inputs.resolver(Some(&args.file));
     let result = (|| {
-        let value = inputs::eval_cluster(&mut session, &args.file, args.attr.as_deref(), &args.inputs.args())?;
-        let closures = inputs::closures_with(
-            &mut session,
-            &value,
-            &resolver,
-            false,
-            Some(inputs::Origin { inputs: &args.inputs, file: &args.file, attr: args.attr.as_deref() }),
-        )?;
+        let (closures, _) =
+            inputs::cluster_closures(&mut session, &args.inputs, &args.file, args.attr.as_deref(), &resolver, false)?;
         args.inputs.fetch_artifacts(&resolver, &closures)
     })();
     match result {

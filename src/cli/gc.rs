@@ -13,7 +13,6 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use super::eval::report;
 use super::inputs::{self, Inputs};
 use super::switch::{runtime, OutputFormat, SshArgs};
 use super::{EXIT_DEPLOY_FAILED, EXIT_ERROR, EXIT_UNREACHABLE};
@@ -62,19 +61,9 @@ pub struct GcArgs {
 }
 
 pub fn run(args: GcArgs) -> ExitCode {
-    let mut session = args.inputs.session(Some(&args.file));
-    let resolver = args.inputs.resolver(Some(&args.file));
-    let closures = match (|| {
-        let value = inputs::eval_cluster(&mut session, &args.file, args.attr.as_deref(), &args.inputs.args())?;
-        inputs::closures(
-            &mut session,
-            &value,
-            &resolver,
-            Some(inputs::Origin { inputs: &args.inputs, file: &args.file, attr: args.attr.as_deref() }),
-        )
-    })() {
-        Ok(c) => c,
-        Err(f) => return report(&session, f),
+    let (resolver, closures) = match inputs::closures_unsecreted(&args.inputs, &args.file, args.attr.as_deref()) {
+        Ok(made) => made,
+        Err(code) => return code,
     };
     let opts = GcOptions {
         keep: args.keep,

@@ -9,7 +9,8 @@ use clap::Args;
 use kdeploy_lang::{Arg, EvalError, Session, Value};
 
 pub use super::decode::Origin;
-use crate::closure::{self, Closures};
+use super::eval_cache::{self, Evaluation};
+use crate::closure::{self, Closures, Cluster};
 use crate::store::http::{split_hosts, HttpFetcher, Proxies, Retry};
 use crate::store::{Fetched, Resolver, Store, DEFAULT_MAX_DOWNLOAD};
 
@@ -56,6 +57,12 @@ pub struct Inputs {
     /// cut off. Default 4294967296 (4 GiB).
     #[arg(long, value_name = "BYTES", env = "KDEPLOY_MAX_DOWNLOAD")]
     pub max_download: Option<u64>,
+    /// Evaluate the cluster even when nothing its last evaluation read has changed
+    /// (without it, a run takes the cluster kept in .kdeploy/eval/ then: each file the
+    /// evaluation read is read and hashed again, each directory listed, and any change
+    /// means a new evaluation).
+    #[arg(long, env = "KDEPLOY_NO_EVAL_CACHE")]
+    pub no_eval_cache: bool,
 }
 
 /// Why a command stopped: bad usage (exit 2) or a failure (exit 1).
@@ -218,19 +225,53 @@ pub fn closures(
     resolver: &Resolver,
     origin: Option<Origin>,
 ) -> Result<Closures, Failure> {
-    closures_with(session, v, resolver, false, origin)
+    closures_of(super::decode::typed_cluster(session, v, origin)?, resolver, false)
 }
 
-/// As [`closures`]; `make_secrets`: first make the secrets the cluster
-/// names that the deployer's secret store lacks (what `switch` does).
-pub fn closures_with(
+/// The cluster `file` (at `attr`) as the engine's types: the evaluation
+/// cache's (`eval_cache`) when nothing its last evaluation read has
+/// changed, else evaluated, decoded and kept for the next run.
+pub fn typed(
     session: &mut Session,
-    v: &Value,
+    inputs: &Inputs,
+    file: &Path,
+    attr: Option<&str>,
+) -> Result<(Cluster, Evaluation), Failure> {
+    let state_dir = inputs.roots(Some(file)).remove(0).join(".kdeploy");
+    let slot = if inputs.no_eval_cache { None } else { eval_cache::Slot::new(&state_dir, inputs, file, attr) };
+    if let Some(cluster) = slot.as_ref().and_then(|s| s.load(session)) {
+        return Ok((cluster, Evaluation::Kept));
+    }
+    if slot.is_some() {
+        session.ev.io.observe();
+    }
+    let traced = super::decode::printed_count();
+    let value = eval_cluster(session, file, attr, &inputs.args())?;
+    let cluster = super::decode::typed_cluster(session, &value, Some(Origin { inputs, file, attr }))?;
+    if let (Some(slot), Some(traces)) = (slot, super::decode::printed_since(traced)) {
+        slot.store(session.ev.io.observed(), traces, &cluster);
+    }
+    Ok((cluster, Evaluation::Evaluated))
+}
+
+/// The cluster `file` (at `attr`) into hashed closures ([`typed`], then
+/// [`closures_of`]): what every command on a cluster starts with.
+pub fn cluster_closures(
+    session: &mut Session,
+    inputs: &Inputs,
+    file: &Path,
+    attr: Option<&str>,
     resolver: &Resolver,
     make_secrets: bool,
-    origin: Option<Origin>,
-) -> Result<Closures, Failure> {
-    let cluster = super::decode::typed_cluster(session, v, origin)?;
+) -> Result<(Closures, Evaluation), Failure> {
+    let (cluster, how) = typed(session, inputs, file, attr)?;
+    Ok((closures_of(cluster, resolver, make_secrets)?, how))
+}
+
+/// A typed cluster → hashed closures; `make_secrets`: first make the
+/// secrets the cluster names that the deployer's secret store lacks (what
+/// `switch` does).
+pub fn closures_of(cluster: Cluster, resolver: &Resolver, make_secrets: bool) -> Result<Closures, Failure> {
     closure::validate(&cluster)?;
     if make_secrets {
         let made = resolver.ensure_secrets(&cluster)?;
@@ -256,7 +297,7 @@ fn cluster_proxies(proxy: &crate::schema::Proxy) -> Proxies {
 }
 
 /// The cluster `file` (at `attr`) evaluated into closures, with no
-/// secret made (for commands that push nothing: reset, snapshot,
+/// secret made (for commands that push nothing: reset, snapshot, exec, gc,
 /// restore), and the resolver of its project; a failure is reported and
 /// its exit code returned.
 pub fn closures_unsecreted(
@@ -266,10 +307,7 @@ pub fn closures_unsecreted(
 ) -> Result<(Resolver, Closures), std::process::ExitCode> {
     let mut session = inputs.session(Some(file));
     let resolver = inputs.resolver(Some(file));
-    let made = (|| {
-        let value = eval_cluster(&mut session, file, attr, &inputs.args())?;
-        closures_with(&mut session, &value, &resolver, false, Some(Origin { inputs, file, attr }))
-    })();
+    let made = cluster_closures(&mut session, inputs, file, attr, &resolver, false).map(|(c, _)| c);
     match made {
         Ok(c) => Ok((resolver, c)),
         Err(f) => Err(super::eval::report(&session, f)),

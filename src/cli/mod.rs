@@ -11,6 +11,7 @@ mod decode;
 mod diff;
 mod download_bars;
 mod eval;
+mod eval_cache;
 mod exec;
 pub mod exit;
 mod fetch;

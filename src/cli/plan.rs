@@ -38,13 +38,9 @@ pub struct PlanArgs {
 pub fn run(args: PlanArgs) -> ExitCode {
     let mut session = args.inputs.session(Some(&args.file));
     let result = (|| {
-        let value = inputs::eval_cluster(&mut session, &args.file, args.attr.as_deref(), &args.inputs.args())?;
-        let closures = inputs::closures(
-            &mut session,
-            &value,
-            &args.inputs.resolver(Some(&args.file)),
-            Some(inputs::Origin { inputs: &args.inputs, file: &args.file, attr: args.attr.as_deref() }),
-        )?;
+        let resolver = args.inputs.resolver(Some(&args.file));
+        let (closures, _) =
+            inputs::cluster_closures(&mut session, &args.inputs, &args.file, args.attr.as_deref(), &resolver, false)?;
         if let Some(n) = &args.node {
             if !closures.cluster.nodes.contains_key(n) {
                 return Err(Failure::Usage(format!("no node {n:?} in cluster {}", closures.cluster.name)));

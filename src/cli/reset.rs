@@ -87,7 +87,7 @@ pub fn run(args: ResetArgs) -> ExitCode {
     let progress = Progress::for_stderr(args.run.verbose);
     opts.run.consent = super::confirm::consent(args.run.yes, &progress);
     let sink = Tee(vec![&recap as &dyn Sink, &progress]);
-    sink.emit(Event::Evaluated { nodes: closures.cluster.nodes.len(), took: t0.elapsed() });
+    sink.emit(Event::Evaluated { nodes: closures.cluster.nodes.len(), took: t0.elapsed(), kept: false });
     let cancel = Cancel::default();
     let result = run_cancellable(reset(&closures, &opts, cancel.clone(), &sink), cancel);
     progress.finish();

@@ -79,7 +79,7 @@ pub fn run(args: RestoreArgs) -> ExitCode {
     let progress = Progress::for_stderr(args.run.verbose);
     opts.run.consent = super::confirm::consent(args.run.yes, &progress);
     let sink = Tee(vec![&recap as &dyn Sink, &progress]);
-    sink.emit(Event::Evaluated { nodes: closures.cluster.nodes.len(), took: t0.elapsed() });
+    sink.emit(Event::Evaluated { nodes: closures.cluster.nodes.len(), took: t0.elapsed(), kept: false });
     let result = super::switch::runtime().block_on(restore(&closures, &opts, &sink));
     progress.finish();
     let mut data = recap.data();

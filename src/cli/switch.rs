@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 use clap::{Args, ValueEnum};
 
 use super::eval::report;
+use super::eval_cache::Evaluation;
 use super::inputs::{self, Inputs};
 use super::interrupt::run_cancellable;
 use super::{EXIT_DEPLOY_FAILED, EXIT_INTERRUPTED, EXIT_LOCK_LOST, EXIT_PARTIAL, EXIT_UNREACHABLE, EXIT_USAGE};
@@ -216,19 +217,19 @@ pub fn run(args: SwitchArgs) -> ExitCode {
     let t0 = Instant::now();
     let mut session = args.inputs.session(Some(&args.file));
     let resolver = args.inputs.resolver(Some(&args.file));
-    let closures = match (|| {
-        let value = inputs::eval_cluster(&mut session, &args.file, args.attr.as_deref(), &args.inputs.args())?;
+    let (closures, how) = match (|| {
         // A dry run changes nothing, on the nodes or in the secret store.
-        let closures = inputs::closures_with(
+        let (closures, how) = inputs::cluster_closures(
             &mut session,
-            &value,
+            &args.inputs,
+            &args.file,
+            args.attr.as_deref(),
             &resolver,
             !args.dry_run,
-            Some(inputs::Origin { inputs: &args.inputs, file: &args.file, attr: args.attr.as_deref() }),
         )?;
         // every download verified before any node is reached
         args.inputs.fetch_artifacts(&resolver, &closures)?;
-        Ok(closures)
+        Ok((closures, how))
     })() {
         Ok(c) => c,
         Err(f) => return report(&session, f),
@@ -260,7 +261,11 @@ pub fn run(args: SwitchArgs) -> ExitCode {
     let progress = Progress::for_stderr(args.run.verbose);
     opts.run.consent = super::confirm::consent(args.run.yes, &progress);
     let sink = Tee(vec![&recap as &dyn Sink, &progress]);
-    sink.emit(Event::Evaluated { nodes: closures.cluster.nodes.len(), took: t0.elapsed() });
+    sink.emit(Event::Evaluated {
+        nodes: closures.cluster.nodes.len(),
+        took: t0.elapsed(),
+        kept: how == Evaluation::Kept,
+    });
     let cancel = Cancel::default();
     let result = run_cancellable(crate::deploy::switch(&closures, &resolver, &opts, cancel.clone(), &sink), cancel);
     progress.finish();

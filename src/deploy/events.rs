@@ -15,6 +15,9 @@ pub enum Event {
     Evaluated {
         nodes: usize,
         took: Duration,
+        /// The cluster came from the evaluation cache (nothing its last
+        /// evaluation read had changed).
+        kept: bool,
     },
     NodeConnected {
         node: String,

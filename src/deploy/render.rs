@@ -46,7 +46,10 @@ pub fn line(e: &Event, verbose: bool) -> Option<String> {
 
 fn text(e: &Event, verbose: bool) -> Option<String> {
     Some(match e {
-        Event::Evaluated { nodes, took } => format!("evaluated: {nodes} node(s) in {}", secs(*took)),
+        Event::Evaluated { nodes, took, kept: false } => format!("evaluated: {nodes} node(s) in {}", secs(*took)),
+        Event::Evaluated { nodes, took, kept: true } => {
+            format!("evaluated: {nodes} node(s) in {} (unchanged since the last evaluation: kept)", secs(*took))
+        }
         Event::NodeConnected { node } if verbose => format!("[{node}] connected"),
         Event::NodeUnreachable { node, reason } => format!("[{node}] UNREACHABLE: {reason}"),
         Event::NodeSkipped { node, behind } => format!("[{node}] {}", super::events::skipped_note(*behind)),
