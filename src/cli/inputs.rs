@@ -279,7 +279,9 @@ pub fn closures_of(cluster: Cluster, resolver: &Resolver, make_secrets: bool) ->
             eprintln!("secret made: {name} (in {})", resolver.secrets().dir().display());
         }
     }
-    Ok(closure::build(cluster, resolver)?)
+    let closures = closure::build(cluster, resolver)?;
+    resolver.save_hashes();
+    Ok(closures)
 }
 
 /// How many artifacts are fetched at once.

@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 
 use super::artifact::{self, Fetcher};
 use super::confine::Confinement;
+use super::hash_index::HashIndex;
 use super::key_material;
 use super::secrets::Made;
 use super::{ArtifactFault, Digest, Error, FileFault, Result, SecretStore, Store};
@@ -82,6 +83,8 @@ pub struct Resolver {
     /// Each `secretCommand`'s output, kept for the run: it runs once, and
     /// the bytes pushed are the bytes hashed.
     command_output: std::sync::Mutex<std::collections::HashMap<Vec<String>, Vec<u8>>>,
+    /// The hashes of deployer files kept between runs (in the store).
+    hashes: HashIndex,
 }
 
 impl Resolver {
@@ -92,6 +95,7 @@ impl Resolver {
         let confine = Confinement::new(&project_root);
         let secrets = SecretStore::new(SecretStore::default_dir(&project_root)).confined(confine.clone());
         let max_download = artifact::max_download();
+        let hashes = HashIndex::load(store.dir().join("hashes.json"));
         Resolver {
             project_root,
             store,
@@ -101,7 +105,28 @@ impl Resolver {
             max_download,
             allow_commands: false,
             command_output: Default::default(),
+            hashes,
         }
+    }
+
+    /// Keeps the hashes this run made of deployer files for the next
+    /// (`hash_index.rs`); best effort.
+    pub fn save_hashes(&self) {
+        self.hashes.save();
+    }
+
+    /// A deployer file's content and why it is key material if it is: as
+    /// recorded if its stat is the recorded one, else hashed (and recorded).
+    fn hashed(&self, real: &Path) -> Result<(ContentId, Option<&'static str>)> {
+        let before = std::fs::metadata(real).ok();
+        if let Some(id) = before.as_ref().and_then(|m| self.hashes.get(real, m)) {
+            return Ok((id, None));
+        }
+        let (id, key) = hash_file(real)?;
+        if let (Some(before), None) = (&before, key) {
+            self.hashes.put(real, before, &id);
+        }
+        Ok((id, key))
     }
 
     /// Let `secretCommand` sources run their programs on this machine.
@@ -230,7 +255,7 @@ impl Resolver {
             }),
             Source::File(_) | Source::Local(_) => {
                 let real = self.plain_file(source)?;
-                let (id, key) = hash_file(&real)?;
+                let (id, key) = self.hashed(&real)?;
                 match key {
                     Some(why) => Err(Error::KeyMaterial { what: shown(source), why }),
                     None => Ok(id),

@@ -5,7 +5,8 @@
 //! needs), `project` confines project files to the project root, `artifact`
 //! turns a declared download into a verified blob, `cache` puts blobs into
 //! an HTTP binary cache the nodes fetch from, `compressed` keeps the zstd
-//! form of large blobs for the transfer. Secrets never enter the
+//! form of large blobs for the transfer, `hash_index` the hashes of the
+//! deployer's files between runs (by stat, as git's index). Secrets never enter the
 //! blob store: `secrets` keeps them apart (0700/0600) and hashes them with a
 //! key, `pki` makes the certificates among them. `confine` says which files
 //! of the deployer a source may read, `key_material` which plain sources
@@ -19,6 +20,7 @@ pub mod compressed;
 pub mod confine;
 mod content;
 mod error;
+mod hash_index;
 pub mod http;
 pub mod key_material;
 pub mod pki;
