@@ -52,7 +52,9 @@ cargo test --profile ci --test lab --no-run
 # runs them.
 lab_tests=$(cargo test --profile ci --test lab --no-run --message-format=json 2>/dev/null |
   python3 -c 'import json, sys
-print([j["executable"] for j in map(json.loads, sys.stdin) if j.get("executable")][-1])')
+print(next(j["executable"] for j in map(json.loads, sys.stdin)
+           if j.get("executable") and j["target"]["name"] == "lab" and j["profile"]["test"]))')
+[[ -x $lab_tests ]] || { echo "run-all: no lab test binary ($lab_tests)" >&2; exit 1; }
 
 # waited for in turn; a failure shows its log
 await() {
