@@ -210,7 +210,8 @@ cmd_lock() {
     # --status [--verify]: what `status` prints, read under the lock,
     # before the `locked` line (one round trip for lock and status)
     case ${3:-} in --status) cmd_status ;; esac
-    case ${4:-} in --verify) cmd_verify ;; esac
+    # (under the lock, verify keeps what its quick way needs)
+    case ${4:-} in --verify) cmd_verify keep ;; esac
     echo locked
     # The lock is the open fd 9 of this shell; the commands below do not
     # inherit it, so killing this shell releases the lock too.
@@ -743,6 +744,15 @@ cmd_status() {
 # the files, one systemctl -- rather than forking per file.
 cmd_verify() {
     [ -d "$R/phases" ] || return 0
+    keep=${1:-}
+    # The quick way: nothing at all changed since a verify that found no
+    # file drift (verify.ok: the stat of every path it looked at, taken
+    # again in one stat call), and the units are asked about alone.
+    if [ -f "$R/verify.ok" ] && verify_snapshot | cmp -s - "$R/verify.ok"; then
+        verify_units_of "$(cat "$R/verify.units")"
+        return 0
+    fi
+    [ -z "$keep" ] || rm -f "$R/verify.ok"
     set --
     legacy=''
     for l in "$R"/phases/*; do
@@ -756,9 +766,44 @@ cmd_verify() {
     [ $# -gt 0 ] || return 0
     # PHASE TAB PATH of every managed file
     files=$(grep -H "^f$TAB" "$@" | sed "s|^$R/phases/||; s|/manifest:f$TAB.*$TAB|$TAB|")
-    [ -z "$files" ] || verify_links "$files"
-    [ -z "$files" ] || verify_stats "$files" "$legacy"
-    verify_units "$@"
+    units=$(grep -H "^u$TAB" "$@" |
+        sed -n "s|^$R/phases/\([^/]*\)/manifest:u${TAB}\([^${TAB}]*\)${TAB}[^${TAB}]*${TAB}1\(${TAB}.*\)\{0,1\}\$|\1${TAB}\2|p")
+    if [ -n "$keep" ]; then
+        verify_list "$files" "$units"
+        before=$(verify_snapshot)
+    fi
+    drift=$(
+        [ -z "$files" ] || verify_links "$files"
+        [ -z "$files" ] || verify_stats "$files" "$legacy"
+    )
+    [ -z "$drift" ] || printf '%s\n' "$drift"
+    verify_units_of "$units"
+    # nothing found, and nothing moved while it looked: the next verify may
+    # take the quick way (never with phases staged by an older program)
+    if [ -n "$keep" ] && [ -z "$drift" ] && [ -z "$legacy" ] && [ "$(verify_snapshot)" = "$before" ]; then
+        printf '%s\n' "$before" >"$R/verify.ok.tmp" && mv -f "$R/verify.ok.tmp" "$R/verify.ok"
+    fi
+}
+
+# verify_list FILES UNITS: what the quick verify stats (verify.paths: every
+# phase link, and every managed path and file of a linked generation, one
+# a line; FILES: `PHASE TAB PATH` lines) and which units it asks systemd
+# about (verify.units: UNITS, `PHASE TAB UNIT` of every enabled unit).
+verify_list() {
+    {
+        printf '%s\n' "$R"/phases/*
+        [ -z "$1" ] || printf '%s\n' "$1" | sed "s|^\([^$TAB]*\)$TAB\(.*\)|$P\2\n$R/phases/\1/files\2|"
+    } >"$R/verify.paths"
+    printf '%s\n' "$2" >"$R/verify.units"
+}
+
+# The phases linked now, then the identity, size, times, mode, owner and
+# link target of every path of verify.paths, in one stat (a missing path
+# says so in its place).
+verify_snapshot() {
+    printf '%s\n' "$R"/phases/*
+    [ -f "$R/verify.paths" ] || return 0
+    xargs -r -d '\n' stat -c "%N$TAB%i %s %Y %Z %a %U %G" -- <"$R/verify.paths" 2>&1
 }
 
 # verify_links FILES: every managed path (FILES: `PHASE TAB PATH` lines) is
@@ -804,18 +849,24 @@ verify_bytes() {
     done
 }
 
-# The enabled units of manifests "$@" are active: one systemctl for all,
-# a line of state per unit, in order.
-verify_units() {
-    units=$(grep -H "^u$TAB" "$@" |
-        sed -n "s|^$R/phases/\([^/]*\)/manifest:u${TAB}\([^${TAB}]*\)${TAB}[^${TAB}]*${TAB}1\(${TAB}.*\)\{0,1\}\$|\1${TAB}\2|p")
-    [ -n "$units" ] || return 0
-    printf '%s\n' "$units" | cut -f2 | xargs -d '\n' systemctl is-active -- 2>/dev/null |
-        paste /dev/fd/3 - 3<<EOF | while IFS=$TAB read -r ph u state; do
-$units
+# The enabled units UNITS (`PHASE TAB UNIT` lines) are active: one
+# systemctl for all, a line of state per unit, in order (all active:
+# nothing more is forked).
+verify_units_of() {
+    [ -n "$1" ] || return 0
+    states=$(printf '%s\n' "$1" | cut -f2 | xargs -d '\n' systemctl is-active -- 2>/dev/null)
+    # one `active` a unit, or the slower look below (no fork for this)
+    want=''
+    while IFS= read -r _; do want="${want:+$want
+}active"; done <<EOF
+$1
 EOF
-            [ "$state" = active ] || printf 'drift\t%s\tunit\t%s\tinactive\n' "$ph" "$u"
-        done
+    [ "$states" != "$want" ] || return 0
+    printf '%s\n' "$states" | paste /dev/fd/3 - 3<<EOF | while IFS=$TAB read -r ph u state; do
+$1
+EOF
+        [ "$state" = active ] || printf 'drift\t%s\tunit\t%s\tinactive\n' "$ph" "$u"
+    done
 }
 
 # commit GEN NODE-HASH <PHASE-RECORD: make GEN the committed generation

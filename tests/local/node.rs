@@ -226,3 +226,42 @@ async fn output_past_the_limit_is_read_dropped_and_said_so() {
     let (out, dropped) = p.wait_bounded(1 << 20).await;
     assert_eq!((out.stdout.as_slice(), dropped), (&b"small\n"[..], false));
 }
+
+/// A run's verify (`lock --status --verify`) that finds nothing keeps the
+/// stat of every path it looked at, and the next one compares one stat pass
+/// with it: what it then reports must be what the full look reports.
+#[tokio::test(flavor = "multi_thread")]
+async fn drift_after_a_clean_verify_is_reported_as_before() {
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = dir.path().to_str().unwrap().to_string();
+    let host = LocalHost::new("local");
+    let node = Node::install_with_prefix(&host, &prefix).await.unwrap();
+    let lock = hold(&node, "test").await;
+    let (a, b) = (blob("a\n"), blob("b\n"));
+    push(&node, &[&a, &b]).await;
+    let files = vec![file("/etc/t/a.conf", "0644", &a), file("/etc/t/b.conf", "0644", &b)];
+    node.stage(1, "p", &manifest(files)).await.unwrap();
+    node.switch(Some(1), "p").await.unwrap();
+    node.commit(1, &Digest([1; 32]), Some(&record("p", Digest([2; 32]), 1))).await.unwrap();
+    lock.release().await;
+    let drift = || async {
+        let (_, lock, st) = Node::open_locked(&host, &prefix, "test").await.unwrap();
+        lock.release().await;
+        st.drift.iter().map(|d| format!("{d:?}")).collect::<Vec<_>>()
+    };
+    let quick = dir.path().join("var/lib/kdeploy/verify.ok");
+    assert_eq!(drift().await, Vec::<String>::new());
+    assert!(quick.exists(), "a clean verify kept no stat");
+    assert_eq!(drift().await, Vec::<String>::new(), "the quick way saw drift where there is none");
+
+    // a hand edit through the link, and a link replaced by a copy
+    fs::write(dir.path().join("etc/t/a.conf"), "edited by hand\n").unwrap();
+    let b_conf = dir.path().join("etc/t/b.conf");
+    fs::remove_file(&b_conf).unwrap();
+    fs::write(&b_conf, "b\n").unwrap();
+    let found = drift().await;
+    assert_eq!(found.len(), 2, "{found:?}");
+    assert!(found.iter().any(|d| d.contains("a.conf")) && found.iter().any(|d| d.contains("b.conf")), "{found:?}");
+    assert!(!quick.exists(), "a verify that found drift kept its stat");
+    assert_eq!(drift().await, found, "the same drift every time until it is repaired");
+}

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# The no-op re-run against its floor, on the 3-node etcd lab (tests/clusters/lab-etcd.nix),
+# in one run:
+#   1. builds kdeploy (release), boots a fresh 3-node lab, converges it once;
+#   2. times with hyperfine (--warmup 2, --runs $RUNS) the no-op `kdeploy switch` as a user
+#      runs it (the evaluation cache and the hash index warm), the same with
+#      --no-eval-cache (evaluated again; the deployer's binaries known by the hash index),
+#      `kdeploy plan` both ways (the evaluation alone, no node), and the floor of the
+#      transport: one OpenSSH round trip to the three nodes in parallel (`true`, a new
+#      connection each, as kdeploy makes);
+#   3. times the node's own drift check (`status --verify`, 50 times on kdnode1) the
+#      quick way (verify.ok kept by the last run) and the full way (verify.ok moved aside);
+#   4. writes bench/results/<date>-<commit>/noop.md, the hyperfine JSON beside it, and
+#      takes the lab down.
+# Every no-op is checked: the recap must say `unchanged` for the three nodes.
+#
+# Usage: bench/noop.sh     Env: RUNS=20
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+RUNS=${RUNS:-20}
+source "$ROOT/bench/results-dir.sh"
+# (read by common.sh's `locked`)
+# shellcheck disable=SC2034
+LOCK=/tmp/kdeploy-lab.lock LOCK_WAIT=1800
+source "$ROOT/bench/common.sh"
+command -v hyperfine >/dev/null || die "hyperfine missing (apt-get install hyperfine)"
+
+WORK=$(mktemp -d /tmp/kdeploy-noop-bench.XXXXXX)
+trap 'rm -rf "$WORK"' EXIT
+log "building kdeploy (cargo build --release)"
+cargo build --release --quiet --bin kdeploy
+cp target/release/kdeploy "$WORK/kdeploy"
+cp tests/clusters/lab-etcd.nix "$WORK/lab.nix"
+KD=$WORK/kdeploy
+ARGS="--ssh-key $ROOT/.lab/id_ed25519 --known-hosts $ROOT/.lab/known_hosts --output json"
+SSH="ssh -F $ROOT/.lab/ssh_config"
+
+kdeploy_half() {
+	"$ROOT"/lab/lab.sh down >/dev/null 2>&1 || true
+	"$ROOT"/lab/lab.sh up 3 >/dev/null
+	log "first converge"
+	# shellcheck disable=SC2086
+	"$KD" switch "$WORK/lab.nix" $ARGS >"$WORK/first.json" || die "first converge failed"
+	# shellcheck disable=SC2086
+	"$KD" switch "$WORK/lab.nix" $ARGS >"$WORK/noop.json"
+	[[ $(jq -r '[.nodes[].status] | unique | join(" ")' "$WORK/noop.json") == unchanged ]] ||
+		die "the re-run was not a no-op: $(cat "$WORK/noop.json")"
+	local nodes="kdnode1 kdnode2 kdnode3"
+	log "hyperfine: no-op switch, plan, and the OpenSSH floor ($RUNS runs each)"
+	hyperfine --warmup 2 --runs "$RUNS" --export-json "$RESULTS/noop.json" --style basic \
+		-n "switch (no-op)" "$KD switch $WORK/lab.nix $ARGS" \
+		-n "switch --no-eval-cache (no-op)" "$KD switch $WORK/lab.nix --no-eval-cache $ARGS" \
+		-n "plan" "$KD plan $WORK/lab.nix" \
+		-n "plan --no-eval-cache" "$KD plan $WORK/lab.nix --no-eval-cache" \
+		-n "OpenSSH: true on 3 nodes, in parallel" \
+		"for n in $nodes; do $SSH -o ControlPath=none \$n true & done; wait" >"$WORK/hyperfine.txt"
+	# shellcheck disable=SC2086
+	"$KD" switch "$WORK/lab.nix" $ARGS >"$WORK/noop.json"
+	[[ $(jq -r '[.nodes[].status] | unique | join(" ")' "$WORK/noop.json") == unchanged ]] ||
+		die "the last re-run was not a no-op"
+	log "the node's drift check, 50 times each way"
+	local node_prog
+	node_prog=$($SSH kdnode1 'ls /var/lib/kdeploy/bin/node-*.sh | head -n 1')
+	# shellcheck disable=SC2016
+	$SSH kdnode1 "set -e; p=$node_prog; t() { s=\$(date +%s%N); for i in \$(seq 50); do sh \$p status --verify >/dev/null; done; echo \$(( (\$(date +%s%N) - s) / 50000 )); }
+		test -f /var/lib/kdeploy/verify.ok; q=\$(t); mv /var/lib/kdeploy/verify.ok /tmp/verify.ok; f=\$(t); mv /tmp/verify.ok /var/lib/kdeploy/verify.ok
+		echo \"quick \$q\"; echo \"full \$f\"" >"$WORK/node.txt"
+	"$ROOT"/lab/lab.sh down >/dev/null 2>&1 || true
+}
+locked kdeploy
+
+row() { jq -r --arg n "$1" '.results[] | select(.command == $n) | "\(.mean * 1000 | floor) ms ± \(.stddev * 1000 | floor) (min \(.min * 1000 | floor), median \(.median * 1000 | floor))"' "$RESULTS/noop.json"; }
+{
+	echo "# No-op re-run, 3-node etcd lab ($(git rev-parse --short HEAD), $(date -u +%Y-%m-%d), RUNS=$RUNS)"
+	echo
+	echo "| measure | time |"
+	echo "|---|---|"
+	for n in "switch (no-op)" "switch --no-eval-cache (no-op)" "plan" "plan --no-eval-cache" "OpenSSH: true on 3 nodes, in parallel"; do
+		echo "| $n | $(row "$n") |"
+	done
+	echo "| node: \`status --verify\` the quick way (verify.ok kept by the last run), per call | $(awk '/^quick/ { print $2 }' "$WORK/node.txt") µs |"
+	echo "| node: \`status --verify\` the full way (verify.ok moved aside), per call | $(awk '/^full/ { print $2 }' "$WORK/node.txt") µs |"
+} >"$RESULTS/noop.md"
+cp "$WORK/node.txt" "$RESULTS/noop-node.txt"
+cat "$RESULTS/noop.md"
