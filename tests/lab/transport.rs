@@ -266,12 +266,14 @@ async fn measurements() {
     let connect_time = t.elapsed() / n;
     let h = connect(1).await;
     h.exec("true", None).await.unwrap();
-    let n = 50;
-    let t = Instant::now();
-    for _ in 0..n {
+    // the fastest of 50: Nagle's algorithm with delayed ACKs holds every
+    // one of them 40 ms, a busy machine only some
+    let mut rtt = Duration::MAX;
+    for _ in 0..50 {
+        let t = Instant::now();
         assert!(h.exec("true", None).await.unwrap().success());
+        rtt = rtt.min(t.elapsed());
     }
-    let rtt = t.elapsed() / n;
     let size = 100usize << 20;
     let data = random(size);
     let t = Instant::now();
@@ -281,7 +283,7 @@ async fn measurements() {
     let secs = t.elapsed().as_secs_f64();
     let mib_s = size as f64 / (1 << 20) as f64 / secs;
     eprintln!(
-        "MEASURED kdnode1: connect+auth {connect_time:?}, exec round trip {rtt:?}, upload 100 MiB {secs:.2} s = {mib_s:.0} MiB/s"
+        "MEASURED kdnode1: connect+auth {connect_time:?}, exec round trip (fastest of 50) {rtt:?}, upload 100 MiB {secs:.2} s = {mib_s:.0} MiB/s"
     );
     assert!(rtt < Duration::from_millis(40), "round trip {rtt:?}: is TCP_NODELAY on?");
     // the real path: node program `put` (temp file, sha256 check, rename)
