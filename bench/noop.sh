@@ -14,11 +14,12 @@
 #      takes the lab down.
 # Every no-op is checked: the recap must say `unchanged` for the three nodes.
 #
-# Usage: bench/noop.sh     Env: RUNS=20
+# Usage: bench/noop.sh     Env: RUNS=20, PROFILE=release (ci: the tests' build, no LTO)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 RUNS=${RUNS:-20}
+PROFILE=${PROFILE:-release}
 source "$ROOT/bench/results-dir.sh"
 # (read by common.sh's `locked`)
 # shellcheck disable=SC2034
@@ -28,9 +29,9 @@ command -v hyperfine >/dev/null || die "hyperfine missing (apt-get install hyper
 
 WORK=$(mktemp -d /tmp/kdeploy-noop-bench.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
-log "building kdeploy (cargo build --release)"
-cargo build --release --quiet --bin kdeploy
-cp target/release/kdeploy "$WORK/kdeploy"
+log "building kdeploy (cargo build --profile $PROFILE)"
+cargo build --profile "$PROFILE" --quiet --bin kdeploy
+cp "target/$PROFILE/kdeploy" "$WORK/kdeploy"
 cp tests/clusters/lab-etcd.nix "$WORK/lab.nix"
 KD=$WORK/kdeploy
 ARGS="--ssh-key $ROOT/.lab/id_ed25519 --known-hosts $ROOT/.lab/known_hosts --output json"
@@ -63,7 +64,7 @@ kdeploy_half() {
 	local node_prog
 	node_prog=$($SSH kdnode1 'ls /var/lib/kdeploy/bin/node-*.sh | head -n 1')
 	# shellcheck disable=SC2016
-	$SSH kdnode1 "set -e; p=$node_prog; t() { s=\$(date +%s%N); for i in \$(seq 50); do sh \$p status --verify >/dev/null; done; echo \$(( (\$(date +%s%N) - s) / 50000 )); }
+	$SSH kdnode1 "set -e; p=$node_prog; t() { s=\$(date +%s%N); for i in \$(seq 50); do sh \$p --protocol 3 status --verify >/dev/null; done; echo \$(( (\$(date +%s%N) - s) / 50000 )); }
 		test -f /var/lib/kdeploy/verify.ok; q=\$(t); mv /var/lib/kdeploy/verify.ok /tmp/verify.ok; f=\$(t); mv /tmp/verify.ok /var/lib/kdeploy/verify.ok
 		echo \"quick \$q\"; echo \"full \$f\"" >"$WORK/node.txt"
 	"$ROOT"/lab/lab.sh down >/dev/null 2>&1 || true
@@ -72,7 +73,7 @@ locked kdeploy
 
 row() { jq -r --arg n "$1" '.results[] | select(.command == $n) | "\(.mean * 1000 | floor) ms ± \(.stddev * 1000 | floor) (min \(.min * 1000 | floor), median \(.median * 1000 | floor))"' "$RESULTS/noop.json"; }
 {
-	echo "# No-op re-run, 3-node etcd lab ($(git rev-parse --short HEAD), $(date -u +%Y-%m-%d), RUNS=$RUNS)"
+	echo "# No-op re-run, 3-node etcd lab ($(git rev-parse --short HEAD), $(date -u +%Y-%m-%d), RUNS=$RUNS, profile $PROFILE)"
 	echo
 	echo "| measure | time |"
 	echo "|---|---|"
