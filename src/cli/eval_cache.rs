@@ -13,8 +13,7 @@
 //! 0700 directory (a cluster names its secrets, never holds them), the
 //! newest [`KEPT`] stay.
 
-use std::io::Write;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use kdeploy_lang::observed::Observation;
@@ -89,20 +88,9 @@ impl Slot {
         {
             return;
         }
-        let tmp = self.path.with_extension(format!("tmp.{}", std::process::id()));
-        let written = std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .mode(0o600)
-            .open(&tmp)
-            .and_then(|mut f| f.write_all(&bytes))
-            .and_then(|()| std::fs::rename(&tmp, &self.path));
-        if written.is_err() {
-            let _ = std::fs::remove_file(&tmp);
-            return;
+        if crate::store::write_private(&self.path, &bytes).is_ok() {
+            prune(dir);
         }
-        prune(dir);
     }
 }
 

@@ -11,8 +11,7 @@
 //! that does is refused each time it is named).
 
 use std::collections::BTreeMap;
-use std::io::Write;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
@@ -131,16 +130,8 @@ impl HashIndex {
         }
         let Ok(bytes) = serde_json::to_vec(&state.entries) else { return };
         let Some(dir) = self.path.parent() else { return };
-        let tmp = self.path.with_extension(format!("tmp.{}", std::process::id()));
-        let written = std::fs::create_dir_all(dir)
-            .and_then(|()| std::fs::OpenOptions::new().write(true).create(true).truncate(true).mode(0o600).open(&tmp))
-            .and_then(|mut f| f.write_all(&bytes))
-            .and_then(|()| std::fs::rename(&tmp, &self.path));
-        match written {
-            Ok(()) => state.changed = false,
-            Err(_) => {
-                let _ = std::fs::remove_file(&tmp);
-            }
+        if std::fs::create_dir_all(dir).and_then(|()| super::write_private(&self.path, &bytes)).is_ok() {
+            state.changed = false;
         }
     }
 }

@@ -36,4 +36,25 @@ pub use error::{ArtifactFault, CacheOp, Error, FileFault, MemberFault, TooLarge}
 pub use project::{project_file_path, read_project_file};
 pub use secrets::SecretStore;
 
+/// Writes `bytes` to `path` whole or not at all, readable by its owner only
+/// (a temporary file beside it, 0600, renamed over it): what the caches
+/// beside the store keep (`hash_index`, the evaluation cache).
+pub fn write_private(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let tmp = path.with_extension(format!("tmp.{}", std::process::id()));
+    let written = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&tmp)
+        .and_then(|mut f| f.write_all(bytes))
+        .and_then(|()| std::fs::rename(&tmp, path));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written
+}
+
 pub type Result<T> = std::result::Result<T, Error>;
