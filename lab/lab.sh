@@ -37,8 +37,10 @@ WANT_K8S=${KDEPLOY_LAB_K8S:-0}
 # Bump when the image recipe below changes: cached images with another recipe are rebuilt.
 IMAGE_RECIPE=6
 # curl: what a node fetches binary-cache blobs with (Kubespray's nodes have it too);
-# zstd: what it decompresses blobs sent compressed with (without it, they come as they are)
-BASE_PACKAGES=systemd,systemd-sysv,openssh-server,iproute2,dbus,procps,sudo,curl,zstd,libnss-myhostname
+# zstd: what it decompresses blobs sent compressed with (without it, they come as they are);
+# openssl: what it checks the sha256 of received blobs with (SHA-NI; without it, coreutils'
+# sha256sum, a quarter the speed) -- Kubespray needs it on its nodes too (its etcd certificates)
+BASE_PACKAGES=systemd,systemd-sysv,openssh-server,iproute2,dbus,procps,sudo,curl,zstd,openssl,libnss-myhostname
 # The packages `lab.sh deps` installs on the host.
 HOST_PACKAGES=(systemd-container debootstrap debian-archive-keyring openssh-client iproute2 util-linux)
 # ... and for up --k8s: the registry, the image tools (lab/images.sh) and what the images

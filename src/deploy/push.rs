@@ -165,8 +165,8 @@ async fn compressed(blobs: &Blobs<'_>, d: Digest, blob: &Arc<BlobSource>) -> Opt
         .clone()
 }
 
-/// Send `direct` to the node over SSH, in one stream: secrets each alone
-/// (into the node's private secrets, checked by length), the rest through
+/// Send `direct` to the node over SSH: secrets in one command (into the
+/// node's private secrets, checked by length), the rest in one stream through
 /// `put`, compressed where the node can take it and it pays. A stream with
 /// compressed blobs that the node refuses is sent once more as it is (a
 /// damaged compressed file in the deployer's store costs a warning, and is
@@ -184,12 +184,13 @@ async fn send_blobs(
     let store = blobs.resolver.store();
     let (mut bytes, mut sent) = (0, 0);
     let mut zst = HashMap::new();
+    let mut secrets = Vec::new();
     for d in direct {
         let b = &sources[d];
         bytes += b.size;
         if b.secret {
             let Readable::Bytes(s) = &b.readable else { return Err(BlobError::SecretOnDisk(*d).into()) };
-            node.put_secret(d, s).await?;
+            secrets.push((*d, s.as_slice()));
             sent += b.size;
         } else if zstd {
             if let Some(z) = compressed(blobs, *d, b).await {
@@ -197,6 +198,7 @@ async fn send_blobs(
             }
         }
     }
+    node.put_secrets(&secrets).await?;
     let streamed: Vec<Digest> = direct.iter().filter(|d| !sources[*d].secret).copied().collect();
     if streamed.is_empty() {
         return Ok((bytes, sent));

@@ -20,7 +20,7 @@ use super::gc::{GcReport, NodeGeneration};
 use super::lock::{new_token, NodeLock};
 use super::manifest::{Manifest, ManifestError};
 use super::plan::{plan_units, UnitPlan};
-use super::protocol::request::{fetch_input, have_input, is_sha256};
+use super::protocol::request::{fetch_input, have_input, is_sha256, put_secrets_input};
 use super::protocol::{
     refusal, reply, ArmedStep, BadRequest, Code, Failure, Malformed, NodeState, NodeStatus, NotFetched, PhaseRecord,
     Request, StoredBlob, WantedBlob, VERSION,
@@ -405,14 +405,18 @@ impl<'h> Node<'h> {
         self.put(&[PutBlob { hash: *hash, sha256, body: Body::Bytes(bytes) }]).await.map(|_| ())
     }
 
-    /// Send a secret: it goes to the node's private `secrets/` (0700, file
-    /// 0600 from its creation), never into the shared blob store. `hash` is
-    /// its keyed hash; the node checks the length of what arrived.
-    pub async fn put_secret(&self, hash: &Digest, bytes: &[u8]) -> Result<(), NodeError> {
-        let req = Request::PutSecret { keyed: *hash, len: bytes.len() as u64 };
-        let mut src = bytes;
-        let out = self.host.upload(&self.line(&req)?, &mut src).await?;
-        let out = self.check(&format!("put-secret {hash}"), out)?;
+    /// Send secrets, all in one command: they go to the node's private
+    /// `secrets/` (0700, each file 0600 from its creation), never into the
+    /// shared blob store. Each is named by its keyed hash; the node checks
+    /// the length of what arrived.
+    pub async fn put_secrets(&self, secrets: &[(Digest, &[u8])]) -> Result<(), NodeError> {
+        if secrets.is_empty() {
+            return Ok(());
+        }
+        let req = Request::PutSecrets;
+        let input = put_secrets_input(secrets);
+        let out = self.host.upload(&self.line(&req)?, &mut input.as_slice()).await?;
+        let out = self.check(&Self::shown(&req), out)?;
         reply::nothing(&out.stdout_str()).map_err(self.malformed(&req))
     }
 

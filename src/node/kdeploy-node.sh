@@ -206,7 +206,7 @@ cmd_lock() {
     # A phase armed by a run that stopped answering is this run's to judge
     # now (status says `pending`): its watchdog, waiting for this lock,
     # finds it disarmed and leaves the node to this run (cmd_arm).
-    rm -f "$R/armed"
+    [ ! -e "$R/armed" ] || rm -f "$R/armed"
     # --status [--verify]: what `status` prints, read under the lock,
     # before the `locked` line (one round trip for lock and status)
     case ${3:-} in --status) cmd_status ;; esac
@@ -274,13 +274,31 @@ cmd_run() {
     exit "$st"
 }
 
+# The sha256 of received bytes is worked out by openssl where the node has
+# it (with SHA-NI, about four times coreutils' speed: on a first converge
+# hashing was the largest part of a node's time), else by coreutils'
+# sha256sum. A wrong "match" cannot come of it; a wrong mismatch is judged
+# again by sha256sum (put_mismatch) before anything is refused.
+SHA_TOOL=''
+sha_tool() {
+    [ -n "$SHA_TOOL" ] && return 0
+    if command -v openssl >/dev/null 2>&1; then SHA_TOOL=openssl; else SHA_TOOL=sha256sum; fi
+}
+
+# sha256_of FILE: its sha256 in $got (64 hex digits).
+sha256_of() {
+    sha_tool
+    if [ "$SHA_TOOL" = openssl ]; then got=$(openssl dgst -sha256 -r <"$1"); else got=$(sha256sum <"$1"); fi
+    got=${got%% *}
+}
+
 # have: one `HASH [SIZE [SHA256]]` line per blob the deployer needs;
 # prints the hashes the node lacks. A blob that is there but whose size
 # differs (or, when SHA256 is given, whose sha256 does) -- truncated by a
 # crash or a full disk, altered by hand -- is removed and counts as
 # missing, so it is sent again: existing is not enough to be trusted.
 # Secrets (in secrets/) are checked by size only and, re-sent, get their
-# 0600 back from `put-secret`.
+# 0600 back from `put-secrets`.
 cmd_have() {
     while read -r h size sha; do
         [ -n "$h" ] || continue
@@ -297,8 +315,8 @@ cmd_have() {
         ok=1
         [ "$(stat -c %s "$b")" = "$size" ] || ok=''
         if [ -n "$ok" ] && [ -n "$sha" ] && [ "$b" = "$R/store/$h" ]; then
-            got=$(sha256sum <"$b")
-            [ "${got%% *}" = "$sha" ] || ok=''
+            sha256_of "$b"
+            [ "$got" = "$sha" ] || ok=''
         fi
         if [ -z "$ok" ]; then
             rm -f "$b"
@@ -325,14 +343,14 @@ refuse() {
 cmd_put() {
     [ $# -eq 0 ] || die "usage: put <BLOB-STREAM"
     [ -d "$R/store" ] || harden
-    # Per blob one process (head; with zstd after it), then one sha256sum
-    # for the whole stream: a process per blob per check was most of the
-    # time of a stream of small files. Everything in flight is in one
-    # directory of this put's, removed when it ends.
+    # Per blob one process (head; with zstd after it), then one sha256
+    # process for the whole stream: a process per blob per check was most
+    # of the time of a stream of small files. Everything in flight is in
+    # one directory of this put's, removed when it ends.
     dir=$R/store/.tmp/put.$$
     mkdir -p "$dir"
     on_exit_remove "$dir"
-    names='' n=0 sums=$dir/sha256
+    names='' n=0 sums=$dir/sha256 want=''
     : >"$sums"
     while IFS=' ' read -r b sha size enc; do
         is_hash "$b" && is_hash "$sha" || refuse "put: bad blob header: $b $sha"
@@ -351,15 +369,30 @@ cmd_put() {
         *) refuse "put: blob $b: unknown encoding '$enc'" ;;
         esac
         printf '%s  %s\n' "$sha" "$t" >>"$sums"
+        want="$want$sha *$b.$n$NL"
     done
     [ -n "$names" ] || return 0
-    sha256sum --quiet --check "$sums" >/dev/null 2>&1 || put_mismatch "$sums"
+    sums_hold "$dir" "$names" "$want" "$sums" || put_mismatch "$sums"
     # (names this function made: HASH.N, split on the spaces between them)
     # shellcheck disable=SC2086
     (cd "$dir" && chmod 0444 $names && sync $names)
     for b in $names; do
         mv -f "$dir/$b" "$R/store/${b%%.*}"
     done
+}
+
+# sums_hold DIR NAMES WANT SUMS: the files NAMES of DIR have the sha256s
+# the deployer announced, in one process: openssl's `HASH *NAME` lines
+# against WANT, or coreutils' check of SUMS (`HASH  PATH` lines).
+sums_hold() {
+    sha_tool
+    if [ "$SHA_TOOL" = openssl ]; then
+        # (NAMES: HASH.N names made by put, split on the spaces between them)
+        # shellcheck disable=SC2086
+        [ "$(cd "$1" && openssl dgst -sha256 -r $2)$NL" = "$3" ]
+    else
+        sha256sum --quiet --check "$4" >/dev/null 2>&1
+    fi
 }
 
 # put_mismatch SUMS: name the first blob of a put whose bytes are not what
@@ -377,8 +410,7 @@ put_mismatch() {
 # admit TMP BLAKE3 SHA256: TMP (in store/.tmp) becomes blob BLAKE3 if its
 # sha256 is SHA256; else it is removed and admit fails, saying why.
 admit() {
-    got=$(sha256sum <"$1")
-    got=${got%% *}
+    sha256_of "$1"
     if [ "$got" != "$3" ]; then
         rm -f "$1"
         printf 'kdeploy-node: blob %s rejected: sha256 of the received bytes is %s, expected %s\n' "$2" "$got" "$3" >&2
@@ -468,26 +500,49 @@ download() {
     )
 }
 
-# put-secret KEYED-HASH LENGTH <BYTES: a secret goes to secrets/ (0700),
+# put-secrets <SECRETS: per secret a `KEYED-HASH LENGTH` line, then LENGTH
+# bytes; an `end` line after the last. Each goes to secrets/ (0700),
 # created 0600 (umask 077) so it is never readable by anyone else, even
-# half-written. Checked by length: no hash of it is ever computed here.
-cmd_put_secret() {
-    [ $# -eq 2 ] && is_hash "$1" && is_gen "$2" || die "usage: put-secret KEYED-HASH LENGTH <BYTES"
+# half-written. Checked by length: no hash of a secret is ever computed
+# here. One command for all of a node's secrets (a control plane has
+# dozens): a round trip and a shell each cost more than their bytes.
+cmd_put_secrets() {
+    [ $# -eq 0 ] || die "usage: put-secrets <SECRETS"
     harden
     umask 077
-    if [ -f "$R/secrets/$1" ]; then
-        cat >/dev/null
-        return 0
-    fi
     mkdir -p "$R/secrets/.tmp"
-    t=$(mktemp "$R/secrets/.tmp/$1.XXXXXX")
-    on_exit_remove "$t"
-    # bounded: a deployer paused mid-secret must not hold lock.busy for ever
-    timeout "$SILENCE" cat >"$t" || die "secret $1: its bytes did not arrive within $SILENCE s"
-    got=$(wc -c <"$t")
-    [ "$got" -eq "$2" ] || die "secret $1 rejected: received $got bytes, expected $2"
-    sync "$t"
-    mv -f "$t" "$R/secrets/$1"
+    dir=$(mktemp -d "$R/secrets/.tmp/put.XXXXXX")
+    on_exit_remove "$dir"
+    # bounded: a deployer paused mid-stream must not hold lock.busy for
+    # ever (the reader then sees the stream end early, and refuses)
+    timeout "$SILENCE" cat | secrets_from_stream "$dir"
+}
+
+# secrets_from_stream DIR: put-secrets' reader (a pipeline's subshell: its
+# refusal is the command's). Each secret into DIR; once the stream has
+# ended as it should, all are checked by length, made durable, and moved
+# into secrets/.
+secrets_from_stream() {
+    names='' want='' ended=''
+    while IFS=' ' read -r k len; do
+        if [ "$k" = end ] && [ -z "$len" ]; then ended=1 && break; fi
+        is_hash "$k" && is_gen "$len" || die "put-secrets: bad secret header: $k $len"
+        if [ -f "$R/secrets/$k" ] || [ -f "$1/$k" ]; then
+            head -c "$len" >/dev/null
+            continue
+        fi
+        head -c "$len" >"$1/$k"
+        names="$names $k" want="$want$len $k$NL"
+    done
+    [ -n "$ended" ] || die "put-secrets: the secrets did not all arrive within $SILENCE s"
+    [ -n "$names" ] || return 0
+    # (names this function made: keyed hashes, split on the spaces between them)
+    # shellcheck disable=SC2086
+    got=$(cd "$1" && stat -c '%s %n' -- $names)
+    [ "$got$NL" = "$want" ] || die "put-secrets: a secret's bytes did not all arrive within $SILENCE s"
+    # shellcheck disable=SC2086
+    (cd "$1" && sync $names)
+    for k in $names; do mv -f "$1/$k" "$R/secrets/$k"; done
 }
 
 # staged_paths LIST FIELD DIR COND: DIR + the path of each line of LIST
@@ -748,8 +803,11 @@ cmd_verify() {
     # The quick way: nothing at all changed since a verify that found no
     # file drift (verify.ok: the stat of every path it looked at, taken
     # again in one stat call), and the units are asked about alone.
-    if [ -f "$R/verify.ok" ] && verify_snapshot | cmp -s - "$R/verify.ok"; then
-        verify_units_of "$(cat "$R/verify.units")"
+    if [ -f "$R/verify.ok" ] && [ -f "$R/verify.units" ] && verify_snapshot | cmp -s - "$R/verify.ok"; then
+        # (read by the shell: a few lines, not worth a cat)
+        vu_all=''
+        while IFS= read -r vu_l; do vu_all=$vu_all$vu_l$NL; done <"$R/verify.units"
+        verify_units_of "${vu_all%"$NL"}"
         return 0
     fi
     [ -z "$keep" ] || rm -f "$R/verify.ok"
@@ -851,16 +909,24 @@ verify_bytes() {
 
 # The enabled units UNITS (`PHASE TAB UNIT` lines) are active: one
 # systemctl for all, a line of state per unit, in order (all active:
-# nothing more is forked).
+# nothing more is forked). Its exit status says nothing we need (0 when
+# any one unit is active), and a node whose every unit is stopped must
+# still answer, with a drift line per unit.
 verify_units_of() {
     [ -n "$1" ] || return 0
-    states=$(printf '%s\n' "$1" | cut -f2 | xargs -d '\n' systemctl is-active -- 2>/dev/null)
-    # one `active` a unit, or the slower look below (no fork for this)
-    want=''
-    while IFS= read -r _; do want="${want:+$want
-}active"; done <<EOF
+    vu_names='' want=''
+    while IFS=$TAB read -r _ vu_u; do
+        vu_names=$vu_names$vu_u$NL want=${want:+$want$NL}active
+    done <<EOF
 $1
 EOF
+    # one word per line, never a pattern (the names come from manifests)
+    set -f
+    IFS=$NL
+    # shellcheck disable=SC2086
+    states=$(systemctl is-active -- $vu_names 2>/dev/null) || true
+    unset IFS
+    set +f
     [ "$states" != "$want" ] || return 0
     printf '%s\n' "$states" | paste /dev/fd/3 - 3<<EOF | while IFS=$TAB read -r ph u state; do
 $1
@@ -1287,7 +1353,7 @@ case $cmd in
 lock) cmd_lock "$@" ;;
 have) held; cmd_have ;;
 put) held; cmd_put "$@" ;;
-put-secret) held; cmd_put_secret "$@" ;;
+put-secrets) held; cmd_put_secrets "$@" ;;
 fetch) held; cmd_fetch "$@" ;;
 stage) held; cmd_stage "$@" ;;
 switch) held; cmd_switch "$@" ;;
@@ -1310,5 +1376,5 @@ arm) held; cmd_arm "$@" ;;
 disarm) held; cmd_disarm "$@" ;;
 watchdog) cmd_watchdog "$@" ;;
 requires) cmd_requires ;;
-*) die "unknown command '$cmd' (lock have put put-secret fetch stage switch run status commit state phase-record manifest blob gc-info gc forget units arm disarm requires)" ;;
+*) die "unknown command '$cmd' (lock have put put-secrets fetch stage switch run status commit state phase-record manifest blob gc-info gc forget units arm disarm requires)" ;;
 esac

@@ -1,5 +1,5 @@
 //! Hand edits on real lab nodes: a managed file changed through its path,
-//! an enabled unit stopped. `kdeploy status` must name each without
+//! every enabled unit of a node stopped. `kdeploy status` must name each without
 //! changing anything; the edit must not reach kdeploy's store or any other
 //! generation; the next `switch` must report the drift, repair it (and
 //! restart what the file triggers) even though every node hash matches;
@@ -37,7 +37,12 @@ fn hand_edits_are_reported_kept_out_of_the_store_and_repaired() {
     // the hand edits
     let marker = format!("edited by hand {:?}", std::time::SystemTime::now());
     ssh(2, &format!("echo '# {marker}' >> /etc/containerd/config.toml"));
-    ssh(3, "systemctl stop etcd");
+    // every enabled unit of one node stopped (systemctl's exit status is then
+    // not 0 — the node must still answer, naming each)
+    let enabled = "awk -F'\\t' '$1 == \"u\" && $4 == \"1\" { print $2 }' /var/lib/kdeploy/phases/*/manifest";
+    let units: Vec<String> = ssh(3, enabled).split_whitespace().map(str::to_string).collect();
+    assert!(units.len() >= 2 && units.iter().any(|u| u == "etcd.service"), "{units:?}");
+    ssh(3, &format!("systemctl stop {}", units.join(" ")));
     let started = active_since(2, "containerd");
     let grep = format!("grep -rlF '{marker}' /var/lib/kdeploy/store /var/lib/kdeploy/generations || true");
     let marked = ssh(2, &grep);
@@ -48,7 +53,9 @@ fn hand_edits_are_reported_kept_out_of_the_store_and_repaired() {
     assert_eq!(out.status.code(), Some(3), "{}", text(&out));
     let drift = |n: &str| j["nodes"][n]["drift"].to_string();
     assert!(drift("k8s-worker01").contains("/etc/containerd/config.toml"), "{}", text(&out));
-    assert!(drift("k8s-worker02").contains("etcd.service"), "{}", text(&out));
+    for u in &units {
+        assert!(drift("k8s-worker02").contains(u.as_str()), "{u}: {}", text(&out));
+    }
     assert_eq!(drift("k8s-master"), "[]");
     // status changed nothing
     assert!(ssh(2, "cat /etc/containerd/config.toml").contains(&marker));

@@ -10,7 +10,7 @@ use std::path::Path;
 use kdeploy::node::{Node, NodeError};
 use kdeploy::store::Digest;
 use kdeploy::transport::{Host, LocalHost};
-use support::node::{blob, file, hold, manifest, push, record, wanted};
+use support::node::{blob, file, hold, local_host_without, manifest, push, record, wanted};
 
 fn read(p: &Path) -> String {
     fs::read_to_string(p).unwrap()
@@ -97,9 +97,19 @@ async fn stage_switch_rollback_in_a_directory() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn corrupted_blob_is_rejected() {
+    corrupted_blob_is_rejected_on(LocalHost::new("local")).await
+}
+
+/// The same on a node without openssl: coreutils' sha256sum checks.
+#[tokio::test(flavor = "multi_thread")]
+async fn corrupted_blob_is_rejected_without_openssl() {
+    let (_bin, host) = local_host_without("openssl");
+    corrupted_blob_is_rejected_on(host).await
+}
+
+async fn corrupted_blob_is_rejected_on(host: LocalHost) {
     let dir = tempfile::tempdir().unwrap();
     let prefix = dir.path().to_str().unwrap().to_string();
-    let host = LocalHost::new("local");
     let node = Node::install_with_prefix(&host, &prefix).await.unwrap();
     let _lock = hold(&node, "test").await;
     let good = blob("payload");

@@ -14,8 +14,8 @@ use std::path::Path;
 use kdeploy::node::gc::{plan_generations, Protected};
 use kdeploy::node::{Node, WantedBlob};
 use kdeploy::store::Digest;
-use kdeploy::transport::LocalHost;
-use support::node::{blob, file, hold, manifest, push, record, wanted};
+use kdeploy::transport::{Host, LocalHost};
+use support::node::{blob, file, hold, local_host_without, manifest, push, record, wanted};
 
 fn mode(p: &Path) -> u32 {
     fs::metadata(p).unwrap().permissions().mode() & 0o777
@@ -23,9 +23,19 @@ fn mode(p: &Path) -> u32 {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn damaged_blobs_count_as_missing_and_are_sent_again() {
+    damaged_blobs_on(LocalHost::new("local")).await
+}
+
+/// The same on a node without openssl: coreutils' sha256sum checks.
+#[tokio::test(flavor = "multi_thread")]
+async fn damaged_blobs_count_as_missing_without_openssl() {
+    let (_bin, host) = local_host_without("openssl");
+    damaged_blobs_on(host).await
+}
+
+async fn damaged_blobs_on(host: LocalHost) {
     let dir = tempfile::tempdir().unwrap();
     let prefix = dir.path().to_str().unwrap().to_string();
-    let host = LocalHost::new("local");
     let node = Node::install_with_prefix(&host, &prefix).await.unwrap();
     let _lock = hold(&node, "test").await;
     let store = dir.path().join("var/lib/kdeploy/store");
@@ -56,15 +66,38 @@ async fn damaged_blobs_count_as_missing_and_are_sent_again() {
     // a secret: checked by size, re-sent 0600
     let secret = b"-----BEGIN KEY-----\nsecret\n".to_vec();
     let k = Digest([9; 32]);
-    node.put_secret(&k, &secret).await.unwrap();
+    node.put_secrets(&[(k, secret.as_slice())]).await.unwrap();
     let ps = dir.path().join("var/lib/kdeploy/secrets").join(k.hex());
     let want = WantedBlob { hash: k, size: secret.len() as u64, sha256: None };
     assert!(node.missing(std::slice::from_ref(&want)).await.unwrap().is_empty());
     fs::write(&ps, b"-----BEGIN").unwrap();
     assert_eq!(node.missing(std::slice::from_ref(&want)).await.unwrap(), vec![k]);
-    node.put_secret(&k, &secret).await.unwrap();
+    node.put_secrets(&[(k, secret.as_slice())]).await.unwrap();
     assert_eq!(fs::read(&ps).unwrap(), secret);
     assert_eq!(mode(&ps), 0o600);
+
+    // several secrets in one command, each 0600, the one already there kept
+    let secrets = dir.path().join("var/lib/kdeploy/secrets");
+    let (k2, k3) = (Digest([10; 32]), Digest([11; 32]));
+    node.put_secrets(&[(k, secret.as_slice()), (k2, b"two".as_slice()), (k3, b"three\n".as_slice())]).await.unwrap();
+    for (key, bytes) in [(k, &secret[..]), (k2, b"two"), (k3, b"three\n")] {
+        let p = secrets.join(key.hex());
+        assert_eq!((fs::read(&p).unwrap(), mode(&p)), (bytes.to_vec(), 0o600), "{key}");
+    }
+    // a stream cut short (no `end` line, or fewer bytes than a length says)
+    // is refused and keeps none of its secrets
+    let token = std::fs::read_to_string(dir.path().join("var/lib/kdeploy/lock.token")).unwrap();
+    let token = token.split_whitespace().next().unwrap().to_string();
+    let k4 = Digest([12; 32]);
+    for cut in [format!("{} 4\nfour", k4.hex()), format!("{} 40\nfour\nend\n", k4.hex())] {
+        let cmd = node.command(&["--held", &token, "put-secrets"]);
+        let out = host.upload(&cmd, &mut cut.as_bytes()).await.unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status != 0 && err.contains("did not all arrive"), "{cut:?}: {} {err}", out.status);
+        assert!(!secrets.join(k4.hex()).exists(), "{cut:?}");
+        let left = fs::read_dir(secrets.join(".tmp")).map(|d| d.count()).unwrap_or(0);
+        assert_eq!(left, 0, "{cut:?}: a refused stream left its files");
+    }
 
     // a bad line is refused, not taken for "present"
     let bad = WantedBlob { sha256: Some("not-a-sum".into()), ..wanted(&a) };

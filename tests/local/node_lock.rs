@@ -66,7 +66,7 @@ async fn a_run_that_lost_its_lock_changes_nothing() {
     lost("commit", first.commit(1, &Digest([1; 32]), None).await);
     lost("have", first.missing(&[wanted(&one)]).await.map(|_| ()));
     lost("put", first.put_bytes(&one.b3, &one.sha, &one.bytes).await);
-    lost("put-secret", first.put_secret(&secret, b"key").await);
+    lost("put-secrets", first.put_secrets(&[(secret, b"key".as_slice())]).await);
     lost("gc", first.gc(&[1], false).await.map(|_| ()));
     lost("units", first.units(&["stop:nothing.service".into()]).await);
     lost("hook", first.exec_held(&format!("touch {}/hook-ran", dir.path().display())).await.map(|_| ()));

@@ -4,13 +4,14 @@
 //! that lacks a tool the program needs gets no program — installing it
 //! fails with `unsupported` naming the tool.
 
-use std::os::unix::fs::symlink;
 use std::path::Path;
 
 use kdeploy::node::protocol::{refusal, Code, Failure, VERSION};
 use kdeploy::node::script::{install_command, script_path};
 use kdeploy::node::{Node, NodeError};
 use kdeploy::transport::{shell_quote, Host, LocalHost};
+
+use crate::support::node::path_without;
 
 fn refusal_of(status: u32, stderr: &[u8]) -> (Code, String) {
     match refusal::decode(status, stderr) {
@@ -36,22 +37,6 @@ async fn another_protocol_version_is_refused_typed() {
         assert_eq!(refusal_of(out.status, &out.stderr), (Code::Version, VERSION.to_string()), "{args}");
         assert!(out.stdout.is_empty(), "{args}: nothing read, nothing answered");
     }
-}
-
-/// A directory of links to every tool on this machine's PATH but `missing`.
-fn path_without(dir: &Path, missing: &str) -> String {
-    std::fs::create_dir_all(dir).unwrap();
-    let path = std::env::var("PATH").unwrap();
-    for d in path.split(':') {
-        let Ok(entries) = std::fs::read_dir(d) else { continue };
-        for e in entries.flatten() {
-            let name = e.file_name();
-            if name != missing && !dir.join(&name).exists() {
-                let _ = symlink(e.path(), dir.join(&name));
-            }
-        }
-    }
-    dir.to_str().unwrap().to_string()
 }
 
 #[tokio::test(flavor = "multi_thread")]

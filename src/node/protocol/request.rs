@@ -33,10 +33,8 @@ pub enum Request<'a> {
     Fetch {
         url: &'a str,
     },
-    PutSecret {
-        keyed: Digest,
-        len: u64,
-    },
+    /// Secrets in one stream (`put_secrets_input`).
+    PutSecrets,
     Stage {
         generation: u64,
         phases: Vec<&'a str>,
@@ -113,7 +111,7 @@ impl Request<'_> {
             Request::Have => "have",
             Request::Put => "put",
             Request::Fetch { .. } => "fetch",
-            Request::PutSecret { .. } => "put-secret",
+            Request::PutSecrets => "put-secrets",
             Request::Stage { .. } => "stage",
             Request::Switch { .. } => "switch",
             Request::Run { .. } => "run",
@@ -190,7 +188,8 @@ impl Request<'_> {
                     v.push("--verify".into());
                 }
             }
-            Request::Have | Request::Put | Request::State | Request::GcInfo | Request::Forget => {}
+            Request::Have | Request::Put | Request::PutSecrets | Request::State | Request::GcInfo | Request::Forget => {
+            }
             Request::Fetch { url } => {
                 let authority = url.split_once("://").map_or("", |(_, r)| r.split('/').next().unwrap_or(""));
                 if !(url.starts_with("http://") || url.starts_with("https://")) {
@@ -204,7 +203,6 @@ impl Request<'_> {
                 }
                 v.push(url.to_string());
             }
-            Request::PutSecret { keyed, len } => v.extend([keyed.hex(), len.to_string()]),
             Request::Stage { generation, phases } => {
                 if phases.is_empty() {
                     return Err(refuse("no phase".into()));
@@ -283,6 +281,19 @@ pub fn have_input(blobs: &[WantedBlob]) -> Result<String, BadRequest> {
             None => Ok(format!("{} {}\n", b.hash.hex(), b.size)),
         })
         .collect()
+}
+
+/// `put-secrets`' stdin: per secret a `KEYED-HASH LENGTH` line, then its
+/// bytes; an `end` line last (a stream cut short is refused). Only the keyed hash names a secret: no unkeyed hash of one
+/// reaches a node (the node checks each by its length).
+pub fn put_secrets_input(secrets: &[(Digest, &[u8])]) -> Vec<u8> {
+    let mut v = Vec::with_capacity(secrets.iter().map(|(_, b)| b.len() + 80).sum());
+    for (d, bytes) in secrets {
+        v.extend_from_slice(format!("{} {}\n", d.hex(), bytes.len()).as_bytes());
+        v.extend_from_slice(bytes);
+    }
+    v.extend_from_slice(b"end\n");
+    v
 }
 
 /// `fetch`'s stdin: `B3 SHA256 SIZE` per blob.

@@ -345,3 +345,27 @@ pub fn lab_options() -> SshOptions {
 pub async fn connect(i: u32) -> SshHost {
     SshHost::connect(&format!("kdnode{}", lane::node(i)), &addr(i), &lab_options()).await.expect("connect to lab node")
 }
+
+/// A directory of links to every tool on this machine's PATH but `missing`.
+pub fn path_without(dir: &Path, missing: &str) -> String {
+    std::fs::create_dir_all(dir).unwrap();
+    let path = std::env::var("PATH").unwrap();
+    for d in path.split(':') {
+        let Ok(entries) = std::fs::read_dir(d) else { continue };
+        for e in entries.flatten() {
+            let name = e.file_name();
+            if name != missing && !dir.join(&name).exists() {
+                let _ = std::os::unix::fs::symlink(e.path(), dir.join(&name));
+            }
+        }
+    }
+    dir.to_str().unwrap().to_string()
+}
+
+/// A local host whose commands find every tool of this machine but `missing`
+/// (the directory of links it needs is kept with it).
+pub fn local_host_without(missing: &str) -> (tempfile::TempDir, kdeploy::transport::LocalHost) {
+    let bin = tempfile::tempdir().unwrap();
+    let path = path_without(bin.path(), missing);
+    (bin, kdeploy::transport::LocalHost::new("local").with_env("PATH", &path))
+}
