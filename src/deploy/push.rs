@@ -198,27 +198,31 @@ async fn send_blobs(
             }
         }
     }
-    node.put_secrets(&secrets).await?;
+    // the secrets' command beside the stream (each on its own channel)
     let streamed: Vec<Digest> = direct.iter().filter(|d| !sources[*d].secret).copied().collect();
-    if streamed.is_empty() {
-        return Ok((bytes, sent));
-    }
-    let _slot = blobs.uploads.acquire().await.expect("the upload slots are never closed");
-    match put(node, &streamed, sources, &zst).await {
-        Ok(n) => sent += n,
-        Err(e) if !zst.is_empty() => {
-            sink.emit(Event::Warning {
-                node: w.name.clone(),
-                message: format!("{e}; sending the blobs again uncompressed"),
-            });
-            for d in zst.keys() {
-                compressed::forget(store, d);
-            }
-            sent += put(node, &streamed, sources, &HashMap::new()).await?;
+    let stream = async {
+        if streamed.is_empty() {
+            return Ok(0);
         }
-        Err(e) => return Err(e),
-    }
-    Ok((bytes, sent))
+        let _slot = blobs.uploads.acquire().await.expect("the upload slots are never closed");
+        match put(node, &streamed, sources, &zst).await {
+            Ok(n) => Ok(n),
+            Err(e) if !zst.is_empty() => {
+                sink.emit(Event::Warning {
+                    node: w.name.clone(),
+                    message: format!("{e}; sending the blobs again uncompressed"),
+                });
+                for d in zst.keys() {
+                    compressed::forget(store, d);
+                }
+                put(node, &streamed, sources, &HashMap::new()).await
+            }
+            Err(e) => Err(e),
+        }
+    };
+    let (secrets, streamed) = tokio::join!(node.put_secrets(&secrets), stream);
+    secrets?;
+    Ok((bytes, sent + streamed?))
 }
 
 /// One `put` of `blobs`, those in `zst` by their compressed form.
@@ -364,9 +368,18 @@ pub async fn push(node: &Node<'_>, zstd: bool, w: &NodeWork, blobs: &Blobs<'_>, 
         wanted.push(b.wanted(*d).await.map_err(|e| Fail::msg(None, e))?);
         sources.insert(*d, b);
     }
+    // A node's first generation: its store is empty, everything goes; the
+    // bulk upload's connection is made beside `have` (a handshake is a
+    // tenth of a first push on the lab), else once `have` has said so.
+    if w.stage_generation == 1 && blobs.cache.is_none() {
+        node.expect_bulk();
+    }
     let missing = node.missing(&wanted).await.map_err(|e| Fail::msg(None, e.to_string()))?;
     if let Some(d) = missing.iter().find(|d| !sources.contains_key(d)) {
         return Err(Fail::msg(None, format!("the node asked for blob {d}, never offered")));
+    }
+    if blobs.cache.is_none() && missing.iter().map(|d| sources[d].size).sum::<u64>() >= crate::node::BULK_FROM {
+        node.expect_bulk();
     }
     let (direct, fetched, fetched_bytes) = match &blobs.cache {
         Some(cache) => fetch_from_cache(node, w, cache, missing, &sources, sink).await?,

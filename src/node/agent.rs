@@ -78,7 +78,7 @@ const NOT_INSTALLED: &str = "kdeploy-node-not-installed";
 /// ([`Host::upload_bulk`]: over SSH, a connection of its own); a run's
 /// small puts (a changed config file, a secret) keep to the node's
 /// connection and cost no handshake.
-const BULK_FROM: u64 = 1 << 20;
+pub const BULK_FROM: u64 = 1 << 20;
 
 /// The node program on one host. Create with [`Node::install`].
 pub struct Node<'h> {
@@ -360,6 +360,12 @@ impl<'h> Node<'h> {
         let input = have_input(blobs).map_err(|e| NodeError::BadRequest(e, self.host_name()))?;
         let out = self.call(&Request::Have, Some(input.as_bytes())).await?;
         reply::hashes(&out.stdout_str()).map_err(self.malformed(&Request::Have))
+    }
+
+    /// A bulk upload ([`Node::put`] of [`BULK_FROM`] bytes or more) is
+    /// coming: its connection may be made now, beside the commands before it.
+    pub fn expect_bulk(&self) {
+        self.host.expect_bulk();
     }
 
     /// Stream `blobs` into the store, all in one command; the node checks

@@ -18,7 +18,7 @@ pub mod protocol;
 mod put_stream;
 pub mod script;
 
-pub use agent::{Node, NodeError};
+pub use agent::{Node, NodeError, BULK_FROM};
 pub use exit::NodeExit;
 pub use lock::NodeLock;
 pub use manifest::{changed_files, DirEntry, FileEntry, Manifest};

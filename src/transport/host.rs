@@ -228,6 +228,11 @@ pub trait Host: Send + Sync {
     ) -> BoxFut<'a, Result<Output, Error>> {
         self.upload(command, source)
     }
+
+    /// An [`Host::upload_bulk`] is coming: a transport that makes a
+    /// connection of its own for it may start making it now, beside the
+    /// commands before it. Nothing by default.
+    fn expect_bulk(&self) {}
 }
 
 /// Fill `buf` as far as the source allows; 0 only at end of input.

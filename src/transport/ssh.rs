@@ -108,6 +108,8 @@ pub struct SshHost {
     /// How this connection was made, to open another like it for a bulk
     /// upload ([`Host::upload_bulk`]).
     route: Route,
+    /// That connection, being made since [`Host::expect_bulk`].
+    bulk: std::sync::Mutex<Option<tokio::task::JoinHandle<Result<SshHost, Error>>>>,
 }
 
 #[derive(Clone)]
@@ -115,6 +117,15 @@ struct Route {
     address: String,
     opts: SshOptions,
     via: Option<Client>,
+}
+
+impl Route {
+    /// Another connection to the node called `name`, the same way.
+    async fn connect(&self, name: &str) -> Result<SshHost, Error> {
+        let inner = SshHost::connect_inner(name, &self.address, &self.opts, self.via.as_ref());
+        let h = SshHost::with_timeout(name, &self.opts, inner).await?;
+        Ok(SshHost { _bastion: self.via.clone(), ..h })
+    }
 }
 
 /// Below OpenSSH's default `MaxSessions` of 10, with room to spare for a
@@ -159,10 +170,17 @@ impl SshHost {
 
     /// Another connection to the same node, the same way.
     async fn reconnect(&self) -> Result<SshHost, Error> {
-        let Route { address, opts, via } = &self.route;
-        let h =
-            Self::with_timeout(&self.name, opts, Self::connect_inner(&self.name, address, opts, via.as_ref())).await?;
-        Ok(SshHost { _bastion: via.clone(), ..h })
+        self.route.connect(&self.name).await
+    }
+
+    /// The bulk upload's connection: the one [`Host::expect_bulk`] started
+    /// making, else a new one.
+    async fn bulk_connection(&self) -> Result<SshHost, Error> {
+        let started = self.bulk.lock().unwrap_or_else(|p| p.into_inner()).take();
+        match started {
+            Some(h) => h.await.unwrap_or_else(|e| Err(Error::channel(&self.name, e))),
+            None => self.reconnect().await,
+        }
     }
 
     async fn with_timeout(
@@ -230,6 +248,7 @@ impl SshHost {
             sessions: Arc::new(Semaphore::new(MAX_SESSIONS)),
             escalate: opts.escalate,
             route: Route { address: address.to_string(), opts: opts.clone(), via: via.cloned() },
+            bulk: Default::default(),
         };
         host.check_escalation(&opts.user).await?;
         Ok(host)
@@ -369,7 +388,13 @@ impl Host for SshHost {
     }
 
     fn close(&self) -> BoxFut<'_, Result<(), Error>> {
-        Box::pin(async move { self.client.disconnect().await.map_err(|e| Error::channel(&self.name, e)) })
+        Box::pin(async move {
+            // a bulk connection made but never used goes with this one
+            if let Some(h) = self.bulk.lock().unwrap_or_else(|p| p.into_inner()).take() {
+                h.abort();
+            }
+            self.client.disconnect().await.map_err(|e| Error::channel(&self.name, e))
+        })
     }
 
     fn exec_fresh<'a>(&'a self, command: &'a str) -> BoxFut<'a, Result<Output, Error>> {
@@ -389,10 +414,18 @@ impl Host for SshHost {
         source: &'a mut (dyn std::io::Read + Send),
     ) -> BoxFut<'a, Result<Output, Error>> {
         Box::pin(async move {
-            let Ok(bulk) = self.reconnect().await else { return self.upload(command, source).await };
+            let Ok(bulk) = self.bulk_connection().await else { return self.upload(command, source).await };
             let out = bulk.upload(command, source).await;
             let _ = bulk.close().await;
             out
         })
+    }
+
+    fn expect_bulk(&self) {
+        let mut slot = self.bulk.lock().unwrap_or_else(|p| p.into_inner());
+        if slot.is_none() {
+            let (name, route) = (self.name.clone(), self.route.clone());
+            *slot = Some(tokio::spawn(async move { route.connect(&name).await }));
+        }
     }
 }

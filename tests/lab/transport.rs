@@ -251,6 +251,51 @@ async fn a_bulk_upload_runs_on_a_connection_of_its_own() {
     direct.close().await.unwrap();
 }
 
+/// A bulk upload's connection made ahead (`expect_bulk`, beside the
+/// commands before the upload) is there before the upload, carries it and
+/// is closed after it; one never used is closed with the node's own.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_bulk_connection_made_ahead_carries_the_upload_or_closes_with_the_host() {
+    if !lab_up() {
+        return;
+    }
+    let _lab = lab_lock_nodes(1..=3);
+    let watcher = connect(3).await;
+    let count = || async {
+        let out = watcher.exec("ss -Htn state established '( sport = :22 )' | wc -l", None).await.unwrap();
+        out.stdout_str().trim().parse::<usize>().unwrap()
+    };
+    let until = |want: usize, what: &'static str| {
+        let count = &count;
+        async move {
+            for _ in 0..60 {
+                if count().await == want {
+                    return;
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            panic!("{what}: {} connections, not {want}", count().await);
+        }
+    };
+    let alone = count().await;
+    let h = connect(3).await;
+    let own = h.exec("echo $SSH_CONNECTION", None).await.unwrap().stdout_str();
+    h.expect_bulk();
+    h.expect_bulk();
+    until(alone + 2, "made ahead, once").await;
+    let data = random(2 << 20);
+    let out = h.upload_bulk("cat > /dev/null && echo $SSH_CONNECTION", &mut &data[..]).await.unwrap();
+    assert_eq!(out.status, 0);
+    assert_ne!(out.stdout_str(), own, "the upload ran on the node's own connection");
+    until(alone + 1, "the bulk connection after its upload").await;
+    // made ahead, never used: gone with the host
+    h.expect_bulk();
+    until(alone + 2, "made ahead again").await;
+    h.close().await.unwrap();
+    until(alone, "after the host closed").await;
+    watcher.close().await.unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn measurements() {
     if !lab_up() {
