@@ -16,21 +16,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 RUNS=${RUNS:-5}
-PROFILE=${PROFILE:-release}
-source "$ROOT/bench/results-dir.sh"
-# (read by common.sh's `locked`)
-# shellcheck disable=SC2034
-LOCK=/tmp/kdeploy-lab.lock LOCK_WAIT=1800
-source "$ROOT/bench/common.sh"
+source "$ROOT/bench/lab-bench.sh"
 command -v jq >/dev/null || die "jq missing"
 
-WORK=$(mktemp -d /tmp/kdeploy-transfer-bench.XXXXXX)
-trap 'rm -rf "$WORK"' EXIT
-log "building kdeploy (cargo build --profile $PROFILE)"
-cargo build --profile "$PROFILE" --quiet --bin kdeploy
-cp "target/$PROFILE/kdeploy" "$WORK/kdeploy"
-cp tests/clusters/lab-etcd.nix "$WORK/lab.nix"
-KD=$WORK/kdeploy
+lab_bench_setup transfer
 ARGS=(--ssh-key "$ROOT/.lab/id_ed25519" --known-hosts "$ROOT/.lab/known_hosts")
 SSH=(ssh -F "$ROOT/.lab/ssh_config")
 NODES=(kdnode1 kdnode2 kdnode3)
