@@ -23,7 +23,7 @@
 # Writes bench/results/<date>-<commit>/scale-lab.md (+ logs); BENCHMARKS.md quotes it.
 #
 # Usage: bench/scale-lab.sh [N...]      (default: 20 50; at most 50, the lab's limit)
-# Env:   RUNS=5 KDEPLOY=path (skip the build)
+# Env:   RUNS=5 KDEPLOY=path (skip the build) MODES="ssh cache" (either alone: one mode)
 # Needs: root, the lab's packages (lab/lab.sh deps), nginx (nginx-light), jq, GNU time.
 set -euo pipefail
 
@@ -147,7 +147,7 @@ kd_stage() { sed -n 's/^\[kdnode[0-9]*\] staged .* in \([0-9.]*\) s$/\1/p' "$1.e
 rows=()
 ssh_rows=()
 for n in "${sizes[@]}"; do
-  for mode in ssh cache; do
+  for mode in ${MODES:-ssh cache}; do
     echo ">> $n nodes, $mode" >&2
     lab/lab.sh down >/dev/null 2>&1
     if ! lab/lab.sh up "$n" >"$WORK/lab-up.log" 2>&1; then
@@ -199,7 +199,7 @@ lab/lab.sh down >/dev/null 2>&1
 
 {
   echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC'); machine: $(nproc) CPUs, $(awk '/MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo); the nodes share these CPUs"
-  echo "- kdeploy: commit $(git rev-parse --short HEAD), release profile; OpenSSH $(ssh -V 2>&1 | cut -d, -f1); nginx $(nginx -v 2>&1 | sed 's/.*nginx\///')"
+  echo "- kdeploy: commit $(git rev-parse --short HEAD), $(basename "$(dirname "$KDEPLOY")") profile; OpenSSH $(ssh -V 2>&1 | cut -d, -f1); nginx $(nginx -v 2>&1 | sed 's/.*nginx\///')"
   echo "- each size and mode on a freshly booted lab; no-op: median of $RUNS; bytes sent: the host's tx counter on the lab bridge"
   echo
   echo "| nodes | blobs via | first converge | peak | bytes sent by the deployer | no-op | peak | one node's setting changed | peak |"

@@ -94,8 +94,9 @@ is_gen() { case $1 in *[!0-9]* | '') return 1 ;; esac; }
 is_name() { case $1 in *[!A-Za-z0-9._@-]* | '' | .* | -*) return 1 ;; esac; }
 # Absolute, normalised, printable, and not where the node's own state or
 # the kernel's views live (the deployer refuses these too; a node trusts
-# no one).
-CTRL=$(printf '[\001-\037\177]')
+# no one). (Control characters, by class: LC_ALL=C makes them bytes 1-31
+# and 127; a class, not a printf, costs no fork at every start.)
+CTRL='[[:cntrl:]]'
 is_path() {
     case $1 in
     /*/../* | */.. | /*/./* | */. | *//* | */) return 1 ;; # (`*/` includes `/`)
@@ -545,90 +546,157 @@ secrets_from_stream() {
     for k in $names; do mv -f "$1/$k" "$R/secrets/$k"; done
 }
 
-# staged_paths LIST FIELD DIR COND: DIR + the path of each line of LIST
-# (stage's mode, owner:group, blob, path lines) for which awk's COND holds,
-# k being the line's FIELD and p its path (COND may change p).
-staged_paths() {
-    printf '%s\n' "$1" | awk -F"$TAB" -v f="$2" -v d="$3" "NF { k = \$f; p = \$4 } NF && ($4) { print d p }"
-}
-
 # stage GEN PHASE...: stdin holds one manifest per PHASE, in that order, each
 # from its `kdeploy-manifest 1` line. One command stages all the phases a
-# node gets in a run: a shell and an SSH session per phase cost more than
-# the copies of a small phase.
+# node gets in a run, and all of them in one pass -- a directory pass, one
+# copy per file, a chmod per mode, one stat and one sync for every phase
+# together: a first converge stages nine phases per node, and per-phase
+# processes were most of its staging time.
 cmd_stage() {
     [ $# -ge 2 ] && is_gen "$1" || die "usage: stage GEN PHASE... <MANIFESTS"
     gen=$1
     shift
     for p in "$@"; do is_name "$p" || die "usage: stage GEN PHASE... <MANIFESTS"; done
-    mkdir -p "$R/generations/$gen"
-    t=$(mktemp -d "$R/generations/$gen/.manifests.XXXXXX")
+    G=$R/generations/$gen
+    mkdir -p "$G"
+    t=$(mktemp -d "$G/.manifests.XXXXXX")
     on_exit_remove "$t"
     awk -v t="$t" '$0 == "kdeploy-manifest 1" { n++ } { print > (t "/" n) }'
     [ ! -e "$t/0" ] || die "stage: not a kdeploy manifest"
     [ -e "$t/$#" ] && [ ! -e "$t/$(($# + 1))" ] || die "stage: $# phase(s) named, another count of manifests given"
-    i=0
+    # `I:PHASE` of each phase not staged already (one staged already must
+    # have been staged with the same manifest)
+    todo='' i=0
     for p in "$@"; do
         i=$((i + 1))
-        stage_one "$gen" "$p" "$t/$i"
+        if [ -f "$G/$p/.complete" ]; then
+            cmp -s "$t/$i" "$G/$p/manifest" || die "generation $gen phase $p is already staged with another manifest"
+        else
+            todo="$todo $i:$p"
+        fi
+    done
+    [ -n "$todo" ] || return 0
+    stage_lists "$t" "$G" "$todo" || true
+    # the phases before the first that failed its checks are staged; then
+    # that one is refused, having left nothing
+    [ -z "$failed_at" ] || todo=$(printf '%s\n' $todo | awk -F: -v k="$failed_at" '$1 < k' | tr '\n' ' ')
+    [ -z "$todo" ] || stage_files "$t" "$G" "$todo"
+    [ -z "$failed_at" ] || die "$why"
+}
+
+# stage_lists TMP G TODO: check every file and directory line of the
+# manifests TMP/I of TODO (`I:PHASE` words), and find each file's blob;
+# TMP/I.list gets `mode TAB owner:group TAB blob TAB destination` per file
+# of phase I. At the first bad line or missing blob: $failed_at is its
+# phase's I, $why says what, and 1.
+stage_lists() {
+    failed_at='' why='' cur='' sl_t=$1 sl_g=$2 sl_todo=$3
+    set --
+    for w in $sl_todo; do set -- "$@" "$sl_t/${w%%:*}"; done
+    # (grep's -H puts FILE: before each line)
+    grep -H "^[fd]$TAB" "$@" >"$sl_t/lines" || true
+    for w in $sl_todo; do : >"$sl_t/${w%%:*}.list"; done
+    while IFS= read -r l; do
+        r=${l#"$sl_t"/}
+        i=${r%%:*} l=${r#*:}
+        if [ "$i" != "$cur" ]; then
+            cur=$i ph=${sl_todo#* "$i":}
+            ph=${ph%% *}
+        fi
+        IFS=$TAB read -r k mode owner group h path <<EOL
+$l
+EOL
+        case $k in
+        f)
+            if ! { is_hash "$h" && is_path "$path" && is_mode "$mode" && is_owner "$owner" && is_owner "$group"; }; then
+                failed_at=$i why="stage $ph: bad file line for '$path'"
+                return 1
+            fi
+            blob=$R/store/$h
+            [ -f "$blob" ] || blob=$R/secrets/$h
+            if [ ! -f "$blob" ]; then
+                failed_at=$i why="stage $ph: blob $h of $path is not in the store"
+                return 1
+            fi
+            printf '%s\t%s\t%s\t%s\n' "$mode" "$owner:$group" "$blob" "$sl_g/$ph/files$path" >>"$sl_t/$i.list" ;;
+        d)
+            # (a directory line has no blob: its path is the fifth field)
+            if ! { is_path "$h" && is_mode "$mode" && is_owner "$owner" && is_owner "$group"; }; then
+                failed_at=$i why="stage $ph: bad directory line for '$h'"
+                return 1
+            fi ;;
+        esac
+    done <"$sl_t/lines"
+}
+
+# stage_files TMP G TODO: stage the phases TODO (`I:PHASE` words, checked
+# by stage_lists) into G at once. Every generation has its own copy of each
+# file (a reflink where the file system can): a hand edit through a managed
+# path changes the live generation only -- never the store or another
+# generation -- and `verify` sees it. Created 0600 (umask 077), then owner,
+# then mode: a file of a secret is never readable by anyone but root before
+# it has its owner. A stage that fails (a full disk) takes its half-copied
+# phases with it; each phase is complete only once its stat is on disk.
+stage_files() {
+    sf_t=$1 sf_g=$2 sf_todo=$3 all=$1/all
+    set --
+    for w in $sf_todo; do
+        g=$sf_g/${w#*:}
+        [ ! -e "$g" ] && [ ! -L "$g" ] || rm -rf "$g"
+        on_exit_remove "$g"
+        set -- "$@" "$g/files"
+    done
+    mkdir -p -- "$@"
+    set --
+    for w in $sf_todo; do
+        mv "$sf_t/${w%%:*}" "$sf_g/${w#*:}/manifest"
+        set -- "$@" "$sf_t/${w%%:*}.list"
+    done
+    cat -- "$@" >"$all"
+    awk -F"$TAB" '{ p = $4; sub(/\/[^\/]*$/, "", p); print p }' "$all" | sort -u | xargs -d '\n' -r mkdir -p --
+    umask 077
+    while IFS=$TAB read -r _ _ blob dst; do
+        cp --reflink=auto "$blob" "$dst"
+    done <"$all"
+    # one list of destinations per owner and per mode, then one command each
+    awk -F"$TAB" -v t="$sf_t" '{ print $4 > (t "/owner." $2); print $4 > (t "/mode." $1) }' "$all"
+    if is_root; then
+        for f in "$sf_t"/owner.*; do
+            [ -f "$f" ] || continue
+            # root's copy is root's already
+            case ${f##*/owner.} in root:root | 0:0) continue ;; esac
+            xargs -d '\n' -r chown "${f##*/owner.}" -- <"$f"
+        done
+    fi
+    for f in "$sf_t"/mode.*; do
+        [ -f "$f" ] || continue
+        xargs -d '\n' -r chmod "${f##*/mode.}" -- <"$f"
+    done
+    umask 022
+    stage_stats "$sf_t" "$sf_g" "$sf_todo"
+    # On disk before anything can point at it.
+    sync -f "$sf_g"
+    for w in $sf_todo; do
+        g=$sf_g/${w#*:}
+        : >"$g/.complete"
+        keep "$g"
     done
 }
 
-# stage_one GEN PHASE MANIFEST: generations/GEN/PHASE from MANIFEST (a file
-# of cmd_stage's, moved into place), or nothing when it is staged already.
-stage_one() {
-    g=$R/generations/$1/$2
-    m=$3
-    if [ -f "$g/.complete" ]; then
-        cmp -s "$m" "$g/manifest" || die "generation $1 phase $2 is already staged with another manifest"
+# stage_stats TMP G TODO: each phase's `stat` (file_stats' lines: its
+# files' paths, sorted, with size, mtime, mode and owner) from one stat of
+# every file staged; a phase on its own if that one fails.
+stage_stats() {
+    for w in $3; do : >"$2/${w#*:}/stat"; done
+    if cut -f4 "$1/all" | sort | xargs -d '\n' -r stat -c "%n$TAB%s %Y %a %U %G" -- >"$1/stats" 2>/dev/null; then
+        # G/PHASE/files/PATH TAB STAT -> /PATH TAB STAT into G/PHASE/stat
+        awk -v g="$2/" '{ s = substr($0, length(g) + 1); i = index(s, "/"); print substr(s, i + 6) > (g substr(s, 1, i - 1) "/stat") }' "$1/stats"
         return 0
     fi
-    rm -rf "$g"
-    mkdir -p "$g/files"
-    mv "$m" "$g/manifest"
-    # A stage that fails (a full disk) takes its half-copied files with it.
-    on_exit_remove "$g"
-    # Every line checked and its blob found before anything is copied; then
-    # a handful of processes for the whole phase, not five per file (a first
-    # converge stages thousands of files across the nodes).
-    list=$(entries "$g/manifest" f | while IFS=$TAB read -r _ mode owner group h path; do
-        is_hash "$h" && is_path "$path" && is_mode "$mode" && is_owner "$owner" && is_owner "$group" ||
-            die "stage $2: bad file line for '$path'"
-        blob=$R/store/$h
-        [ -f "$blob" ] || blob=$R/secrets/$h
-        [ -f "$blob" ] || die "stage $2: blob $h of $path is not in the store"
-        printf '%s\t%s\t%s\t%s\n' "$mode" "$owner:$group" "$blob" "$path"
-    done)
-    staged_paths "$list" 4 "$g/files" 'sub(/\/[^\/]*$/, "", p)' | sort -u | xargs -d '\n' -r mkdir -p --
-    # Every generation has its own copy (a reflink where the file system
-    # can): a hand edit through a managed path changes the live generation
-    # only -- never the store or another generation -- and `verify` sees it.
-    # Created 0600 (umask 077), then owner, then mode: a file of a secret is
-    # never readable by anyone but root before it has its owner.
-    umask 077
-    printf '%s\n' "$list" | while IFS=$TAB read -r _ _ blob path; do
-        [ -z "$path" ] || cp --reflink=auto "$blob" "$g/files$path"
+    for w in $3; do
+        g=$2/${w#*:}
+        file_stats "$g/files" "$g/manifest" >"$g/stat"
     done
-    if is_root; then
-        for o in $(printf '%s\n' "$list" | cut -f2 | sort -u); do
-            # root's copy is root's already
-            case $o in root:root | 0:0) continue ;; esac
-            staged_paths "$list" 2 "$g/files" "k == \"$o\"" | xargs -d '\n' -r chown "$o" --
-        done
-    fi
-    for mo in $(printf '%s\n' "$list" | cut -f1 | sort -u); do
-        staged_paths "$list" 1 "$g/files" "k == \"$mo\"" | xargs -d '\n' -r chmod "$mo" --
-    done
-    umask 022
-    entries "$g/manifest" d | while IFS=$TAB read -r _ mode owner group path; do
-        is_path "$path" && is_mode "$mode" && is_owner "$owner" && is_owner "$group" ||
-            die "stage $2: bad directory line for '$path'"
-    done
-    file_stats "$g/files" "$g/manifest" >"$g/stat"
-    # On disk before anything can point at it.
-    sync -f "$g/stat"
-    : >"$g/.complete"
-    keep "$g"
 }
 
 # heal DIR: put back, from the store, every file of staged phase DIR that

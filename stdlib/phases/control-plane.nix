@@ -98,6 +98,7 @@ let
     undo.by = "kubeadm-reset";
     run = ''
       set -eu
+      ${noteMadeDirs}
       ${tpl.renderSecrets}
       kd_render ${initFile} /run/kdeploy/kubeadm-config.yaml
       ${kubeadm} init --config=/run/kdeploy/kubeadm-config.yaml --skip-phases=${concatStringsSep "," (tpl.skipPhases ctx)}${text.optionalString multiCP " --upload-certs"}
@@ -183,11 +184,18 @@ let
   drainAndDelete = node: map (l: "  " + l) (leave.drainAndDelete node.name);
   # The API server's and controller manager's static pods mount /etc/ssl/certs, which the
   # kubelet creates when the node has none (kubeadm's DirectoryOrCreate) and kubeadm reset
-  # leaves: removed when it is empty (a node's own certificates keep it, and /etc/ssl).
+  # leaves. Before a control plane is set up, which of /etc/ssl/certs and /etc/ssl the node
+  # lacks is written down; its reset removes those, when empty, and nothing else (a node
+  # whose image has them keeps them).
+  madeDirs = "/etc/kubernetes/kdeploy-made-dirs";
+  noteMadeDirs = "[ -e ${madeDirs} ] || { mkdir -p /etc/kubernetes && "
+    + "for d in /etc/ssl/certs /etc/ssl; do [ -e $d ] || echo $d; done > ${madeDirs}; }";
   kubeadmReset = [
+    "made=$(cat ${madeDirs} 2>/dev/null || true)"
     "${kubeadm} reset -f --cri-socket=unix:///var/run/containerd/containerd.sock || exit 1"
     "rm -rf /root/.kube"
-    "rmdir /etc/ssl/certs /etc/ssl 2>/dev/null || true"
+    "for d in $made; do rmdir $d 2>/dev/null || true; done"
+    "rm -f ${madeDirs}"
   ];
   resetHook = records.hook {
     name = "kubeadm-reset";
@@ -246,7 +254,7 @@ else if group.isControlPlane then node: {
         name = "kubeadm-join-control-plane";
         disrupts = true;
         undo.by = "kubeadm-reset";
-        run = joinScript cpJoinFile "" + pointAtLocalAPI;
+        run = noteMadeDirs + "\n" + joinScript cpJoinFile "" + pointAtLocalAPI;
         unless = "test -f /etc/kubernetes/admin.conf";
       })
       upgradeNodeHook
