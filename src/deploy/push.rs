@@ -208,9 +208,10 @@ async fn send_blobs(
         match put(node, &streamed, sources, &zst).await {
             Ok(n) => Ok(n),
             Err(e) if !zst.is_empty() => {
+                // (what is done first: a warning shows its first line)
                 sink.emit(Event::Warning {
                     node: w.name.clone(),
-                    message: format!("{e}; sending the blobs again uncompressed"),
+                    message: format!("sending the blobs again uncompressed: {e}"),
                 });
                 for d in zst.keys() {
                     compressed::forget(store, d);
