@@ -135,8 +135,8 @@ pub struct SwitchArgs {
     /// a later switch resets it once it answers.
     #[arg(long)]
     pub(super) prune: bool,
-    /// At most this many nodes receiving blobs over SSH at once (0: twice the CPUs, at least
-    /// 4). The others wait their turn after their own checks; a node fetching from
+    /// At most this many nodes receiving blobs over SSH at once (0: one more than the CPUs, at
+    /// least 3). The others wait their turn after their own checks; a node fetching from
     /// the binary cache takes no slot.
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub(super) uploads: usize,

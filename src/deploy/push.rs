@@ -98,13 +98,18 @@ pub struct Blobs<'a> {
     uploads: Semaphore,
     /// One permit per blob being compressed: as many as there are CPUs.
     compressing: Semaphore,
+    /// One permit per bulk connection made ahead of its upload (as many as
+    /// upload slots): at 50 nodes, one each for every node waiting for a
+    /// slot had held 50 more connections (peak 64 -> 90 MB).
+    ahead: Arc<Semaphore>,
 }
 
 impl<'a> Blobs<'a> {
     pub fn new(resolver: &'a Resolver, cache: Option<Arc<BinaryCache>>, uploads: usize) -> Blobs<'a> {
-        let uploads = Semaphore::new(bounded::uploads_width(uploads));
+        let width = bounded::uploads_width(uploads);
+        let (uploads, ahead) = (Semaphore::new(width), Arc::new(Semaphore::new(width)));
         let compressing = Semaphore::new(bounded::cpus());
-        Blobs { resolver, cache, resolved: Mutex::new(HashMap::new()), uploads, compressing }
+        Blobs { resolver, cache, resolved: Mutex::new(HashMap::new()), uploads, compressing, ahead }
     }
 
     fn source(&self, d: &Digest, s: &Source) -> Result<Arc<BlobSource>, BlobError> {
@@ -371,16 +376,27 @@ pub async fn push(node: &Node<'_>, zstd: bool, w: &NodeWork, blobs: &Blobs<'_>, 
     }
     // A node's first generation: its store is empty, everything goes; the
     // bulk upload's connection is made beside `have` (a handshake is a
-    // tenth of a first push on the lab), else once `have` has said so.
+    // tenth of a first push on the lab), else once `have` has said so --
+    // by as many nodes at once as there are upload slots (held until this
+    // push ends); the others connect when their upload starts.
+    let mut ahead = None;
+    let expect_bulk = |ahead: &mut Option<_>| {
+        if ahead.is_none() {
+            *ahead = blobs.ahead.clone().try_acquire_owned().ok();
+            if ahead.is_some() {
+                node.expect_bulk();
+            }
+        }
+    };
     if w.stage_generation == 1 && blobs.cache.is_none() {
-        node.expect_bulk();
+        expect_bulk(&mut ahead);
     }
     let missing = node.missing(&wanted).await.map_err(|e| Fail::msg(None, e.to_string()))?;
     if let Some(d) = missing.iter().find(|d| !sources.contains_key(d)) {
         return Err(Fail::msg(None, format!("the node asked for blob {d}, never offered")));
     }
     if blobs.cache.is_none() && missing.iter().map(|d| sources[d].size).sum::<u64>() >= crate::node::BULK_FROM {
-        node.expect_bulk();
+        expect_bulk(&mut ahead);
     }
     let (direct, fetched, fetched_bytes) = match &blobs.cache {
         Some(cache) => fetch_from_cache(node, w, cache, missing, &sources, sink).await?,
