@@ -109,6 +109,9 @@ is_path() {
 is_mode() { case $1 in [0-7][0-7][0-7] | [0-7][0-7][0-7][0-7]) return 0 ;; *) return 1 ;; esac; }
 # A user or group: a name as useradd takes it, or a numeric id.
 is_owner() { case $1 in *[!A-Za-z0-9._-]* | '' | -*) return 1 ;; esac; }
+# What a staged file's stat line records (file_stats, stage_stats, verify_stats
+# compare them): size, mtime, mode, owner and group.
+STAT_FMT='%s %Y %a %U %G'
 # Size, mtime, mode and owner of each file of manifest $2 below directory $1
 # (a generation's files/), one `path TAB stat` line each, sorted: recorded
 # at stage, compared by `verify`.
@@ -119,12 +122,12 @@ file_stats() {
     paths=$(file_paths "$2" | sort)
     [ -n "$paths" ] || return 0
     if out=$(cd "$1" 2>/dev/null && printf '%s\n' "$paths" | sed 's|^/||' |
-        xargs -d '\n' stat -c "/%n$TAB%s %Y %a %U %G" -- 2>/dev/null); then
+        xargs -d '\n' stat -c "/%n$TAB$STAT_FMT" -- 2>/dev/null); then
         printf '%s\n' "$out"
         return 0
     fi
     printf '%s\n' "$paths" | while IFS= read -r path; do
-        printf '%s\t%s\n' "$path" "$(stat -c '%s %Y %a %U %G' "$1$path" 2>/dev/null || echo missing)"
+        printf '%s\t%s\n' "$path" "$(stat -c "$STAT_FMT" "$1$path" 2>/dev/null || echo missing)"
     done
 }
 UID_=''
@@ -688,7 +691,7 @@ stage_files() {
 # every file staged; a phase on its own if that one fails.
 stage_stats() {
     for w in $3; do : >"$2/${w#*:}/stat"; done
-    if cut -f4 "$1/all" | sort | xargs -d '\n' -r stat -c "%n$TAB%s %Y %a %U %G" -- >"$1/stats" 2>/dev/null; then
+    if cut -f4 "$1/all" | sort | xargs -d '\n' -r stat -c "%n$TAB$STAT_FMT" -- >"$1/stats" 2>/dev/null; then
         # G/PHASE/files/PATH TAB STAT -> /PATH TAB STAT into G/PHASE/stat
         awk -v g="$2/" '{ s = substr($0, length(g) + 1); i = index(s, "/"); print substr(s, i + 6) > (g substr(s, 1, i - 1) "/stat") }' "$1/stats"
         return 0
@@ -954,7 +957,7 @@ EOF
 # from file_stats); LEGACY: sed commands dropping the phases without one.
 verify_stats() {
     now=$(printf '%s\n' "$1" | sed "$2 s|^\([^$TAB]*\)$TAB|phases/\1/files|" | (cd "$R" &&
-        xargs -r -d '\n' stat -c "%n$TAB%s %Y %a %U %G" -- 2>/dev/null) | sed "s|^phases/\([^/]*\)/files|\1$TAB|")
+        xargs -r -d '\n' stat -c "%n$TAB$STAT_FMT" -- 2>/dev/null) | sed "s|^phases/\([^/]*\)/files|\1$TAB|")
     # a file edited shows on both sides of the diff, a missing one only
     # on the recorded side: one drift line per file either way
     grep -H '' "$R"/phases/*/stat 2>/dev/null | sed "s|^$R/phases/||; s|/stat:|$TAB|" | LC_ALL=C sort |
