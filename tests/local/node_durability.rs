@@ -98,6 +98,25 @@ async fn damaged_blobs_on(host: LocalHost) {
         let left = fs::read_dir(secrets.join(".tmp")).map(|d| d.count()).unwrap_or(0);
         assert_eq!(left, 0, "{cut:?}: a refused stream left its files");
     }
+    // hostile headers: a name that is not a keyed hash (a path out of the
+    // directory, a quote, a newline in it), a length that is not a number
+    // or absurdly large: refused, nothing written anywhere
+    let outside = dir.path().join("escaped");
+    let hostile = [
+        format!("../../../escaped 4\nfour\nend\n"),
+        format!("{}' 4\nfour\nend\n", k4.hex()),
+        format!("{} -4\nfour\nend\n", k4.hex()),
+        format!("{} 4;rm\nfour\nend\n", k4.hex()),
+        format!("{} 99999999999999999999999\nfour\nend\n", k4.hex()),
+    ];
+    for h in hostile {
+        let cmd = node.command(&["--held", &token, "put-secrets"]);
+        let out = host.upload(&cmd, &mut h.as_bytes()).await.unwrap();
+        assert_ne!(out.status, 0, "{h:?} was taken");
+        assert!(!secrets.join(k4.hex()).exists() && !outside.exists(), "{h:?} wrote a file");
+        let left = fs::read_dir(secrets.join(".tmp")).map(|d| d.count()).unwrap_or(0);
+        assert_eq!(left, 0, "{h:?}: a refused stream left its files");
+    }
 
     // a bad line is refused, not taken for "present"
     let bad = WantedBlob { sha256: Some("not-a-sum".into()), ..wanted(&a) };
