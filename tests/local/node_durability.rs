@@ -103,7 +103,7 @@ async fn damaged_blobs_on(host: LocalHost) {
     // or absurdly large: refused, nothing written anywhere
     let outside = dir.path().join("escaped");
     let hostile = [
-        format!("../../../escaped 4\nfour\nend\n"),
+        "../../../escaped 4\nfour\nend\n".to_string(),
         format!("{}' 4\nfour\nend\n", k4.hex()),
         format!("{} -4\nfour\nend\n", k4.hex()),
         format!("{} 4;rm\nfour\nend\n", k4.hex()),
