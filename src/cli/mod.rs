@@ -20,6 +20,7 @@ mod generations;
 mod import;
 mod inputs;
 mod interrupt;
+mod keeper;
 mod options;
 mod plan;
 mod reset;
@@ -100,6 +101,9 @@ enum Command {
     Completions(shell::CompletionsArgs),
     /// Print kdeploy's man page (roff).
     Man(shell::ManArgs),
+    /// The connection keeper a run given --persist starts (not run by hand).
+    #[command(hide = true)]
+    Keeper(keeper::KeeperArgs),
 }
 
 pub fn run() -> ExitCode {
@@ -129,5 +133,6 @@ pub fn run() -> ExitCode {
         Command::Fetch(args) => fetch::run(args),
         Command::Completions(args) => shell::completions(args),
         Command::Man(args) => shell::man(args),
+        Command::Keeper(args) => keeper::run(args),
     }
 }

@@ -59,6 +59,12 @@ pub struct SshArgs {
     /// Seconds to wait for a node to answer.
     #[arg(long, value_name = "SECS", default_value_t = 10)]
     pub connect_timeout: u64,
+    /// Keep the SSH connections open for SECS seconds after the run, for the next run to
+    /// use (as OpenSSH's ControlPersist does for Ansible): a re-run then skips connecting
+    /// and logging in. A background `kdeploy keeper` process holds them, behind a socket
+    /// only this user can reach, and exits once unused for SECS. 0: connect anew each run.
+    #[arg(long, value_name = "SECS", env = "KDEPLOY_PERSIST", default_value_t = 0)]
+    pub persist: u64,
 }
 
 impl SshArgs {
@@ -70,6 +76,7 @@ impl SshArgs {
         s.connect_timeout = Some(Duration::from_secs(self.connect_timeout.max(1)));
         s.jump_host = self.jump_host.clone();
         s.config_file = self.ssh_config.clone();
+        s.persist = Some(Duration::from_secs(self.persist));
         s
     }
 }

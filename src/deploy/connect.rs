@@ -12,8 +12,10 @@ use super::error::Error;
 use super::events::{Event, Sink};
 use crate::closure::Closures;
 use crate::schema::Ssh;
+use crate::transport::keeper::{self, KeptHost};
 use crate::transport::{
-    connect_all, identity, Escalation, HostKeyPolicy, JumpHost, NodeTarget, OpenSshConfig, SshHost, SshOptions,
+    connect_all, connect_one, identity, Escalation, Host, HostKeyPolicy, JumpHost, NodeTarget, OpenSshConfig,
+    SshOptions,
 };
 
 #[derive(Debug, Clone, Default)]
@@ -25,6 +27,8 @@ pub struct SshSettings {
     pub jump_host: Option<JumpHost>,
     /// `--ssh-config`: None reads ~/.ssh/config, `none` nothing.
     pub config_file: Option<PathBuf>,
+    /// `--persist`: keep the connections this long for the next run.
+    pub persist: Option<Duration>,
     /// The configuration, read once on first use.
     config: Arc<OnceLock<Result<OpenSshConfig, crate::transport::Error>>>,
 }
@@ -88,6 +92,7 @@ impl SshSettings {
         if let Some(t) = self.connect_timeout {
             options.connect_timeout = t;
         }
+        options.persist = self.persist.filter(|p| !p.is_zero());
         let address = entry.host_name.unwrap_or_else(|| address.to_string());
         Ok(NodeTarget { name: name.to_string(), address, options })
     }
@@ -113,6 +118,36 @@ fn jump_from_config(config: &OpenSshConfig, hop: &str, node_user: &str) -> JumpH
     }
 }
 
+type Made = Vec<Result<Box<dyn Host>, crate::transport::Error>>;
+
+async fn connect_direct(targets: &[NodeTarget], parallel: usize) -> Made {
+    let made = connect_all(targets, parallel).await;
+    made.into_iter().map(|r| r.map(|h| Box::new(h) as Box<dyn Host>)).collect()
+}
+
+/// Each target through the keeper at `socket` (which makes or reuses the
+/// connection); one it cannot take, directly.
+async fn connect_kept(socket: &std::path::Path, targets: &[NodeTarget], parallel: usize) -> Made {
+    use futures::StreamExt;
+    futures::stream::iter(targets)
+        .map(|t| async move {
+            match KeptHost::connect(socket, t).await {
+                Some(r) => r.map(|h| Box::new(h) as Box<dyn Host>),
+                None => connect_one(t).await.map(|h| Box::new(h) as Box<dyn Host>),
+            }
+        })
+        .buffered(parallel)
+        .collect()
+        .await
+}
+
+/// This binary's keeper, started when none listens.
+async fn keeper_socket(persist: Duration) -> Result<PathBuf, String> {
+    let socket = keeper::socket_path()?;
+    keeper::ensure_running(&socket, persist).await?;
+    Ok(socket)
+}
+
 /// Who holds a lock, shown to a concurrent run.
 pub fn lock_owner(what: &str) -> String {
     let host = std::fs::read_to_string("/etc/hostname").unwrap_or_default();
@@ -120,18 +155,30 @@ pub fn lock_owner(what: &str) -> String {
 }
 
 /// Connects to every target (at most `parallel` at once; 0 means
-/// [`super::bounded::DEFAULT_PARALLEL`]),
-/// reporting each node as connected or unreachable. Returns the hosts that
-/// answered and the names of the targets that did not.
+/// [`super::bounded::DEFAULT_PARALLEL`]), through the connection keeper
+/// when the targets ask to be kept (`--persist`), reporting each node as
+/// connected or unreachable. Returns the hosts that answered and the
+/// names of the targets that did not.
 pub async fn connect_reporting(
     targets: &[NodeTarget],
     parallel: usize,
     sink: &dyn Sink,
-) -> (Vec<SshHost>, Vec<String>) {
+) -> (Vec<Box<dyn Host>>, Vec<String>) {
     let parallel = super::bounded::width(parallel);
+    let made = match targets.iter().find_map(|t| t.options.persist) {
+        Some(persist) => match keeper_socket(persist).await {
+            Ok(socket) => connect_kept(&socket, targets, parallel).await,
+            Err(why) => {
+                let message = format!("connections not kept for the next run: {why}");
+                sink.emit(Event::Warning { node: "deployer".to_string(), message });
+                connect_direct(targets, parallel).await
+            }
+        },
+        None => connect_direct(targets, parallel).await,
+    };
     let mut hosts = Vec::new();
     let mut unreachable = Vec::new();
-    for (t, r) in targets.iter().zip(connect_all(targets, parallel).await) {
+    for (t, r) in targets.iter().zip(made) {
         match r {
             Ok(h) => {
                 sink.emit(Event::NodeConnected { node: t.name.clone() });

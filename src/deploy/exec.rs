@@ -55,7 +55,7 @@ pub async fn exec(
         }
     }
     let answers =
-        join_all(hosts.iter().map(|h| async move { (h.name().to_string(), run_one(h, command).await) })).await;
+        join_all(hosts.iter().map(|h| async move { (h.name().to_string(), run_one(h.as_ref(), command).await) })).await;
     for (name, run) in answers {
         runs.insert(name, run);
     }

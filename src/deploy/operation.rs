@@ -27,7 +27,7 @@ use super::record::Records;
 use super::step::Deadlines;
 use crate::store::cache::BinaryCache;
 use crate::store::Resolver;
-use crate::transport::{Host, NodeTarget};
+use crate::transport::NodeTarget;
 
 /// What every operation is run with.
 #[derive(Debug, Clone, Default)]
@@ -136,7 +136,7 @@ pub async fn run_with<O: Operation>(
 ) -> Result<Report, Error> {
     let targets = op.targets(records, &opts.ssh, sink)?;
     let (hosts, unreachable) = connect_reporting(&targets, opts.parallel, sink).await;
-    let reached: Vec<Reached<'_>> = hosts.iter().map(|h| Reached { host: h, prefix: "" }).collect();
+    let reached: Vec<Reached<'_>> = hosts.iter().map(|h| Reached { host: h.as_ref(), prefix: "" }).collect();
     let done = run_connected(op, opts, records, &reached, &unreachable, cancel, sink).await;
     join_all(hosts.iter().map(|h| h.close())).await;
     done
@@ -252,7 +252,7 @@ async fn on_targets<T>(
 ) -> Held<T> {
     let (hosts, unreachable) = connect_reporting(targets, parallel, sink).await;
     let held = if unreachable.is_empty() || without {
-        let reached: Vec<Reached<'_>> = hosts.iter().map(|h| Reached { host: h, prefix: "" }).collect();
+        let reached: Vec<Reached<'_>> = hosts.iter().map(|h| Reached { host: h.as_ref(), prefix: "" }).collect();
         on_reached(name, &reached, Left { skipped: &unreachable, gone: &[] }, sink, work).await
     } else {
         Held::Unreachable

@@ -14,7 +14,6 @@ use super::error::Error;
 use super::events::Collect;
 use super::record::Generation;
 use crate::node::{Drift, Node};
-use crate::transport::Host;
 
 /// One node as `status` found it.
 #[derive(Debug, Default, Serialize)]
@@ -53,7 +52,7 @@ pub async fn status(
         .map(|(n, r)| (n.clone(), NodeReport { recorded_generation: r.generation, ..Default::default() }))
         .collect();
     let (hosts, _) = connect_reporting(&targets, parallel, &Collect::default()).await;
-    let read = join_all(hosts.iter().map(|h| Node::status_read_only(h, ""))).await;
+    let read = join_all(hosts.iter().map(|h| Node::status_read_only(h.as_ref(), ""))).await;
     for (h, st) in hosts.iter().zip(read) {
         let Some(rep) = reports.get_mut(h.name()) else { continue };
         rep.reachable = true;

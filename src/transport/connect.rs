@@ -47,6 +47,12 @@ pub async fn connect_all(targets: &[NodeTarget], parallel: usize) -> Vec<Result<
     out
 }
 
+/// One target, as [`connect_all`] connects it (its bastion too).
+pub async fn connect_one(t: &NodeTarget) -> Result<SshHost, Error> {
+    let made = connect_all(std::slice::from_ref(t), 1).await.pop();
+    made.unwrap_or_else(|| Err(Error::channel(&t.name, "no connection made")))
+}
+
 /// One connection per distinct bastion, authenticated and host-key checked
 /// like the first node that names it.
 async fn connect_bastions(targets: &[NodeTarget]) -> HashMap<JumpHost, Result<SshHost, Error>> {

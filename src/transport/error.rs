@@ -10,7 +10,9 @@ use std::path::PathBuf;
 
 use super::identity::DEFAULT_IDENTITIES;
 
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+/// (Serializable: the connection keeper hands a refusal to the run that
+/// asked, as the typed value it is.)
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, serde::Serialize, serde::Deserialize)]
 pub enum Error {
     #[error("{host}: cannot connect: {reason}")]
     Unreachable { host: String, reason: String },

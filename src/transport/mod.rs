@@ -12,12 +12,14 @@ mod error;
 mod escalate;
 mod host;
 pub mod identity;
+pub mod keeper;
 mod known_hosts;
 mod local;
 mod openssh_config;
+mod own_connection;
 mod ssh;
 
-pub use connect::{connect_all, NodeTarget};
+pub use connect::{connect_all, connect_one, NodeTarget};
 pub use error::Error;
 pub use escalate::Escalation;
 pub use host::{shell_quote, BoxFut, Host, Output, Process};

@@ -21,6 +21,7 @@ use tokio::sync::{mpsc, oneshot, Notify, Semaphore};
 
 use super::escalate::Escalation;
 use super::known_hosts::{self, HostKeyPolicy};
+use super::own_connection::{exec_on, upload_on, Ahead};
 use super::{BoxFut, Error, Host, Output, Process};
 
 /// How to log in.
@@ -48,6 +49,9 @@ pub struct SshOptions {
     pub jump: Option<JumpHost>,
     /// Run every command as root this way (a non-root `user`).
     pub escalate: Option<Escalation>,
+    /// Keep the connection this long after the run, for the next one
+    /// (`--persist`: through the connection keeper, `keeper/`).
+    pub persist: Option<Duration>,
 }
 
 /// A bastion, written `user@host:port` (the cluster's `ssh.jumpHost`).
@@ -89,6 +93,7 @@ impl Default for SshOptions {
             connect_timeout: Duration::from_secs(10),
             jump: None,
             escalate: None,
+            persist: None,
         }
     }
 }
@@ -109,7 +114,11 @@ pub struct SshHost {
     /// upload ([`Host::upload_bulk`]).
     route: Route,
     /// That connection, being made since [`Host::expect_bulk`].
-    bulk: std::sync::Mutex<Option<tokio::task::JoinHandle<Result<SshHost, Error>>>>,
+    bulk: Ahead,
+    /// The host key (base64) the node proved it holds when this
+    /// connection was made: a connection kept between runs is used again
+    /// only while known_hosts still names this key ([`SshHost::still_trusted`]).
+    host_key: String,
 }
 
 #[derive(Clone)]
@@ -168,19 +177,23 @@ impl SshHost {
         r.map(|h| SshHost { _bastion: Some(via.client.clone()), ..h })
     }
 
+    /// Whether this connection may serve another run: it is open, and the
+    /// known_hosts file still expects the key the node proved it holds
+    /// (a key removed, changed or revoked since is checked again by a new
+    /// connection, with the error that names it).
+    pub fn still_trusted(&self) -> bool {
+        if self.client.is_closed() {
+            return false;
+        }
+        let (address, port) = (self.route.address.as_str(), self.route.opts.port);
+        let file = self.route.opts.host_keys.file();
+        matches!(known_hosts::lookup(&self.name, &[address, &self.name], port, file),
+                 Ok(Some(k)) if k.base64() == self.host_key)
+    }
+
     /// Another connection to the same node, the same way.
     async fn reconnect(&self) -> Result<SshHost, Error> {
         self.route.connect(&self.name).await
-    }
-
-    /// The bulk upload's connection: the one [`Host::expect_bulk`] started
-    /// making, else a new one.
-    async fn bulk_connection(&self) -> Result<SshHost, Error> {
-        let started = self.bulk.lock().unwrap_or_else(|p| p.into_inner()).take();
-        match started {
-            Some(h) => h.await.unwrap_or_else(|e| Err(Error::channel(&self.name, e))),
-            None => self.reconnect().await,
-        }
     }
 
     async fn with_timeout(
@@ -249,6 +262,7 @@ impl SshHost {
             escalate: opts.escalate,
             route: Route { address: address.to_string(), opts: opts.clone(), via: via.cloned() },
             bulk: Default::default(),
+            host_key: expected.base64(),
         };
         host.check_escalation(&opts.user).await?;
         Ok(host)
@@ -390,20 +404,13 @@ impl Host for SshHost {
     fn close(&self) -> BoxFut<'_, Result<(), Error>> {
         Box::pin(async move {
             // a bulk connection made but never used goes with this one
-            if let Some(h) = self.bulk.lock().unwrap_or_else(|p| p.into_inner()).take() {
-                h.abort();
-            }
+            self.bulk.abort();
             self.client.disconnect().await.map_err(|e| Error::channel(&self.name, e))
         })
     }
 
     fn exec_fresh<'a>(&'a self, command: &'a str) -> BoxFut<'a, Result<Output, Error>> {
-        Box::pin(async move {
-            let fresh = self.reconnect().await?;
-            let out = fresh.exec(command, None).await;
-            let _ = fresh.close().await;
-            out
-        })
+        Box::pin(async move { exec_on(self.reconnect().await, command).await })
     }
 
     /// On a connection of its own, closed after; on this one if another
@@ -414,18 +421,13 @@ impl Host for SshHost {
         source: &'a mut (dyn std::io::Read + Send),
     ) -> BoxFut<'a, Result<Output, Error>> {
         Box::pin(async move {
-            let Ok(bulk) = self.bulk_connection().await else { return self.upload(command, source).await };
-            let out = bulk.upload(command, source).await;
-            let _ = bulk.close().await;
-            out
+            let own = self.bulk.take(&self.name, self.reconnect()).await;
+            upload_on(own, self, command, source).await
         })
     }
 
     fn expect_bulk(&self) {
-        let mut slot = self.bulk.lock().unwrap_or_else(|p| p.into_inner());
-        if slot.is_none() {
-            let (name, route) = (self.name.clone(), self.route.clone());
-            *slot = Some(tokio::spawn(async move { route.connect(&name).await }));
-        }
+        let (name, route) = (self.name.clone(), self.route.clone());
+        self.bulk.start(async move { route.connect(&name).await });
     }
 }

@@ -16,6 +16,7 @@ mod diff;
 mod drift;
 mod durability;
 mod exec;
+mod keeper;
 mod kubernetes;
 mod login;
 mod membership;

@@ -93,6 +93,7 @@ impl Fixture {
             connect_timeout: Duration::from_secs(10),
             jump: None,
             escalate: None,
+            persist: None,
         };
         SshHost::connect("node1", "127.0.0.1", &opts).await
     }

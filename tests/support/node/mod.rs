@@ -339,6 +339,7 @@ pub fn lab_options() -> SshOptions {
         connect_timeout: Duration::from_secs(10),
         jump: None,
         escalate: None,
+        persist: None,
     }
 }
 

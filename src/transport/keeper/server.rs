@@ -1,0 +1,198 @@
+//! The connection keeper itself (`kdeploy keeper`): holds the SSH
+//! connections runs made, so that the next run within `--persist` seconds
+//! skips the TCP, key exchange, login and the node's session setup (PAM,
+//! motd) that each new connection costs — OpenSSH's ControlPersist, which
+//! Ansible turns on by default. Every request is one socket connection
+//! ([`super::wire`]); a command runs on the kept connection exactly as a
+//! run's own [`SshHost::spawn`] would, its bytes passed through both ways.
+//! A run that goes away (killed, or done) closes its socket: the command's
+//! stdin ends there, which is what lets go of a node's lock. A kept
+//! connection serves another run only while it is open and known_hosts
+//! still names the key the node proved at connect time. The keeper exits
+//! once no request has run for `persist`.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use tokio::io::AsyncWriteExt;
+use tokio::net::{UnixListener, UnixStream};
+
+use super::place::euid;
+use super::wire::{self, Request, Target};
+use crate::transport::{connect_one, Error, Host, Process, SshHost};
+
+/// One node's connection, made at most once at a time.
+type Slot = Arc<tokio::sync::Mutex<Option<Arc<SshHost>>>>;
+
+struct Keeper {
+    slots: Mutex<HashMap<String, Slot>>,
+    /// Requests running now, and when the last one ended.
+    running: AtomicUsize,
+    last: Mutex<Instant>,
+}
+
+/// Counts a request as running for as long as it lives.
+struct Running<'a>(&'a Keeper);
+
+impl<'a> Running<'a> {
+    fn new(k: &'a Keeper) -> Self {
+        k.running.fetch_add(1, Ordering::SeqCst);
+        Running(k)
+    }
+}
+
+impl Drop for Running<'_> {
+    fn drop(&mut self) {
+        *self.0.last.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now();
+        self.0.running.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// Serve on `socket` until idle for `persist`. Returns at once when another
+/// keeper holds the socket's lock file (it serves).
+pub async fn serve(socket: &Path, persist: Duration) -> std::io::Result<()> {
+    let lock =
+        std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(socket.with_extension("lock"))?;
+    if lock.try_lock().is_err() {
+        return Ok(());
+    }
+    let _ = std::fs::remove_file(socket);
+    let listener = UnixListener::bind(socket)?;
+    // the directory is 0700 already; the socket too, in case it moves
+    std::fs::set_permissions(socket, std::os::unix::fs::PermissionsExt::from_mode(0o600))?;
+    let keeper =
+        Arc::new(Keeper { slots: Default::default(), running: AtomicUsize::new(0), last: Instant::now().into() });
+    let mut tick = tokio::time::interval(Duration::from_millis(500));
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => if let Ok((stream, _)) = accepted {
+                let k = keeper.clone();
+                tokio::spawn(async move { k.handle(stream).await });
+            },
+            _ = tick.tick() => if keeper.idle_for(persist) { break },
+        }
+    }
+    let _ = std::fs::remove_file(socket);
+    keeper.close_all().await;
+    Ok(())
+}
+
+impl Keeper {
+    fn idle_for(&self, persist: Duration) -> bool {
+        self.running.load(Ordering::SeqCst) == 0
+            && self.last.lock().unwrap_or_else(|p| p.into_inner()).elapsed() >= persist
+    }
+
+    async fn close_all(&self) {
+        let slots: Vec<Slot> = self.slots.lock().unwrap_or_else(|p| p.into_inner()).values().cloned().collect();
+        for s in slots {
+            if let Some(h) = s.lock().await.take() {
+                let _ = h.close().await;
+            }
+        }
+    }
+
+    async fn handle(&self, mut stream: UnixStream) {
+        let _running = Running::new(self);
+        // only this user: the directory says so, the peer's credentials too
+        if !stream.peer_cred().is_ok_and(|c| c.uid() == euid()) {
+            return;
+        }
+        let Ok(Ok(request)) = tokio::time::timeout(Duration::from_secs(10), wire::read_request(&mut stream)).await
+        else {
+            return;
+        };
+        match request {
+            Request::Connect { target } => {
+                let answer = self.host(&target).await.map(drop);
+                let _ = wire::write_answer(&mut stream, &answer).await;
+            }
+            Request::Spawn { target, command } => {
+                let started = match self.host(&target).await {
+                    Ok(h) => h.spawn(&command).await,
+                    Err(e) => Err(e),
+                };
+                let answer = started.as_ref().map(drop).map_err(Clone::clone);
+                if wire::write_answer(&mut stream, &answer).await.is_ok() {
+                    if let Ok(p) = started {
+                        pump(p, stream).await;
+                    }
+                }
+            }
+        }
+    }
+
+    /// The kept connection for `target` if it may still serve, else a new
+    /// one (made and checked as a run makes its own).
+    async fn host(&self, target: &Target) -> Result<Arc<SshHost>, Error> {
+        let key = serde_json::to_string(target).map_err(|e| Error::channel(&target.name, e))?;
+        let slot = self.slots.lock().unwrap_or_else(|p| p.into_inner()).entry(key).or_default().clone();
+        let mut kept = slot.lock().await;
+        if let Some(h) = kept.as_ref() {
+            if h.still_trusted() {
+                return Ok(h.clone());
+            }
+            let _ = h.close().await;
+            *kept = None;
+        }
+        let t = target.node_target()?;
+        let h = Arc::new(connect_one(&t).await?);
+        *kept = Some(h.clone());
+        Ok(h)
+    }
+}
+
+/// Pass the run's stdin frames to the command and its output back, until
+/// the command ends (then its status) or the run goes away (then the
+/// command's stdin ends: a lock lets go).
+async fn pump(mut p: Process, stream: UnixStream) {
+    let (mut from_run, mut to_run) = stream.into_split();
+    let mut stdin = p.stdin.take();
+    let feed = async move {
+        loop {
+            match wire::read_frame(&mut from_run).await {
+                Ok(Some((wire::STDIN, bytes))) => {
+                    if let Some(tx) = &stdin {
+                        if tx.send(Bytes::from(bytes)).await.is_err() {
+                            stdin = None;
+                        }
+                    }
+                }
+                Ok(Some((wire::STDIN_END, _))) => stdin = None,
+                // the run is gone, or said something it must not
+                _ => return,
+            }
+        }
+    };
+    let answer = async move {
+        let (mut out_open, mut err_open) = (true, true);
+        while out_open || err_open {
+            let (kind, chunk) = tokio::select! {
+                c = p.stdout.recv(), if out_open => (wire::STDOUT, c),
+                c = p.stderr.recv(), if err_open => (wire::STDERR, c),
+            };
+            match chunk {
+                Some(c) => {
+                    for part in c.chunks(wire::MAX_FRAME) {
+                        if wire::write_frame(&mut to_run, kind, part).await.is_err() {
+                            return;
+                        }
+                    }
+                }
+                None if kind == wire::STDOUT => out_open = false,
+                None => err_open = false,
+            }
+        }
+        let status = p.status.await.unwrap_or(255);
+        let _ = wire::write_frame(&mut to_run, wire::STATUS, &status.to_be_bytes()).await;
+        let _ = to_run.shutdown().await;
+    };
+    tokio::select! {
+        _ = feed => {},
+        _ = answer => {},
+    }
+}

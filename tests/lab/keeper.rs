@@ -1,0 +1,224 @@
+//! The connection keeper (`--persist`) against real lab nodes and their
+//! sshd: commands on a kept connection behave as on a run's own (binary
+//! stdin and stdout, status, stderr), a second run gets the same
+//! connection, a run that goes away ends its commands' stdin (how a node's
+//! lock is let go of), a known_hosts that no longer names the node's key
+//! refuses the kept connection, the keeper exits once unused; and through
+//! the CLI, a deployer killed mid-run with its connections kept leaves no
+//! node locked, and the next run finishes the job.
+
+use crate::support;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use kdeploy::transport::keeper::{self, wire, KeptHost};
+use kdeploy::transport::{Error, Host, HostKeyPolicy, NodeTarget, SshHost};
+use support::node::lab_check::assert_deployed;
+use support::node::lab_project::*;
+use support::node::{addr, lab_lock_any, lab_lock_nodes, lab_options, lab_up, lane};
+
+type Serving = tokio::task::JoinHandle<std::io::Result<()>>;
+
+/// A keeper of this test's own, serving on a socket in `dir`.
+fn start_keeper(dir: &Path, persist: Duration) -> (PathBuf, Serving) {
+    let socket = dir.join("keeper.sock");
+    let s = socket.clone();
+    (socket, tokio::spawn(async move { keeper::serve(&s, persist).await }))
+}
+
+async fn wait_listening(socket: &Path) {
+    let t0 = Instant::now();
+    while tokio::net::UnixStream::connect(socket).await.is_err() {
+        assert!(t0.elapsed() < Duration::from_secs(5), "the keeper did not listen");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// With the lab's node 1 taken: a keeper listening in a directory of the
+/// test's own. `None` without a lab.
+async fn keeper_on_node_1(persist: Duration) -> Option<(support::node::LabGuard, tempfile::TempDir, PathBuf, Serving)> {
+    if !lab_up() {
+        return None;
+    }
+    let lab = lab_lock_nodes(1..=1);
+    let dir = tempfile::tempdir().unwrap();
+    let (socket, serving) = start_keeper(dir.path(), persist);
+    wait_listening(&socket).await;
+    Some((lab, dir, socket, serving))
+}
+
+fn target(i: u32, known_hosts: Option<&Path>) -> NodeTarget {
+    let mut options = lab_options();
+    if let Some(kh) = known_hosts {
+        options.host_keys = HostKeyPolicy::Strict(kh.to_path_buf());
+    }
+    NodeTarget { name: format!("kdnode{}", lane::node(i)), address: addr(i), options }
+}
+
+async fn kept(socket: &Path, t: &NodeTarget) -> Result<KeptHost, Error> {
+    KeptHost::connect(socket, t).await.expect("the lab's key file can go through a keeper")
+}
+
+/// The client side (address and port) of the SSH connection a command runs on.
+async fn connection_of(h: &dyn Host) -> String {
+    let out = h.exec("echo $SSH_CONNECTION", None).await.unwrap();
+    out.stdout_str().split(' ').take(2).collect::<Vec<_>>().join(" ")
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_kept_connection_runs_commands_as_the_runs_own_and_serves_the_next_run() {
+    let Some((_lab, _dir, socket, _keeper)) = keeper_on_node_1(Duration::from_secs(60)).await else { return };
+    let h = kept(&socket, &target(1, None)).await.unwrap();
+    let mut data = vec![0u8; 3 << 20];
+    std::fs::File::open("/dev/urandom").unwrap().read_exact(&mut data).unwrap();
+    let out = h.exec("cat", Some(&data)).await.unwrap();
+    assert!(out.success() && out.stdout == data, "3 MiB of random bytes came back altered");
+    let out = h.exec("printf 'out\\0\\377'; echo err >&2; exit 7", None).await.unwrap();
+    assert_eq!((out.status, out.stdout.as_slice(), out.stderr.as_slice()), (7, &b"out\0\xff"[..], &b"err\n"[..]));
+    let first = connection_of(&h).await;
+    h.close().await.unwrap();
+    // the next run: the same connection, not a new one
+    let again = kept(&socket, &target(1, None)).await.unwrap();
+    assert_eq!(connection_of(&again).await, first, "the second run did not get the kept connection");
+    // a run's own connection is another
+    let own = support::node::connect(1).await;
+    assert_ne!(connection_of(&own).await, first);
+    own.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_run_that_goes_away_ends_its_commands_stdin() {
+    let Some((_lab, _dir, socket, _keeper)) = keeper_on_node_1(Duration::from_secs(60)).await else { return };
+    let own = support::node::connect(1).await;
+    let mark = format!("/tmp/kdeploy-keeper-test-{}", std::process::id());
+    own.exec(&format!("rm -f {mark}.*"), None).await.unwrap();
+    let t = wire::Target::of(&target(1, None)).unwrap();
+    // a run killed after its command started (socket closed without the
+    // stdin's end), and one that sends a frame longer than allowed
+    for (k, hostile) in [(1, false), (2, true)] {
+        let mut s = tokio::net::UnixStream::connect(&socket).await.unwrap();
+        let command = format!("cat >/dev/null; touch {mark}.{k}");
+        wire::write_request(&mut s, &wire::Request::Spawn { target: t.clone(), command }).await.unwrap();
+        wire::read_answer(&mut s, "kdnode1").await.unwrap();
+        wire::write_frame(&mut s, wire::STDIN, b"some input").await.unwrap();
+        if hostile {
+            use tokio::io::AsyncWriteExt;
+            s.write_all(&[wire::STDIN, 0xff, 0xff, 0xff, 0xff]).await.unwrap();
+            // (the keeper ends it at once, not when the run closes)
+            appears(&own, &format!("{mark}.{k}"), "a hostile frame did not end the command's stdin").await;
+        }
+        drop(s);
+        appears(&own, &format!("{mark}.{k}"), &format!("run {k}: the command's stdin did not end")).await;
+    }
+    own.exec(&format!("rm -f {mark}.*"), None).await.unwrap();
+    own.close().await.unwrap();
+}
+
+/// Wait (10 s at most) for `path` to exist on the node.
+async fn appears(h: &SshHost, path: &str, what: &str) {
+    let t0 = Instant::now();
+    while !h.exec(&format!("test -e {path}"), None).await.unwrap().success() {
+        assert!(t0.elapsed() < Duration::from_secs(10), "{what}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_known_hosts_that_no_longer_names_the_key_refuses_the_kept_connection() {
+    let Some((_lab, dir, socket, _keeper)) = keeper_on_node_1(Duration::from_secs(60)).await else { return };
+    let kh = dir.path().join("known_hosts");
+    let lab_kh = std::fs::read_to_string(support::node::lab_dir().join("known_hosts")).unwrap();
+    std::fs::write(&kh, &lab_kh).unwrap();
+    kept(&socket, &target(1, Some(&kh))).await.unwrap();
+    // the node's line now holds another key: as if the node had been replaced
+    let key = dir.path().join("other");
+    let made = std::process::Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", "", "-f"])
+        .arg(&key)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let other = std::fs::read_to_string(key.with_extension("pub")).unwrap();
+    let other: Vec<&str> = other.split(' ').take(2).collect();
+    std::fs::write(&kh, format!("kdnode{},{} {} {}\n", lane::node(1), addr(1), other[0], other[1])).unwrap();
+    match kept(&socket, &target(1, Some(&kh))).await {
+        Err(Error::HostKeyChanged { file, line, .. }) => assert_eq!((file, line), (kh.clone(), 1)),
+        Err(e) => panic!("expected HostKeyChanged, got {e}"),
+        Ok(_) => panic!("the kept connection was used although known_hosts names another key"),
+    }
+    // and with the file as it was, the node is reached again
+    std::fs::write(&kh, &lab_kh).unwrap();
+    let h = kept(&socket, &target(1, Some(&kh))).await.unwrap();
+    assert!(h.exec("true", None).await.unwrap().success());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_keeper_exits_once_unused_and_takes_its_socket() {
+    let Some((_lab, dir, socket, keeper)) = keeper_on_node_1(Duration::from_secs(1)).await else { return };
+    let h = kept(&socket, &target(1, None)).await.unwrap();
+    // a command running longer than the idle time keeps it
+    assert!(h.exec("sleep 2", None).await.unwrap().success());
+    assert!(h.exec("true", None).await.unwrap().success(), "the keeper left while a command ran");
+    let done = tokio::time::timeout(Duration::from_secs(10), keeper).await;
+    assert!(matches!(done, Ok(Ok(Ok(())))), "the keeper did not exit once unused: {done:?}");
+    assert!(!socket.exists(), "the keeper left its socket behind");
+    // a second keeper on a socket whose lock is held leaves at once
+    let (_, first) = start_keeper(dir.path(), Duration::from_secs(60));
+    wait_listening(&socket).await;
+    let (_, second) = start_keeper(dir.path(), Duration::from_secs(60));
+    let second = tokio::time::timeout(Duration::from_secs(5), second).await;
+    assert!(matches!(second, Ok(Ok(Ok(())))), "a second keeper on the same socket: {second:?}");
+    assert!(kept(&socket, &target(1, None)).await.is_ok(), "the first keeper stopped serving");
+    first.abort();
+}
+
+fn lock_free_inside(i: u32) -> bool {
+    inside(i, "flock -n /var/lib/kdeploy/lock true").status.success()
+}
+
+/// The keeper processes of this test binary's kdeploy.
+fn keepers() -> Vec<u32> {
+    // (the keeper runs as the run's current_exe: the binary's real path)
+    let bin = std::fs::canonicalize(env!("CARGO_BIN_EXE_kdeploy")).unwrap();
+    let out =
+        std::process::Command::new("pgrep").args(["-f", &format!("^{} keeper ", bin.display())]).output().unwrap();
+    String::from_utf8_lossy(&out.stdout).lines().filter_map(|l| l.trim().parse().ok()).collect()
+}
+
+#[test]
+fn a_deployer_killed_with_its_connections_kept_leaves_no_node_locked() {
+    let _g = lab_lock_any();
+    if !lab_up() {
+        return;
+    }
+    let p = Project::new();
+    let persist = ["--persist", "20"];
+    let (out, _) = run(kdeploy_cmd("switch", &p.base(), None, &persist));
+    assert!(out.status.success(), "first run\n{}", text(&out));
+    let pids = keepers();
+    assert_eq!(pids.len(), 1, "one keeper after a run given --persist: {pids:?}");
+    let b = p.variant("b", "containerd.maxContainerLogLineSize = 20500;");
+    let mut c = kdeploy_cmd("switch", &b, None, &persist);
+    c.env("KDEPLOY_FAILPOINT", "after-push");
+    let (out, _) = run(c);
+    assert_eq!(out.status.code(), None, "the deployer must die by a signal\n{}", text(&out));
+    // its locks were held through the keeper's connections, which live on
+    let t0 = Instant::now();
+    while !(1..=3).all(lock_free_inside) {
+        assert!(t0.elapsed() < Duration::from_secs(5), "a node is still locked by the killed deployer");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(keepers(), pids, "the keeper went with the deployer");
+    let (out, _) = run(kdeploy_cmd("switch", &b, None, &persist));
+    assert!(out.status.success(), "next run\n{}", text(&out));
+    assert_deployed(&b);
+    let (out, j) = run(kdeploy_cmd("switch", &b, None, &persist));
+    assert!(out.status.success(), "re-run\n{}", text(&out));
+    let unchanged = j["nodes"].as_object().is_some_and(|m| m.values().all(|n| n["status"] == "unchanged"));
+    assert!(unchanged, "the re-run through kept connections must be a no-op\n{}", text(&out));
+    p.restore();
+    for pid in pids {
+        drop(support::KillOnDrop(pid));
+    }
+}
