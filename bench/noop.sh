@@ -5,9 +5,10 @@
 #   2. times with hyperfine (--warmup 2, --runs $RUNS) the no-op `kdeploy switch` as a user
 #      runs it (the evaluation cache and the hash index warm), the same with
 #      --no-eval-cache (evaluated again; the deployer's binaries known by the hash index),
-#      `kdeploy plan` both ways (the evaluation alone, no node), and the floor of the
-#      transport: one OpenSSH round trip to the three nodes in parallel (`true`, a new
-#      connection each, as kdeploy makes);
+#      `kdeploy plan` both ways (the evaluation alone, no node), with --persist 60 (the
+#      connections kept between runs by kdeploy's keeper), and the floor of the transport:
+#      one OpenSSH round trip to the three nodes in parallel (`true`), a new connection
+#      each, and again over connections kept by ControlPersist (as Ansible runs);
 #   3. times the node's own drift check (`status --verify`, 50 times on kdnode1) the
 #      quick way (verify.ok kept by the last run) and the full way (verify.ok moved aside);
 #   4. writes bench/results/<date>-<commit>/noop.md, the hyperfine JSON beside it, and
@@ -36,15 +37,25 @@ kdeploy_half() {
 	"$KD" switch "$WORK/lab.nix" $ARGS >"$WORK/noop.json"
 	[[ $(jq -r '[.nodes[].status] | unique | join(" ")' "$WORK/noop.json") == unchanged ]] ||
 		die "the re-run was not a no-op: $(cat "$WORK/noop.json")"
+	# shellcheck disable=SC2086
+	"$KD" switch "$WORK/lab.nix" --persist 60 $ARGS >"$WORK/noop.json"
+	[[ $(jq -r '[.nodes[].status] | unique | join(" ")' "$WORK/noop.json") == unchanged ]] ||
+		die "the re-run with --persist was not a no-op: $(cat "$WORK/noop.json")"
 	local nodes="kdnode1 kdnode2 kdnode3"
 	log "hyperfine: no-op switch, plan, and the OpenSSH floor ($RUNS runs each)"
 	hyperfine --warmup 2 --runs "$RUNS" --export-json "$RESULTS/noop.json" --style basic \
 		-n "switch (no-op)" "$KD switch $WORK/lab.nix $ARGS" \
 		-n "switch --no-eval-cache (no-op)" "$KD switch $WORK/lab.nix --no-eval-cache $ARGS" \
+		-n "switch --persist 60 (no-op, connections kept)" "$KD switch $WORK/lab.nix --persist 60 $ARGS" \
 		-n "plan" "$KD plan $WORK/lab.nix" \
 		-n "plan --no-eval-cache" "$KD plan $WORK/lab.nix --no-eval-cache" \
 		-n "OpenSSH: true on 3 nodes, in parallel" \
-		"for n in $nodes; do $SSH -o ControlPath=none \$n true & done; wait" >"$WORK/hyperfine.txt"
+		"for n in $nodes; do $SSH -o ControlPath=none \$n true & done; wait" \
+		-n "OpenSSH: true on 3 nodes, in parallel, connections kept (ControlPersist)" \
+		"for n in $nodes; do $SSH -o ControlMaster=auto -o ControlPath=$WORK/cm-%h -o ControlPersist=60 \$n true & done; wait" \
+		>"$WORK/hyperfine.txt"
+	for n in $nodes; do $SSH -o ControlPath="$WORK/cm-%h" -O exit "$n" >/dev/null 2>&1 || true; done
+	pkill -f "^$KD keeper " || true
 	# shellcheck disable=SC2086
 	"$KD" switch "$WORK/lab.nix" $ARGS >"$WORK/noop.json"
 	[[ $(jq -r '[.nodes[].status] | unique | join(" ")' "$WORK/noop.json") == unchanged ]] ||
@@ -66,7 +77,9 @@ row() { jq -r --arg n "$1" '.results[] | select(.command == $n) | "\(.mean * 100
 	echo
 	echo "| measure | time |"
 	echo "|---|---|"
-	for n in "switch (no-op)" "switch --no-eval-cache (no-op)" "plan" "plan --no-eval-cache" "OpenSSH: true on 3 nodes, in parallel"; do
+	for n in "switch (no-op)" "switch --no-eval-cache (no-op)" "switch --persist 60 (no-op, connections kept)" "plan" \
+		"plan --no-eval-cache" "OpenSSH: true on 3 nodes, in parallel" \
+		"OpenSSH: true on 3 nodes, in parallel, connections kept (ControlPersist)"; do
 		echo "| $n | $(row "$n") |"
 	done
 	echo "| node: \`status --verify\` the quick way (verify.ok kept by the last run), per call | $(awk '/^quick/ { print $2 }' "$WORK/node.txt") µs |"
