@@ -19,6 +19,7 @@ mod node_durability;
 mod node_lock;
 mod node_protocol;
 mod partial;
+mod reflink_stage;
 mod reset;
 mod self_rollback;
 mod snapshot;
