@@ -109,6 +109,22 @@ impl Env {
         }
     }
 
+    /// The code of a function bound in a frame and that frame, when the
+    /// slot holds one of the frame's own functions: a call binds its
+    /// argument under that frame directly, without making (and freeing)
+    /// the closure a read would give.
+    #[inline(always)]
+    pub fn own_lambda(self: &Rc<Env>, depth: u32, index: u32) -> Option<(Rc<Lambda>, &Rc<Env>)> {
+        let mut env = self;
+        for _ in 0..depth {
+            env = env.parent.as_ref().expect("lowering resolved a frame that exists");
+        }
+        match &env.slots.borrow()[index as usize] {
+            Slot::OwnLambda(l, _) => Some((l.clone(), env)),
+            Slot::Thunk(_) => None,
+        }
+    }
+
     pub fn lookup(self: &Rc<Env>, depth: u32, index: u32) -> Thunk {
         let mut env = self;
         for _ in 0..depth {

@@ -61,6 +61,7 @@ const TICKS: u32 = 1 << 16;
 
 impl Evaluator {
     pub fn new(io: Io) -> Evaluator {
+        crate::stack::prefer_huge_pages();
         Evaluator {
             sources: Sources::default(),
             io,
@@ -124,9 +125,8 @@ impl Evaluator {
                 None => env.peek(*depth, *index),
             },
             Expr::Binary { op, lhs, rhs, .. } if budget > 0 => {
-                let a = self.cheap_leaf(lhs, env, arg, budget)?;
-                let b = self.cheap_leaf(rhs, env, arg, budget)?;
-                let (Value::Int(x), Value::Int(y)) = (a, b) else { return None };
+                let x = self.cheap_int(lhs, env, arg, budget)?;
+                let y = self.cheap_int(rhs, env, arg, budget)?;
                 Some(match op {
                     BinOp::Add => Value::Int(x.checked_add(y)?),
                     BinOp::Sub => Value::Int(x.checked_sub(y)?),
@@ -167,13 +167,19 @@ impl Evaluator {
         }
     }
 
-    /// [`Self::cheap`] of an operand, the common leaves without a call.
+    /// [`Self::cheap`] of an operand if it is an integer (the only
+    /// operands a cheap operator takes), the common leaves read in place.
     #[inline(always)]
-    fn cheap_leaf(&self, expr: &Expr, env: &Rc<Env>, arg: Option<&Thunk>, budget: u32) -> Option<Value> {
+    fn cheap_int(&self, expr: &Expr, env: &Rc<Env>, arg: Option<&Thunk>, budget: u32) -> Option<i64> {
+        let int = |v: &Value| match v {
+            Value::Int(i) => Some(*i),
+            _ => None,
+        };
         match (expr, arg) {
-            (Expr::Const(v), _) => Some(v.clone()),
-            (Expr::Local { depth, index, .. }, None) => env.peek(*depth, *index),
-            _ => self.cheap(expr, env, arg, budget - 1),
+            (Expr::Const(v), _) => int(v),
+            (Expr::Local { depth, index, .. }, None) => env.inspect(*depth, *index, int),
+            (Expr::Local { depth: 0, .. }, Some(a)) => a.inspect(int),
+            _ => int(&self.cheap(expr, env, arg, budget - 1)?),
         }
     }
 
@@ -277,7 +283,7 @@ impl Evaluator {
         result
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn eval(&mut self, expr: &ExprRef, env: &Rc<Env>) -> EvalResult<Value> {
         self.depth += 1;
         // Checking the stack costs a little: every 8 levels is enough, the
@@ -328,11 +334,13 @@ impl Evaluator {
     /// recursion then costs a few Rust frames per call, not one per
     /// construct. Calls made this way are remembered in `self.calls` so an
     /// error still names them ("while calling 'f'").
+    #[inline(always)]
     fn eval_inner(&mut self, expr: &ExprRef, env: &Rc<Env>) -> EvalResult<Value> {
         let mark = self.calls.len();
         match self.step(expr, env)? {
             Step::Value(v) => Ok(v),
             Step::Tail(next, next_env) => self.eval_tail(next, next_env, mark),
+            Step::Same(next) => self.eval_tail(next, env.clone(), mark),
         }
     }
 
@@ -352,6 +360,7 @@ impl Evaluator {
                     expr = next;
                     env = next_env;
                 }
+                Ok(Step::Same(next)) => expr = next,
                 Err(err) => break Err(err),
             }
         };
@@ -397,27 +406,49 @@ impl Evaluator {
                             Spine::Func(f) => f,
                         }
                     }
+                    Expr::Local { depth, index, .. } => match env.own_lambda(*depth, *index) {
+                        Some((lambda, scope)) => {
+                            let a = self.thunk(arg, env);
+                            return self.enter(lambda, scope, a, *span);
+                        }
+                        None => self.operand(func, env)?,
+                    },
                     _ => self.operand(func, env)?,
                 };
                 let a = self.thunk(arg, env);
                 match f {
-                    Value::Lambda(c) => {
-                        let call_env = self.bind_args(&c, a, Some(*span))?;
-                        self.calls.push((c.lambda.clone(), Some(*span)));
-                        return Ok(Step::Tail(c.lambda.body.clone(), call_env));
-                    }
+                    Value::Lambda(c) => return self.enter(c.lambda.clone(), &c.env, a, *span),
                     other => self.apply_other(other, a, Some(*span)),
                 }
             }
             Expr::If { cond, then, else_, span } => {
                 let next = if self.eval_bool(cond, env, *span, "the condition of 'if'")? { then } else { else_ };
-                return Ok(Step::Tail(next.clone(), env.clone()));
+                // A constant or variable branch (`else [ ]`) is had here,
+                // without the tail loop's bookkeeping.
+                match &**next {
+                    Expr::Const(v) => Ok(v.clone()),
+                    Expr::Local { depth, index, .. } => match env.get(*depth, *index) {
+                        Ok(v) => Ok(v),
+                        Err(t) => self.force(&t),
+                    },
+                    _ => return Ok(Step::Same(next.clone())),
+                }
             }
             Expr::Select { expr, path, default, span } => self.select(expr, path, default.as_ref(), *span, env),
             Expr::Binary { op, lhs, rhs, span } => self.binary(*op, lhs, rhs, *span, env),
             _ => return self.step_other(expr, env),
         };
         v.map(Step::Value)
+    }
+
+    /// A call in tail position: the body of `lambda` to run next, in a
+    /// frame under `scope` binding `arg`.
+    #[inline(always)]
+    fn enter(&mut self, lambda: Rc<Lambda>, scope: &Rc<Env>, arg: Thunk, span: Span) -> EvalResult<Step> {
+        let call_env = self.bind_args(&lambda, scope, arg, Some(span))?;
+        let body = lambda.body.clone();
+        self.calls.push((lambda, Some(span)));
+        Ok(Step::Tail(body, call_env))
     }
 
     /// The less common cases of [`Self::step`], out of line so that its
@@ -442,7 +473,7 @@ impl Evaluator {
             }
             Expr::Assert { cond, body, span } => {
                 if self.eval_bool(cond, env, *span, "the condition of 'assert'")? {
-                    return Ok(Step::Tail(body.clone(), env.clone()));
+                    return Ok(Step::Same(body.clone()));
                 } else {
                     Err(EvalError::new(ErrorKind::AssertionFailed, "assertion failed")
                         .at(*span)
@@ -856,22 +887,29 @@ impl Evaluator {
     }
 
     fn call_lambda(&mut self, c: &Rc<Closure>, arg: Thunk, span: Option<Span>) -> EvalResult<Value> {
-        let env = self.bind_args(c, arg, span)?;
+        let env = self.bind_args(&c.lambda, &c.env, arg, span)?;
         self.eval(&c.lambda.body, &env).map_err(|e| call_context(e, &c.lambda, span))
     }
 
-    /// The frame of a call: the argument bound to the parameter or pattern.
+    /// The frame of a call of `lambda` closed over `scope`: the argument
+    /// bound to the parameter or pattern.
     #[inline]
-    fn bind_args(&mut self, c: &Rc<Closure>, arg: Thunk, span: Option<Span>) -> EvalResult<Rc<Env>> {
-        match &c.lambda.param {
-            Param::Ident => Ok(Env::with_one(&c.env, arg)),
-            Param::Pattern(p) => self.bind_pattern(c, p, arg, span),
+    fn bind_args(&mut self, lambda: &Lambda, scope: &Rc<Env>, arg: Thunk, span: Option<Span>) -> EvalResult<Rc<Env>> {
+        match &lambda.param {
+            Param::Ident => Ok(Env::with_one(scope, arg)),
+            Param::Pattern(p) => self.bind_pattern(lambda, scope, p, arg, span),
         }
     }
 
     #[inline(never)]
-    fn bind_pattern(&mut self, c: &Rc<Closure>, p: &Pattern, arg: Thunk, span: Option<Span>) -> EvalResult<Rc<Env>> {
-        let lambda = &c.lambda;
+    fn bind_pattern(
+        &mut self,
+        lambda: &Lambda,
+        scope: &Rc<Env>,
+        p: &Pattern,
+        arg: Thunk,
+        span: Option<Span>,
+    ) -> EvalResult<Rc<Env>> {
         // Only error messages name the function: built on demand, not per call.
         let fname = || lambda.name.as_deref().map_or("anonymous function".to_string(), |n| format!("function '{n}'"));
         let v = self.force(&arg)?;
@@ -882,7 +920,7 @@ impl Evaluator {
             )
             .at_if_unset(span));
         };
-        let env = Env::child(&c.env, p.formals.len() + p.bind as usize);
+        let env = Env::child(scope, p.formals.len() + p.bind as usize);
         let mut found = 0;
         for formal in &p.formals {
             match attrs.get(&formal.name) {
@@ -940,27 +978,35 @@ impl Evaluator {
         }
         let a = self.operand(lhs, env)?;
         let b = self.operand(rhs, env)?;
-        if let (Value::Int(x), Value::Int(y)) = (&a, &b) {
-            let (x, y) = (*x, *y);
-            let r = match op {
-                BinOp::Add => x.checked_add(y).map(Value::Int),
-                BinOp::Sub => x.checked_sub(y).map(Value::Int),
-                BinOp::Eq => Some(Value::Bool(x == y)),
-                BinOp::NotEq => Some(Value::Bool(x != y)),
-                BinOp::Less => Some(Value::Bool(x < y)),
-                BinOp::LessEq => Some(Value::Bool(x <= y)),
-                BinOp::Greater => Some(Value::Bool(x > y)),
-                BinOp::GreaterEq => Some(Value::Bool(x >= y)),
-                _ => None,
-            };
-            if let Some(r) = r {
-                return Ok(r);
-            }
-        }
+        // Matched by value: integers then leave nothing to drop.
+        let (a, b) = match (a, b) {
+            (Value::Int(x), Value::Int(y)) => return self.int_binary(op, x, y, span),
+            pair => pair,
+        };
         if let (Value::String(x), Value::String(y), BinOp::Eq | BinOp::NotEq) = (&a, &b, op) {
             return Ok(Value::Bool((x == y) == (op == BinOp::Eq)));
         }
         self.binary_values(op, a, b).map_err(|e| e.at_if_unset(Some(span)))
+    }
+
+    /// [`Self::binary`] of two integers: the common operators inline.
+    #[inline(always)]
+    fn int_binary(&mut self, op: BinOp, x: i64, y: i64, span: Span) -> EvalResult<Value> {
+        let r = match op {
+            BinOp::Add => x.checked_add(y).map(Value::Int),
+            BinOp::Sub => x.checked_sub(y).map(Value::Int),
+            BinOp::Eq => Some(Value::Bool(x == y)),
+            BinOp::NotEq => Some(Value::Bool(x != y)),
+            BinOp::Less => Some(Value::Bool(x < y)),
+            BinOp::LessEq => Some(Value::Bool(x <= y)),
+            BinOp::Greater => Some(Value::Bool(x > y)),
+            BinOp::GreaterEq => Some(Value::Bool(x >= y)),
+            _ => None,
+        };
+        match r {
+            Some(r) => Ok(r),
+            None => self.binary_values(op, Value::Int(x), Value::Int(y)).map_err(|e| e.at_if_unset(Some(span))),
+        }
     }
 
     /// The short-circuit operators and pipes, which do not evaluate both
@@ -1251,6 +1297,8 @@ enum Spine {
 enum Step {
     Value(Value),
     Tail(ExprRef, Rc<Env>),
+    /// The same, in the same environment (`if`, `assert`).
+    Same(ExprRef),
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]

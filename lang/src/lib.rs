@@ -23,6 +23,7 @@ pub mod path;
 pub mod print;
 mod repeat;
 pub mod source;
+mod stack;
 mod suggest;
 mod syntax_hints;
 pub mod thunk;
