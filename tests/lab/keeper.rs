@@ -115,6 +115,49 @@ async fn a_run_that_goes_away_ends_its_commands_stdin() {
     own.close().await.unwrap();
 }
 
+/// Drops this machine's packets from a local port while it lives.
+struct Dropped(String);
+
+impl Dropped {
+    fn new(port: &str) -> Dropped {
+        let rule = format!("OUTPUT -p tcp --sport {port} -j DROP");
+        let ok = std::process::Command::new("sh").arg("-c").arg(format!("iptables -I {rule}")).status().unwrap();
+        assert!(ok.success(), "iptables -I {rule}");
+        Dropped(rule)
+    }
+}
+
+impl Drop for Dropped {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("sh").arg("-c").arg(format!("iptables -D {}", self.0)).status();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_kept_connection_that_died_is_replaced() {
+    let Some((_lab, _dir, socket, _keeper)) = keeper_on_node_1(Duration::from_secs(60)).await else { return };
+    let own = support::node::connect(1).await;
+    for how in ["closed by the node", "silent"] {
+        let before = connection_of(&kept(&socket, &target(1, None)).await.unwrap()).await;
+        let port = before.split(' ').nth(1).unwrap().to_string();
+        // a node that ends the connection (its sshd killed), or one that
+        // stops answering on it (rebooted, cut off: the packets go nowhere)
+        let _cut = if how == "silent" {
+            Some(Dropped::new(&port))
+        } else {
+            let kill = format!(
+                "kill $(ss -Htnp state established '( sport = :22 and dport = :{port} )' | grep -o 'pid=[0-9]*' | cut -d= -f2)"
+            );
+            assert!(own.exec(&kill, None).await.unwrap().success(), "could not end the kept connection");
+            None
+        };
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let after = connection_of(&kept(&socket, &target(1, None)).await.unwrap()).await;
+        assert!(!after.is_empty() && after != before, "{how}: still the dead connection ({before} -> {after})");
+    }
+    own.close().await.unwrap();
+}
+
 /// Wait (10 s at most) for `path` to exist on the node.
 async fn appears(h: &SshHost, path: &str, what: &str) {
     let t0 = Instant::now();

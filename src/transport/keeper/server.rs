@@ -108,11 +108,11 @@ impl Keeper {
         };
         match request {
             Request::Connect { target } => {
-                let answer = self.host(&target).await.map(drop);
+                let answer = self.host(&target, Probe::Yes).await.map(drop);
                 let _ = wire::write_answer(&mut stream, &answer).await;
             }
             Request::Spawn { target, command } => {
-                let started = match self.host(&target).await {
+                let started = match self.host(&target, Probe::No).await {
                     Ok(h) => h.spawn(&command).await,
                     Err(e) => Err(e),
                 };
@@ -126,14 +126,16 @@ impl Keeper {
         }
     }
 
-    /// The kept connection for `target` if it may still serve, else a new
-    /// one (made and checked as a run makes its own).
-    async fn host(&self, target: &Target) -> Result<Arc<SshHost>, Error> {
+    /// The kept connection for `target` if it may still serve (with
+    /// [`Probe::Yes`], and it still runs a command: a node rebooted or cut
+    /// off since leaves a connection that looks open), else a new one (made
+    /// and checked as a run makes its own).
+    async fn host(&self, target: &Target, probe: Probe) -> Result<Arc<SshHost>, Error> {
         let key = serde_json::to_string(target).map_err(|e| Error::channel(&target.name, e))?;
         let slot = self.slots.lock().unwrap_or_else(|p| p.into_inner()).entry(key).or_default().clone();
         let mut kept = slot.lock().await;
         if let Some(h) = kept.as_ref() {
-            if h.still_trusted() {
+            if h.still_trusted() && (probe == Probe::No || answers(h).await) {
                 return Ok(h.clone());
             }
             let _ = h.close().await;
@@ -144,6 +146,22 @@ impl Keeper {
         *kept = Some(h.clone());
         Ok(h)
     }
+}
+
+/// Whether to try a kept connection before handing it out: once per node
+/// and run (its `Connect`), not for every command.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Probe {
+    Yes,
+    No,
+}
+
+/// How long a kept connection has to run `true`: a live one takes
+/// milliseconds.
+const PROBE_WAIT: Duration = Duration::from_secs(2);
+
+async fn answers(h: &SshHost) -> bool {
+    matches!(tokio::time::timeout(PROBE_WAIT, h.exec("true", None)).await, Ok(Ok(out)) if out.success())
 }
 
 /// Pass the run's stdin frames to the command and its output back, until
