@@ -110,8 +110,13 @@ is_mode() { case $1 in [0-7][0-7][0-7] | [0-7][0-7][0-7][0-7]) return 0 ;; *) re
 # A user or group: a name as useradd takes it, or a numeric id.
 is_owner() { case $1 in *[!A-Za-z0-9._-]* | '' | -*) return 1 ;; esac; }
 # What a staged file's stat line records (file_stats, stage_stats, verify_stats
-# compare them): size, mtime, mode, owner and group.
-STAT_FMT='%s %Y %a %U %G'
+# compare them): size, mtime, mode, owner, group and the inode's change time
+# to the nanosecond -- which any write, chmod or chown sets to now and no
+# user can set back (`touch -d` restores an mtime, never a ctime), so an
+# edit that keeps size and mtime, or comes within the second of staging,
+# still shows. Lines recorded before the ctime was (5 fields) are compared
+# on those 5 (stat_changed).
+STAT_FMT='%s %Y %a %U %G %.9Z'
 # Size, mtime, mode and owner of each file of manifest $2 below directory $1
 # (a generation's files/), one `path TAB stat` line each, sorted: recorded
 # at stage, compared by `verify`.
@@ -129,6 +134,23 @@ file_stats() {
     printf '%s\n' "$paths" | while IFS= read -r path; do
         printf '%s\t%s\n' "$path" "$(stat -c "$STAT_FMT" "$1$path" 2>/dev/null || echo missing)"
     done
+}
+# stat_changed RECORDED NOW: the keys (a line up to its last tab) whose
+# stat (after it) differs between the two lists (files; `-`: stdin), or
+# that one of them lacks, sorted. A stat recorded without the ctime (an
+# older program's 5 fields) is compared with the first 5 fields of the new.
+stat_changed() {
+    { sed "s/^/R$TAB/" "$1" && sed "s/^/N$TAB/" "$2"; } | awk -F"$TAB" '
+        { k = substr($0, 3, length($0) - length($NF) - 3) }
+        $1 == "R" { rec[k] = $NF; next }
+        {
+            seen[k] = 1
+            if (!(k in rec)) { print k; next }
+            s = $NF
+            if (split(rec[k], r, " ") == 5 && split(s, n, " ") == 6) s = n[1] " " n[2] " " n[3] " " n[4] " " n[5]
+            if (s != rec[k]) print k
+        }
+        END { for (k in rec) if (!(k in seen)) print k }' | LC_ALL=C sort -u
 }
 UID_=''
 is_root() {
@@ -711,10 +733,7 @@ stage_stats() {
 # (and is re-staged from a verified blob).
 heal() {
     [ -f "$1/stat" ] || return 0
-    unhealed=$(file_stats "$1/files" "$1/manifest" | diff "$1/stat" - | while IFS= read -r d; do
-        case $d in ">"*) ;; *) continue ;; esac
-        d=${d#> }
-        path=${d%%"$TAB"*}
+    unhealed=$(file_stats "$1/files" "$1/manifest" | stat_changed "$1/stat" - | while IFS= read -r path; do
         line=$(entries "$1/manifest" f | awk -F"$TAB" -v p="$path" '$6 == p' | head -n 1)
         [ -n "$line" ] || continue
         IFS=$TAB read -r _ mode owner group h _ <<EOL
@@ -932,7 +951,7 @@ verify_list() {
 verify_snapshot() {
     printf '%s\n' "$R"/phases/*
     [ -f "$R/verify.paths" ] || return 0
-    xargs -r -d '\n' stat -c "%N$TAB%i %s %Y %Z %a %U %G" -- <"$R/verify.paths" 2>&1
+    xargs -r -d '\n' stat -c "%N$TAB%i %s %.9Y %.9Z %a %U %G" -- <"$R/verify.paths" 2>&1
 }
 
 # verify_links FILES: every managed path (FILES: `PHASE TAB PATH` lines) is
@@ -952,17 +971,16 @@ EOF
         done
 }
 
-# verify_stats FILES LEGACY: each file of a linked generation has the size,
-# mtime, mode and owner recorded when it was staged (its phase's `stat`,
-# from file_stats); LEGACY: sed commands dropping the phases without one.
+# verify_stats FILES LEGACY: each file of a linked generation has the stat
+# recorded when it was staged (its phase's `stat`, from file_stats: size,
+# mtime, mode, owner, ctime); LEGACY: sed commands dropping the phases
+# without one. An edited file and a missing one: one drift line each.
 verify_stats() {
     now=$(printf '%s\n' "$1" | sed "$2 s|^\([^$TAB]*\)$TAB|phases/\1/files|" | (cd "$R" &&
         xargs -r -d '\n' stat -c "%n$TAB$STAT_FMT" -- 2>/dev/null) | sed "s|^phases/\([^/]*\)/files|\1$TAB|")
-    # a file edited shows on both sides of the diff, a missing one only
-    # on the recorded side: one drift line per file either way
-    grep -H '' "$R"/phases/*/stat 2>/dev/null | sed "s|^$R/phases/||; s|/stat:|$TAB|" | LC_ALL=C sort |
-        diff - /dev/fd/3 3<<EOF | sed -n 's/^[<>] //p' | sort -u -t "$TAB" -k1,2 | while IFS=$TAB read -r ph path _; do
-$(printf '%s\n' "$now" | LC_ALL=C sort)
+    grep -H '' "$R"/phases/*/stat 2>/dev/null | sed "s|^$R/phases/||; s|/stat:|$TAB|" |
+        stat_changed - /dev/fd/3 3<<EOF | while IFS=$TAB read -r ph path; do
+$now
 EOF
             printf 'drift\t%s\tfile\t%s\tedited (size, time, mode or owner)\n' "$ph" "$path"
         done

@@ -275,3 +275,53 @@ async fn drift_after_a_clean_verify_is_reported_as_before() {
     assert!(!quick.exists(), "a verify that found drift kept its stat");
     assert_eq!(drift().await, found, "the same drift every time until it is repaired");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_edit_that_keeps_size_and_mtime_is_drift_and_older_stat_records_still_compare() {
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = dir.path().to_str().unwrap().to_string();
+    let host = LocalHost::new("local");
+    let node = Node::install_with_prefix(&host, &prefix).await.unwrap();
+    let lock = hold(&node, "test").await;
+    let (a, b) = (blob("aaaa\n"), blob("bbbb\n"));
+    push(&node, &[&a, &b]).await;
+    let files = vec![file("/etc/t/a.conf", "0644", &a), file("/etc/t/b.conf", "0644", &b)];
+    node.stage(1, "p", &manifest(files)).await.unwrap();
+    node.switch(Some(1), "p").await.unwrap();
+    node.commit(1, &Digest([1; 32]), Some(&record("p", Digest([2; 32]), 1))).await.unwrap();
+    lock.release().await;
+    let drift = || async {
+        let (_, lock, st) = Node::open_locked(&host, &prefix, "test").await.unwrap();
+        lock.release().await;
+        st.drift.iter().map(|d| format!("{d:?}")).collect::<Vec<_>>()
+    };
+    let state = dir.path().join("var/lib/kdeploy");
+    // an older program's record: size, mtime, mode, owner, group only
+    let stat = state.join("phases/p/stat");
+    let five: String = read(&stat).lines().map(|l| l.rsplit_once(' ').unwrap().0.to_string() + "\n").collect();
+    assert_ne!(five, read(&stat), "the stat record has no ctime to drop");
+    fs::write(&stat, &five).unwrap();
+    assert_eq!(drift().await, Vec::<String>::new(), "an older record of unedited files is drift");
+    assert_eq!(drift().await, Vec::<String>::new(), "the quick way after an older record");
+
+    // a fresh record, then an edit of the same size with the mtime put back
+    // (`touch -r` a copy of it), at once after staging: only the inode's
+    // change time tells
+    let (node, lock, _) = Node::open_locked(&host, &prefix, "test").await.unwrap();
+    let files = vec![file("/etc/t/a.conf", "0644", &a), file("/etc/t/b.conf", "0644", &b)];
+    node.stage(2, "p", &manifest(files)).await.unwrap();
+    node.switch(Some(2), "p").await.unwrap();
+    node.commit(2, &Digest([3; 32]), Some(&record("p", Digest([2; 32]), 2))).await.unwrap();
+    lock.release().await;
+    assert_eq!(drift().await, Vec::<String>::new());
+    let (b_conf, keep) = (dir.path().join("etc/t/b.conf"), dir.path().join("mtime"));
+    let edit = format!(
+        "touch -r {b} {k} && printf 'XXXX\\n' > {b} && touch -r {k} {b}",
+        b = b_conf.display(),
+        k = keep.display()
+    );
+    assert!(std::process::Command::new("sh").arg("-c").arg(edit).status().unwrap().success());
+    let found = drift().await;
+    assert!(found.len() == 1 && found[0].contains("b.conf"), "{found:?}");
+    assert_eq!(drift().await, found, "the same drift every time until it is repaired");
+}
