@@ -9,7 +9,8 @@
 # etcd members, the first also control plane, the rest workers):
 #   first converge   wall time, deployer peak RSS (GNU time %M), bytes the host sent
 #                    into the lab bridge (its tx counter: SSH, HTTP PUTs, everything)
-#   no-op            RUNS re-runs: median wall time, peak RSS; every node "unchanged"
+#   no-op            RUNS re-runs: median wall time, peak RSS; every node "unchanged"; then
+#                    RUNS more with --persist 60 (connections kept by the keeper), median
 #   one node changed node 7's own sysctl (node N if N < 7): wall time, peak RSS; only it changed
 #   OpenSSH (SSH mode only)
 #     connect floor  `ssh NODE true` on every node at once (median of 3)
@@ -180,16 +181,27 @@ for n in "${sizes[@]}"; do
     done
     noop=$(printf '%s\n' "${walls[@]}" | median)
     noop_peak=$(printf '%s\n' "${peaks[@]}" | sort -n | tail -n1)
+    # the same with the connections kept between runs (--persist: the first
+    # run starts the keeper and makes them, the RUNS after it use them)
+    kd "$log-kept" switch "$p/cluster.nix" --persist 60 || die "no-op, keeper started"
+    walls=()
+    for r in $(seq "$RUNS"); do
+      kd "$log-kept" switch "$p/cluster.nix" --persist 60 || die "no-op kept $r"
+      [[ $(statuses "$log-kept") == "$n unchanged" ]] || die "no-op kept: $(statuses "$log-kept")"
+      walls+=("$(wall "$log-kept")")
+    done
+    pkill -f "^$KD keeper " || true
+    kept=$(printf '%s\n' "${walls[@]}" | median)
 
     kd "$log-change" switch "$p/changed.nix" || die "one node changed"
     touched=$(changed_nodes "$log-change")
     [[ $touched == "kdnode$target" ]] || die "one node changed, but touched: $touched"
 
-    rows+=("| $n | $mode | $(wall "$log-first") s | $(peak "$log-first") MB | $(mb "$sent") MB | $noop s (${#walls[@]} runs) | $noop_peak MB | $(wall "$log-change") s ($touched) | $(peak "$log-change") MB |")
+    rows+=("| $n | $mode | $(wall "$log-first") s | $(peak "$log-first") MB | $(mb "$sent") MB | $noop s, kept $kept s (${#walls[@]} runs each) | $noop_peak MB | $(wall "$log-change") s ($touched) | $(peak "$log-change") MB |")
     if [[ $mode == ssh ]]; then
       read -r copy_s copy_bytes < <(openssh_copy "$log-first" 'cat > /var/tmp/openssh-copy')
       read -r check_s _ < <(openssh_copy "$log-first" 'cat > /var/tmp/openssh-copy && sha256sum /var/tmp/openssh-copy >/dev/null')
-      ssh_rows+=("| $n | $(openssh_true "$n") s | $noop s | $(mb "$copy_bytes") MB | $copy_s s | $check_s s | $(kd_transfer "$log-first") s | $(kd_stage "$log-first") s |")
+      ssh_rows+=("| $n | $(openssh_true "$n") s | $noop s, kept $kept s | $(mb "$copy_bytes") MB | $copy_s s | $check_s s | $(kd_transfer "$log-first") s | $(kd_stage "$log-first") s |")
     else
       stop_cache
     fi

@@ -191,6 +191,19 @@ impl SshHost {
                  Ok(Some(k)) if k.base64() == self.host_key)
     }
 
+    /// Whether the node still answers on this connection within `wait`:
+    /// it opens a session channel and closes it again (one round trip,
+    /// answered by sshd itself: no login session, no process on the node).
+    pub async fn answers(&self, wait: Duration) -> bool {
+        match tokio::time::timeout(wait, self.client.get_channel()).await {
+            Ok(Ok(channel)) => {
+                let _ = channel.close().await;
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// Another connection to the same node, the same way.
     async fn reconnect(&self) -> Result<SshHost, Error> {
         self.route.connect(&self.name).await

@@ -18,7 +18,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use tokio::io::AsyncWriteExt;
+use tokio::io::{AsyncWriteExt, BufReader};
+use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::{UnixListener, UnixStream};
 
 use super::place::euid;
@@ -96,20 +97,24 @@ impl Keeper {
         }
     }
 
-    async fn handle(&self, mut stream: UnixStream) {
+    async fn handle(&self, stream: UnixStream) {
         let _running = Running::new(self);
         // only this user: the directory says so, the peer's credentials too
         if !stream.peer_cred().is_ok_and(|c| c.uid() == euid()) {
             return;
         }
-        let Ok(Ok(request)) = tokio::time::timeout(Duration::from_secs(10), wire::read_request(&mut stream)).await
+        // (buffered: the request line is read up to its newline, and the
+        // frames after it from the same buffer)
+        let (from_run, mut to_run) = stream.into_split();
+        let mut from_run = BufReader::new(from_run);
+        let Ok(Ok(request)) = tokio::time::timeout(Duration::from_secs(10), wire::read_request(&mut from_run)).await
         else {
             return;
         };
         match request {
             Request::Connect { target } => {
                 let answer = self.host(&target, Probe::Yes).await.map(drop);
-                let _ = wire::write_answer(&mut stream, &answer).await;
+                let _ = wire::write_answer(&mut to_run, &answer).await;
             }
             Request::Spawn { target, command } => {
                 let started = match self.host(&target, Probe::No).await {
@@ -117,9 +122,9 @@ impl Keeper {
                     Err(e) => Err(e),
                 };
                 let answer = started.as_ref().map(drop).map_err(Clone::clone);
-                if wire::write_answer(&mut stream, &answer).await.is_ok() {
+                if wire::write_answer(&mut to_run, &answer).await.is_ok() {
                     if let Ok(p) = started {
-                        pump(p, stream).await;
+                        pump(p, from_run, to_run).await;
                     }
                 }
             }
@@ -127,15 +132,15 @@ impl Keeper {
     }
 
     /// The kept connection for `target` if it may still serve (with
-    /// [`Probe::Yes`], and it still runs a command: a node rebooted or cut
-    /// off since leaves a connection that looks open), else a new one (made
+    /// [`Probe::Yes`], and it still answers: a node rebooted or cut off
+    /// since leaves a connection that looks open), else a new one (made
     /// and checked as a run makes its own).
     async fn host(&self, target: &Target, probe: Probe) -> Result<Arc<SshHost>, Error> {
         let key = serde_json::to_string(target).map_err(|e| Error::channel(&target.name, e))?;
         let slot = self.slots.lock().unwrap_or_else(|p| p.into_inner()).entry(key).or_default().clone();
         let mut kept = slot.lock().await;
         if let Some(h) = kept.as_ref() {
-            if h.still_trusted() && (probe == Probe::No || answers(h).await) {
+            if h.still_trusted() && (probe == Probe::No || h.answers(PROBE_WAIT).await) {
                 return Ok(h.clone());
             }
             let _ = h.close().await;
@@ -156,19 +161,14 @@ enum Probe {
     No,
 }
 
-/// How long a kept connection has to run `true`: a live one takes
-/// milliseconds.
+/// How long a kept connection has to answer ([`SshHost::answers`]): a
+/// live one takes a round trip.
 const PROBE_WAIT: Duration = Duration::from_secs(2);
-
-async fn answers(h: &SshHost) -> bool {
-    matches!(tokio::time::timeout(PROBE_WAIT, h.exec("true", None)).await, Ok(Ok(out)) if out.success())
-}
 
 /// Pass the run's stdin frames to the command and its output back, until
 /// the command ends (then its status) or the run goes away (then the
 /// command's stdin ends: a lock lets go).
-async fn pump(mut p: Process, stream: UnixStream) {
-    let (mut from_run, mut to_run) = stream.into_split();
+async fn pump(mut p: Process, mut from_run: BufReader<OwnedReadHalf>, mut to_run: OwnedWriteHalf) {
     let mut stdin = p.stdin.take();
     let feed = async move {
         loop {

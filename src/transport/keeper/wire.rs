@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use crate::transport::{Error, Escalation, HostKeyPolicy, JumpHost, NodeTarget, SshAuth, SshOptions};
 
@@ -144,20 +144,14 @@ fn too_long() -> std::io::Error {
     std::io::Error::new(std::io::ErrorKind::InvalidData, format!("a keeper frame longer than {MAX_FRAME} bytes"))
 }
 
-/// The request line, read byte by byte up to its `\n` (nothing of the
-/// frames after it is read ahead), at most [`MAX_LINE`] bytes.
-pub async fn read_request<R: AsyncRead + Unpin>(r: &mut R) -> std::io::Result<Request> {
+/// The request line, up to its `\n`, at most [`MAX_LINE`] bytes. Read from
+/// a buffered reader: what follows the line stays in its buffer.
+pub async fn read_request<R: AsyncBufRead + Unpin>(r: &mut R) -> std::io::Result<Request> {
     let mut line = Vec::new();
-    let mut byte = [0u8; 1];
-    loop {
-        r.read_exact(&mut byte).await?;
-        if byte[0] == b'\n' {
-            break;
-        }
-        if line.len() == MAX_LINE {
-            return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, "a keeper request line too long"));
-        }
-        line.push(byte[0]);
+    (&mut *r).take(MAX_LINE as u64 + 1).read_until(b'\n', &mut line).await?;
+    if line.pop() != Some(b'\n') {
+        let why = if line.len() >= MAX_LINE { "a keeper request line too long" } else { "a keeper request cut short" };
+        return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, why));
     }
     serde_json::from_slice(&line).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
 }
