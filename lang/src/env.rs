@@ -11,7 +11,7 @@
 //! it, else makes it anew with the frame it was read from (which the
 //! reader holds anyway).
 
-use std::cell::{Cell, RefCell};
+use std::cell::{Cell, Ref, RefCell};
 use std::rc::{Rc, Weak};
 
 use smallvec::SmallVec;
@@ -60,6 +60,7 @@ impl Env {
 
     /// Replaces a slot's thunk: only for a frame nobody else holds
     /// ([`crate::repeat`]).
+    #[inline]
     pub fn set(&self, index: usize, t: Thunk) {
         self.slots.borrow_mut()[index] = Slot::Thunk(t);
     }
@@ -77,21 +78,35 @@ impl Env {
     /// The value in a slot if it is already known; `None` also for a slot
     /// of a frame still being filled.
     pub fn peek(self: &Rc<Env>, depth: u32, index: u32) -> Option<Value> {
-        self.inspect(depth, index, |v| Some(v.clone()))
+        let env = self.up(depth)?;
+        match env.slots.borrow().get(index as usize)? {
+            Slot::Thunk(t) => t.peek(),
+            Slot::OwnLambda(l, made) => Some(closure(l, made, env)),
+        }
     }
 
-    /// [`Thunk::inspect`] of a slot; `None` also for a slot of a frame
-    /// still being filled.
+    /// The thunk in a slot, to [`Thunk::inspect`] in place; `None` for a
+    /// slot of a frame still being filled, and for a frame's own function:
+    /// its value is a function, which no inspection looks into, and making
+    /// its closure only to look would cost an allocation.
     #[inline(always)]
-    pub fn inspect<R>(self: &Rc<Env>, depth: u32, index: u32, f: impl FnOnce(&Value) -> Option<R>) -> Option<R> {
+    pub fn thunk_at(self: &Rc<Env>, depth: u32, index: u32) -> Option<Ref<'_, Thunk>> {
+        let env = self.up(depth)?;
+        Ref::filter_map(env.slots.borrow(), |slots| match slots.get(index as usize)? {
+            Slot::Thunk(t) => Some(t),
+            Slot::OwnLambda(..) => None,
+        })
+        .ok()
+    }
+
+    /// The frame `depth` levels up.
+    #[inline(always)]
+    fn up(self: &Rc<Env>, depth: u32) -> Option<&Rc<Env>> {
         let mut env = self;
         for _ in 0..depth {
             env = env.parent.as_ref()?;
         }
-        match env.slots.borrow().get(index as usize)? {
-            Slot::Thunk(t) => t.inspect(f),
-            Slot::OwnLambda(l, made) => f(&closure(l, made, env)),
-        }
+        Some(env)
     }
 
     /// A slot's value if it is known, else its thunk to force: one clone
@@ -125,6 +140,7 @@ impl Env {
         }
     }
 
+    #[inline]
     pub fn lookup(self: &Rc<Env>, depth: u32, index: u32) -> Thunk {
         let mut env = self;
         for _ in 0..depth {

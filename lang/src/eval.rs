@@ -144,15 +144,22 @@ impl Evaluator {
             Expr::Select { expr, path, default: None, .. } if budget > 0 => {
                 // `x.name`, the common case, looks into `x` without cloning it.
                 if let (Expr::Local { depth, index, .. }, [AttrKey::Static(name)]) = (&**expr, &path[..]) {
-                    let get = |v: &Value| match v {
+                    let slot;
+                    let t = match arg {
+                        Some(a) if *depth == 0 => a,
+                        Some(_) => {
+                            slot = env.thunk_at(depth - 1, *index)?;
+                            &*slot
+                        }
+                        None => {
+                            slot = env.thunk_at(*depth, *index)?;
+                            &*slot
+                        }
+                    };
+                    return t.inspect(|v| match v {
                         Value::Attrs(a) => a.get(name)?.peek(),
                         _ => None,
-                    };
-                    return match arg {
-                        Some(a) if *depth == 0 => a.inspect(get),
-                        Some(_) => env.inspect(depth - 1, *index, get),
-                        None => env.inspect(*depth, *index, get),
-                    };
+                    });
                 }
                 let mut v = self.cheap(expr, env, arg, budget - 1)?;
                 for key in path {
@@ -177,7 +184,7 @@ impl Evaluator {
         };
         match (expr, arg) {
             (Expr::Const(v), _) => int(v),
-            (Expr::Local { depth, index, .. }, None) => env.inspect(*depth, *index, int),
+            (Expr::Local { depth, index, .. }, None) => env.thunk_at(*depth, *index)?.inspect(int),
             (Expr::Local { depth: 0, .. }, Some(a)) => a.inspect(int),
             _ => int(&self.cheap(expr, env, arg, budget - 1)?),
         }
@@ -515,27 +522,48 @@ impl Evaluator {
         env: &Rc<Env>,
     ) -> EvalResult<Spine> {
         if let Expr::Apply { func: head, arg: zeroth, span: head_span } = &**inner {
-            let h = self.operand(head, env)?;
-            if let Value::Builtin(pb) = &h {
-                if pb.args.is_empty() && builtins::arity(pb.id) == 3 {
+            let h = match self.spine_head(head, env, 3)? {
+                Ok(id) => {
                     let args = [self.thunk(zeroth, env), self.thunk(first, env), self.thunk(last, env)];
-                    return self.call_builtin(pb.id, &args, Some(span)).map(Spine::Done);
+                    return self.call_builtin(id, &args, Some(span)).map(Spine::Done);
                 }
-            }
+                Err(h) => h,
+            };
             let t = self.thunk(zeroth, env);
             let g = self.apply(h, t, Some(*head_span))?;
             let t = self.thunk(first, env);
             return self.apply(g, t, Some(inner_span)).map(Spine::Func);
         }
-        let g = self.operand(inner, env)?;
-        if let Value::Builtin(pb) = &g {
-            if pb.args.is_empty() && builtins::arity(pb.id) == 2 {
+        let g = match self.spine_head(inner, env, 2)? {
+            Ok(id) => {
                 let args = [self.thunk(first, env), self.thunk(last, env)];
-                return self.call_builtin(pb.id, &args, Some(span)).map(Spine::Done);
+                return self.call_builtin(id, &args, Some(span)).map(Spine::Done);
             }
-        }
+            Err(g) => g,
+        };
         let t = self.thunk(first, env);
         self.apply(g, t, Some(inner_span)).map(Spine::Func)
+    }
+
+    /// The head of a call spine: `Ok` with the id of a builtin taking
+    /// exactly `arity` arguments, none given yet, else `Err` with the
+    /// head's value. A head already known (`hasAttr` bound by `inherit
+    /// (builtins)`) is read in place, without cloning and dropping the
+    /// function value around every call.
+    #[inline(always)]
+    fn spine_head(&mut self, e: &ExprRef, env: &Rc<Env>, arity: usize) -> EvalResult<Result<BuiltinId, Value>> {
+        let known = match &**e {
+            Expr::Const(v) => builtin_taking(v, arity),
+            Expr::Local { depth, index, .. } => {
+                env.thunk_at(*depth, *index).and_then(|t| t.inspect(|v| builtin_taking(v, arity)))
+            }
+            _ => None,
+        };
+        if let Some(known) = known {
+            return Ok(Ok(known));
+        }
+        let v = self.operand(e, env)?;
+        Ok(builtin_taking(&v, arity).ok_or(v))
     }
 
     /// Evaluates an operand; constants and variables skip the general
@@ -1310,6 +1338,15 @@ pub enum CoerceMode {
 /// The names of an argument set that no formal of `p` takes.
 fn unexpected<'a>(attrs: &'a Attrs, p: &'a Pattern) -> impl Iterator<Item = &'a NixString> {
     attrs.keys().filter(|k| !p.formals.iter().any(|f| f.name == **k))
+}
+
+/// The id of `v` if it is a builtin taking `arity` arguments, none given.
+#[inline(always)]
+fn builtin_taking(v: &Value, arity: usize) -> Option<BuiltinId> {
+    match v {
+        Value::Builtin(pb) if pb.args.is_empty() && builtins::arity(pb.id) == arity => Some(pb.id),
+        _ => None,
+    }
 }
 
 #[cold]

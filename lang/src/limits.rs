@@ -36,14 +36,25 @@ pub(crate) fn check_list_len(len: usize) -> EvalResult<()> {
 }
 
 /// An error if a string of `len` bytes would be longer than [`MAX_STRING`].
+#[inline]
 pub(crate) fn check_string_len(len: usize) -> EvalResult<()> {
     if len > MAX_STRING {
-        return Err(too_large(format!("a string of {len} bytes is longer than the limit of {MAX_STRING} bytes")));
+        return Err(string_too_long(len));
     }
     Ok(())
 }
 
-/// Appends `s`, unless `out` would outgrow [`MAX_STRING`].
+/// The error of [`check_string_len`], out of line so that the check stays
+/// small enough to inline where strings are built piece by piece.
+#[cold]
+#[inline(never)]
+fn string_too_long(len: usize) -> Box<EvalError> {
+    too_large(format!("a string of {len} bytes is longer than the limit of {MAX_STRING} bytes"))
+}
+
+/// Appends `s`, unless `out` would outgrow [`MAX_STRING`]. Inlined: it runs
+/// once per piece of every interpolation and `concatStringsSep`.
+#[inline]
 pub(crate) fn push_bounded(out: &mut String, s: &str) -> EvalResult<()> {
     check_string_len(out.len().saturating_add(s.len()))?;
     out.push_str(s);

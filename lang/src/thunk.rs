@@ -68,13 +68,20 @@ impl Thunk {
     /// (`f` must not force anything).
     #[inline(always)]
     pub fn inspect<R>(&self, f: impl FnOnce(&Value) -> Option<R>) -> Option<R> {
-        match &self.0 {
-            Repr::Ready(v) => f(v),
-            Repr::Lazy(cell) => match &*cell.borrow() {
-                State::Done(v) => f(v),
-                _ => None,
-            },
-        }
+        // One call of `f`, not one per case: one copy of its code where it
+        // is inlined.
+        let done;
+        let v = match &self.0 {
+            Repr::Ready(v) => v,
+            Repr::Lazy(cell) => {
+                done = cell.borrow();
+                match &*done {
+                    State::Done(v) => v,
+                    _ => return None,
+                }
+            }
+        };
+        f(v)
     }
 
     #[inline(always)]

@@ -35,7 +35,6 @@ pub fn concat_strings(a: &str, b: &str) -> NixString {
 /// A whole-word tag puts every payload at offset 8: values are then moved
 /// and copied as whole words, not as the odd-sized pieces around a one-byte
 /// tag that stall store forwarding on the evaluator's hot paths.
-#[derive(Clone)]
 #[repr(u64)]
 pub enum Value {
     Null,
@@ -52,6 +51,27 @@ pub enum Value {
 }
 
 pub type List = Rc<[Thunk]>;
+
+/// A copy of the words and, for a shared payload, one more count on its
+/// `Rc`. The derived clone rebuilt each case on its own; this one is
+/// small enough to inline into every thunk and slot read, and no worse
+/// for a scalar than a copy.
+impl Clone for Value {
+    #[inline(always)]
+    fn clone(&self) -> Value {
+        match self {
+            Value::Null | Value::Bool(_) | Value::Int(_) | Value::Float(_) => {}
+            Value::String(s) | Value::Path(s) => std::mem::forget(s.clone()),
+            Value::List(l) => std::mem::forget(l.clone()),
+            Value::Attrs(a) => std::mem::forget(a.clone()),
+            Value::Lambda(c) => std::mem::forget(c.clone()),
+            Value::Builtin(b) => std::mem::forget(b.clone()),
+        }
+        // SAFETY: the copy owns the count just taken (none for a scalar),
+        // so the original and the copy each drop one.
+        unsafe { std::ptr::read(self) }
+    }
+}
 
 pub struct Closure {
     pub lambda: Rc<Lambda>,
@@ -303,9 +323,10 @@ fn index_names(entries: &[(NixString, Thunk)]) -> Box<HashTable<u32>> {
 /// pointer is the same name, without comparing bytes.
 #[inline(always)]
 fn same_name(k: &str, name: &str) -> bool {
-    // The first byte rejects most other names without a call to `memcmp`.
-    k.len() == name.len()
-        && (k.as_ptr() == name.as_ptr() || (k.as_bytes().first() == name.as_bytes().first() && k == name))
+    // The first and last bytes reject most other names without a call to
+    // `memcmp` (numbered names such as `svc12` and `svc45` share the first).
+    let (a, b) = (k.as_bytes(), name.as_bytes());
+    a.len() == b.len() && (a.as_ptr() == b.as_ptr() || (a.first() == b.first() && a.last() == b.last() && a == b))
 }
 
 /// A linear merge of two sorted entry sequences, the right one winning.

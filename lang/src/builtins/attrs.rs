@@ -56,6 +56,18 @@ fn get_attr(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
 }
 
 fn has_attr(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
+    // Both arguments known, the usual case (`hasAttr name d.value` in a
+    // loop): looked at in place, no reference counts taken and dropped.
+    let known = args[1].inspect(|a| match a {
+        Value::Attrs(a) => args[0].inspect(|n| match n {
+            Value::String(n) => Some(a.contains(n)),
+            _ => None,
+        }),
+        _ => None,
+    });
+    if let Some(b) = known {
+        return Ok(Value::Bool(b));
+    }
     let name = ev.str(&args[0], "the first argument of builtins.hasAttr")?;
     let a = ev.attrs(&args[1], "the second argument of builtins.hasAttr")?;
     Ok(Value::Bool(a.contains(&name)))
