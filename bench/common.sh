@@ -74,8 +74,8 @@ lab_up() { # lab_up [N]: a fresh lab of N nodes (3) on the python image
 
 prepare() {
 	command -v /usr/bin/time >/dev/null || die "GNU time missing (apt-get install time)"
-	log "building kdeploy (cargo build --release --offline)"
-	cargo build --release --offline --quiet --bin kdeploy
+	log "building kdeploy (cargo build --profile ${PROFILE:-release} --offline)"
+	cargo build --profile "${PROFILE:-release}" --offline --quiet --bin kdeploy
 	if [[ ! -x $VENV/bin/ansible-playbook ]]; then
 		log "installing ansible-core into $VENV"
 		python3 -m venv "$VENV"

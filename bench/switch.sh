@@ -29,7 +29,8 @@
 # Usage: bench/switch.sh [all|kdeploy|ansible|report]     (default: all)
 # Env:   RUNS=5 (kdeploy no-op repetitions), ANSIBLE_RUNS=3 (Ansible no-op repetitions: each
 #        costs ~1 min on this loaded 2-core machine, and a half must hold the lab lock
-#        for at most ~15 min), LOCK_WAIT=1800 (seconds to wait for the lab lock)
+#        for at most ~15 min), LOCK_WAIT=1800 (seconds to wait for the lab lock),
+#        PROFILE=release (ci: the tests' build, no LTO: minutes instead of a release link)
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -49,7 +50,7 @@ SSHCFG=$ROOT/.lab/ssh_config
 setup_work() {
 	WORK=$(mktemp -d /tmp/kdeploy-switch-bench.XXXXXX)
 	trap 'rm -rf "$WORK"' EXIT
-	cp target/release/kdeploy "$WORK/kdeploy"
+	cp "target/${PROFILE:-release}/kdeploy" "$WORK/kdeploy"
 	KD=$WORK/kdeploy
 	mkdir -p "$WORK/changed"
 	# one containerd setting, as tests/lab/switch.rs does
@@ -74,7 +75,7 @@ kdeploy_half() {
 	echo "load_start $(loadavg)" >"$RESULTS/switch-kdeploy.load"
 	lab_up
 	local args=(--ssh-key "$ROOT/.lab/id_ed25519" --known-hosts "$ROOT/.lab/known_hosts"
-		--store "$WORK/kstore" --output json)
+		--store "$WORK/kstore" --secrets "$WORK/ksecrets" --output json)
 	statuses() { python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(" ".join(sorted(n["status"] for n in j["nodes"].values())))' "$1"; }
 
 	log "kdeploy: first converge"
@@ -224,7 +225,7 @@ cpu_model = subprocess.run(["sh", "-c", "grep -m1 'model name' /proc/cpuinfo | c
 mem = int(open("/proc/meminfo").readline().split()[1]) / 1024 / 1024
 out.append(f"- machine: {os.cpu_count()} CPUs ({cpu_model}), {mem:.1f} GiB RAM, Linux {platform.release()}; "
            "the lab's 3 nodes are nspawn containers on the same machine")
-out.append(f"- kdeploy: commit {commit} (release); {ansv}, controller Python {platform.python_version()}")
+out.append(f"- kdeploy: commit {commit} ({os.environ.get('PROFILE', 'release')} profile); {ansv}, controller Python {platform.python_version()}")
 out.append(f"- load average (1/5/15 min): kdeploy half {kl['load_start']} → {kl['load_end']}; "
            f"Ansible half {al['load_start']} → {al['load_end']}")
 out.append(f"- wall time: median (min–max) over the runs; CPU = user+sys of the tool and the children "

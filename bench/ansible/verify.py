@@ -176,12 +176,13 @@ def main():
     # etcd: every member healthy, seen from the first etcd member
     members = [n for n, node in sorted(cluster["nodes"].items()) if "etcd" in node["roles"]]
     if members:
-        eps = ",".join(f"http://{cluster['nodes'][m]['address']}:2379" for m in members)
+        eps = ",".join(f"https://{cluster['nodes'][m]['address']}:2379" for m in members)
         first = cluster["nodes"][members[0]]["address"]
-        rc, out, err = ssh(
-            a.ssh_config, first,
-            f"/usr/local/bin/etcdctl --endpoints={eps} endpoint health 2>&1; /usr/local/bin/etcdctl --endpoints={eps} member list 2>&1",
-        )
+        # (TLS: the first member's admin client certificate, as both tools place it)
+        pki = "/etc/ssl/etcd/ssl"
+        tls = f"--cacert={pki}/ca.pem --cert={pki}/admin-{members[0]}.pem --key={pki}/admin-{members[0]}-key.pem"
+        ctl = f"/usr/local/bin/etcdctl --endpoints={eps} {tls}"
+        rc, out, err = ssh(a.ssh_config, first, f"{ctl} endpoint health 2>&1; {ctl} member list 2>&1")
         healthy = out.count("is healthy")
         started = sum(1 for l in out.splitlines() if ", started, " in l)
         nchecks += 2
