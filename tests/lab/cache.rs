@@ -109,9 +109,16 @@ fn the_lab_converges_through_a_binary_cache() {
     let (out, j) = switch(&changed);
     assert!(out.status.success(), "{}", text(&out));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(stderr.matches("could not fetch 1 blob(s) from the cache").count(), 3, "{stderr}");
-    assert!(stderr.contains("rejected: sha256"), "{stderr}");
-    assert!(transfer(&j, "sshBytes") >= 3 * bytes.len() as u64, "the damaged blob went over SSH: {j}");
+    // every node that fetched the damaged copy refused it and got the blob
+    // over SSH; a node that fetched after the deployer had put the right
+    // bytes back into the cache (below) takes those
+    let refused = stderr.matches("could not fetch 1 blob(s) from the cache").count();
+    assert!((1..=3).contains(&refused), "{stderr}");
+    assert_eq!(stderr.matches("rejected: sha256").count(), refused, "{stderr}");
+    assert!(
+        transfer(&j, "sshBytes") >= refused as u64 * bytes.len() as u64,
+        "the damaged blob went over SSH to each node that refused it: {j}"
+    );
     // and the deployer put the right bytes into the cache again, once (issue 28)
     assert!(stderr.contains("put it into the cache again"), "{stderr}");
     assert_eq!(std::fs::read(nginx.cache_dir().join(hash.hex())).unwrap(), bytes, "the damaged copy stays trusted");
