@@ -52,7 +52,53 @@ pub struct Evaluator {
     pub trace: Box<dyn FnMut(&str)>,
     /// Steps left until the memory budget is checked again.
     ticks: u32,
+    /// Evaluations nested in one another now (`depth` without the tail
+    /// steps): what the stack checks in [`Self::eval`] are keyed to.
+    nesting: u32,
     pub(crate) budget: Budget,
+    /// The buffer strings with interpolations are built in
+    /// ([`Self::interpolate_str`]).
+    scratch: String,
+}
+
+/// Largest scratch buffer kept between strings: one long string built
+/// once should not hold its memory for the rest of the evaluation.
+const SCRATCH_KEPT: usize = 4096;
+
+/// The decimal digits of `i` in `buf`: what `write!("{i}")` gives, without
+/// the formatting machinery (`toString` of integers is most of what some
+/// string-building loops do). Two digits per division, from a table.
+#[inline]
+pub(crate) fn format_int(i: i64, buf: &mut [u8; 20]) -> &str {
+    const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
+        2021222324252627282930313233343536373839\
+        4041424344454647484950515253545556575859\
+        6061626364656667686970717273747576777879\
+        8081828384858687888990919293949596979899";
+    let mut n = i.unsigned_abs();
+    let mut at = buf.len();
+    while n >= 100 {
+        let pair = (n % 100) as usize * 2;
+        n /= 100;
+        at -= 2;
+        buf[at..at + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
+    }
+    if n >= 10 {
+        let pair = n as usize * 2;
+        at -= 2;
+        buf[at..at + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
+    } else {
+        at -= 1;
+        buf[at] = b'0' + n as u8;
+    }
+    if i < 0 {
+        // 19 digits at most (i64::MIN), so the sign still fits.
+        at -= 1;
+        buf[at] = b'-';
+    }
+    // SAFETY: every byte from `at` on was written above, from ASCII digits
+    // and '-'; checking that costs more than the conversion itself.
+    unsafe { std::str::from_utf8_unchecked(&buf[at..]) }
 }
 
 /// Evaluation steps between two checks of the memory budget (a few
@@ -74,7 +120,9 @@ impl Evaluator {
             parses: Default::default(),
             trace: Box::new(|msg| eprintln!("trace: {msg}")),
             ticks: TICKS,
+            nesting: 0,
             budget: Budget::from_env(),
+            scratch: String::new(),
         }
     }
 
@@ -293,9 +341,15 @@ impl Evaluator {
     #[inline(always)]
     pub fn eval(&mut self, expr: &ExprRef, env: &Rc<Env>) -> EvalResult<Value> {
         self.depth += 1;
-        // Checking the stack costs a little: every 8 levels is enough, the
-        // red zone covers far more than 8 frames.
-        let r = if self.depth & 7 != 0 { self.eval_inner(expr, env) } else { self.eval_checked(expr, env) };
+        self.nesting += 1;
+        // Checking the stack costs a little: every 8 levels of nesting is
+        // enough, the red zone covers far more than 8 frames. Counted by
+        // nesting, not by `depth`: tail steps add to the depth too, so a
+        // recursion adding the same multiple of 8 to the depth per level
+        // (a call and a tail step per level, or seven tail steps) would
+        // meet one remainder at every level and never be checked.
+        let r = if self.nesting & 7 != 0 { self.eval_inner(expr, env) } else { self.eval_checked(expr, env) };
+        self.nesting -= 1;
         self.depth -= 1;
         r
     }
@@ -399,7 +453,7 @@ impl Evaluator {
                 Err(t) => self.force(&t),
             },
             Expr::Attrs(def) => self.build_attrs(def, env),
-            Expr::Str(parts, _) => Ok(Value::String(self.interpolate(parts, env)?.into())),
+            Expr::Str(parts, _) => Ok(Value::String(self.interpolate_str(parts, env)?)),
             Expr::Let { frame, body } => {
                 let frame_env = self.fill_frame(frame, env);
                 return Ok(Step::Tail(body.clone(), frame_env));
@@ -430,14 +484,21 @@ impl Evaluator {
             }
             Expr::If { cond, then, else_, span } => {
                 let next = if self.eval_bool(cond, env, *span, "the condition of 'if'")? { then } else { else_ };
-                // A constant or variable branch (`else [ ]`) is had here,
-                // without the tail loop's bookkeeping.
+                // A branch that is not itself in tail position inside
+                // (a constant, a variable, an operator, a select: `else [ ]`,
+                // `else 1 + f (n - 1)`) is had here, without another turn of
+                // the tail loop; the others (calls, `let`, nested `if`)
+                // continue in it.
                 match &**next {
                     Expr::Const(v) => Ok(v.clone()),
                     Expr::Local { depth, index, .. } => match env.get(*depth, *index) {
                         Ok(v) => Ok(v),
                         Err(t) => self.force(&t),
                     },
+                    Expr::Binary { op, lhs, rhs, span } => self.binary(*op, lhs, rhs, *span, env),
+                    Expr::Select { expr, path, default, span } => {
+                        self.select(expr, path, default.as_ref(), *span, env)
+                    }
                     _ => return Ok(Step::Same(next.clone())),
                 }
             }
@@ -454,7 +515,17 @@ impl Evaluator {
     fn enter(&mut self, lambda: Rc<Lambda>, scope: &Rc<Env>, arg: Thunk, span: Span) -> EvalResult<Step> {
         let call_env = self.bind_args(&lambda, scope, arg, Some(span))?;
         let body = lambda.body.clone();
-        self.calls.push((lambda, Some(span)));
+        // `Vec::push` is left out of line here; the room is made first
+        // (rarely: the vector only grows with the deepest chain of calls)
+        // and the entry written in place.
+        self.calls.reserve(1);
+        let len = self.calls.len();
+        // SAFETY: `reserve(1)` made room for one more entry at `len`, and
+        // the length counts it only once it is written.
+        unsafe {
+            self.calls.as_mut_ptr().add(len).write((lambda, Some(span)));
+            self.calls.set_len(len + 1);
+        }
         Ok(Step::Tail(body, call_env))
     }
 
@@ -600,10 +671,13 @@ impl Evaluator {
             Expr::Binary { op, lhs, rhs, span } => self.binary(*op, lhs, rhs, *span, env)?,
             _ => self.operand(e, env)?,
         };
-        match v {
-            Value::Bool(b) => Ok(b),
-            v => Err(not_bool(what, &v, expr_span(e).unwrap_or(span))),
+        if let Value::Bool(b) = v {
+            // A Boolean owns nothing: no call of the drop glue, which the
+            // compiler leaves in place for a match by value.
+            std::mem::forget(v);
+            return Ok(b);
         }
+        Err(not_bool(what, &v, expr_span(e).unwrap_or(span)))
     }
 
     #[inline(never)]
@@ -632,21 +706,57 @@ impl Evaluator {
 
     #[inline(never)]
     pub(crate) fn interpolate(&mut self, parts: &[StrPart], env: &Rc<Env>) -> EvalResult<String> {
+        let mut out = String::new();
+        self.interpolate_into(parts, env, &mut out)?;
+        Ok(out)
+    }
+
+    /// A string literal with interpolations, built in the evaluator's
+    /// scratch buffer and copied once into the shared string: building a
+    /// `String` of its own and converting it would allocate and free that
+    /// buffer for every string made.
+    #[inline(never)]
+    fn interpolate_str(&mut self, parts: &[StrPart], env: &Rc<Env>) -> EvalResult<NixString> {
+        // Taken, not borrowed: an interpolation inside this one (a string
+        // built by a function called here) finds it empty and uses its own.
+        let mut out = std::mem::take(&mut self.scratch);
+        out.clear();
+        let r = self.interpolate_into(parts, env, &mut out).map(|()| NixString::from(out.as_str()));
+        if out.capacity() <= SCRATCH_KEPT {
+            self.scratch = out;
+        }
+        r
+    }
+
+    fn interpolate_into(&mut self, parts: &[StrPart], env: &Rc<Env>, out: &mut String) -> EvalResult<()> {
         // Room for the literal parts and a short value per interpolation:
         // most strings are then built without growing.
         let room = parts.iter().map(|p| if let StrPart::Lit(s) = p { s.len() } else { 16 }).sum();
-        let mut out = String::with_capacity(room);
+        out.reserve(room);
         for part in parts {
             match part {
                 StrPart::Lit(s) => out.push_str(s),
                 StrPart::Interp(e, span) => {
                     let v = self.eval(e, env)?;
-                    self.coerce_to_string(&v, CoerceMode::Interpolation, &mut out)
-                        .map_err(|e| e.at_if_unset(Some(*span)))?;
+                    self.coerce_to_string(&v, CoerceMode::Interpolation, out).map_err(|e| e.at_if_unset(Some(*span)))?;
+                }
+                StrPart::ToString(arg, span) => {
+                    // What the call `toString arg` would do, errors placed at
+                    // the call as `call_builtin` places them; its result, a
+                    // string, would then be appended as it is.
+                    let v = self.operand(arg, env).map_err(|e| e.at_if_unset(Some(*span)))?;
+                    if let &Value::Int(i) = &v {
+                        // The usual case, `${toString n}`, written here; an
+                        // integer owns nothing, so nothing is dropped.
+                        std::mem::forget(v);
+                        push_bounded(out, format_int(i, &mut [0; 20])).map_err(|e| e.at_if_unset(Some(*span)))?;
+                        continue;
+                    }
+                    self.coerce_to_string(&v, CoerceMode::ToString, out).map_err(|e| e.at_if_unset(Some(*span)))?;
                 }
             }
         }
-        Ok(out)
+        Ok(())
     }
 
     /// String coercion as Nix does it: interpolation accepts strings, paths
@@ -659,6 +769,11 @@ impl Evaluator {
         match v {
             Value::String(s) => push_bounded(out, s),
             Value::Path(p) => push_bounded(out, p),
+            // Without setting up a walk (which only containers need).
+            Value::Int(i) if mode == CoerceMode::ToString => {
+                out.push_str(format_int(*i, &mut [0; 20]));
+                Ok(())
+            }
             _ => self.coerce_in(v, mode, out, &mut Walk::watching_from(WATCH_DEPTH)),
         }
     }
@@ -683,10 +798,7 @@ impl Evaluator {
             _ if mode == CoerceMode::Interpolation => {
                 return err(ErrorKind::NotCoercible, format!("cannot coerce {} to a string", v.type_article()));
             }
-            Value::Int(i) => {
-                use std::fmt::Write;
-                let _ = write!(out, "{i}");
-            }
+            Value::Int(i) => out.push_str(format_int(*i, &mut [0; 20])),
             Value::Float(f) => out.push_str(&builtins::float_to_string(*f)),
             Value::Bool(true) => out.push('1'),
             Value::Bool(false) | Value::Null => {}
@@ -1006,35 +1118,45 @@ impl Evaluator {
         }
         let a = self.operand(lhs, env)?;
         let b = self.operand(rhs, env)?;
-        // Matched by value: integers then leave nothing to drop.
-        let (a, b) = match (a, b) {
-            (Value::Int(x), Value::Int(y)) => return self.int_binary(op, x, y, span),
-            pair => pair,
-        };
+        if let (&Value::Int(x), &Value::Int(y)) = (&a, &b) {
+            // Integers own nothing; forgetting them skips the two
+            // out-of-line calls of the drop glue the compiler leaves even
+            // for a match by value.
+            std::mem::forget(a);
+            std::mem::forget(b);
+            return self.int_binary(op, x, y, span);
+        }
         if let (Value::String(x), Value::String(y), BinOp::Eq | BinOp::NotEq) = (&a, &b, op) {
             return Ok(Value::Bool((x == y) == (op == BinOp::Eq)));
         }
         self.binary_values(op, a, b).map_err(|e| e.at_if_unset(Some(span)))
     }
 
-    /// [`Self::binary`] of two integers: the common operators inline.
+    /// [`Self::binary`] of two integers: the common operators inline, each
+    /// returning its value directly (an `Option<Value>` in between was
+    /// written and read back a byte at a time).
     #[inline(always)]
     fn int_binary(&mut self, op: BinOp, x: i64, y: i64, span: Span) -> EvalResult<Value> {
-        let r = match op {
-            BinOp::Add => x.checked_add(y).map(Value::Int),
-            BinOp::Sub => x.checked_sub(y).map(Value::Int),
-            BinOp::Eq => Some(Value::Bool(x == y)),
-            BinOp::NotEq => Some(Value::Bool(x != y)),
-            BinOp::Less => Some(Value::Bool(x < y)),
-            BinOp::LessEq => Some(Value::Bool(x <= y)),
-            BinOp::Greater => Some(Value::Bool(x > y)),
-            BinOp::GreaterEq => Some(Value::Bool(x >= y)),
-            _ => None,
-        };
-        match r {
-            Some(r) => Ok(r),
-            None => self.binary_values(op, Value::Int(x), Value::Int(y)).map_err(|e| e.at_if_unset(Some(span))),
+        match op {
+            BinOp::Add => {
+                if let Some(r) = x.checked_add(y) {
+                    return Ok(Value::Int(r));
+                }
+            }
+            BinOp::Sub => {
+                if let Some(r) = x.checked_sub(y) {
+                    return Ok(Value::Int(r));
+                }
+            }
+            BinOp::Eq => return Ok(Value::Bool(x == y)),
+            BinOp::NotEq => return Ok(Value::Bool(x != y)),
+            BinOp::Less => return Ok(Value::Bool(x < y)),
+            BinOp::LessEq => return Ok(Value::Bool(x <= y)),
+            BinOp::Greater => return Ok(Value::Bool(x > y)),
+            BinOp::GreaterEq => return Ok(Value::Bool(x >= y)),
+            _ => {}
         }
+        self.binary_values(op, Value::Int(x), Value::Int(y)).map_err(|e| e.at_if_unset(Some(span)))
     }
 
     /// The short-circuit operators and pipes, which do not evaluate both
@@ -1461,5 +1583,25 @@ pub fn expr_span(e: &Expr) -> Option<Span> {
         Expr::Attrs(d) => d.statics.first().map(|s| s.span),
         Expr::Local { span, .. } => Some(*span),
         Expr::Const(_) | Expr::List(_) => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// `format_int` writes what `Display` writes, at the edges of the
+    /// two-digit steps and of the type.
+    #[test]
+    fn format_int_matches_display() {
+        let mut cases = vec![0, 1, 9, 10, 11, 99, 100, 101, 999, 1000, 12345, i64::MAX, i64::MIN, i64::MIN + 1];
+        let mut p = 1i64;
+        while let Some(q) = p.checked_mul(10) {
+            cases.extend([p - 1, p, p + 1, q - 1]);
+            p = q;
+        }
+        let negated: Vec<i64> = cases.iter().map(|i| i.wrapping_neg()).collect();
+        cases.extend(negated);
+        for i in cases {
+            assert_eq!(super::format_int(i, &mut [0; 20]), i.to_string(), "{i}");
+        }
     }
 }

@@ -10,6 +10,11 @@ use crate::value::{NixString, Value};
 
 pub type ExprRef = Rc<Expr>;
 
+/// A plain one-byte tag: without it the compiler keeps the variant in a
+/// niche of `Select`'s vector and decodes it with a compare, an xor and a
+/// conditional move at every match, and the evaluator matches an
+/// expression several times per step.
+#[repr(u8)]
 pub enum Expr {
     Const(Value),
     Local {
@@ -82,6 +87,10 @@ pub enum Expr {
 pub enum StrPart {
     Lit(NixString),
     Interp(ExprRef, Span),
+    /// `${toString arg}` with the global `toString` (span: the call's): the
+    /// argument coerced straight into the string being built, without the
+    /// intermediate string (and the builtin call) `toString` would make.
+    ToString(ExprRef, Span),
 }
 
 #[derive(Clone)]

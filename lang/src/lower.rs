@@ -324,7 +324,7 @@ impl<'a> Lowerer<'a> {
                     indented::Piece::Text { text, .. } => parts.push(StrPart::Lit(text.into())),
                     indented::Piece::Interp(i) => {
                         let ispan = self.span(&i);
-                        parts.push(StrPart::Interp(self.lower(&child(i.expr(), ispan)?, None)?, ispan));
+                        parts.push(interp_part(self.lower(&child(i.expr(), ispan)?, None)?, ispan));
                     }
                 }
             }
@@ -334,7 +334,7 @@ impl<'a> Lowerer<'a> {
                     InterpolPart::Literal(text) => parts.push(StrPart::Lit(text.into())),
                     InterpolPart::Interpolation(i) => {
                         let ispan = self.span(&i);
-                        parts.push(StrPart::Interp(self.lower(&child(i.expr(), ispan)?, None)?, ispan));
+                        parts.push(interp_part(self.lower(&child(i.expr(), ispan)?, None)?, ispan));
                     }
                 }
             }
@@ -395,7 +395,7 @@ impl<'a> Lowerer<'a> {
                 }
                 InterpolPart::Interpolation(interp) => {
                     let ispan = self.span(&interp);
-                    parts.push(StrPart::Interp(self.lower(&child(interp.expr(), ispan)?, None)?, ispan));
+                    parts.push(interp_part(self.lower(&child(interp.expr(), ispan)?, None)?, ispan));
                 }
             }
         }
@@ -816,6 +816,21 @@ fn duplicate(name: &str, span: Span, previous: Span, _file: &str) -> Box<EvalErr
 
 fn parse_error(msg: &str, span: Span) -> Box<EvalError> {
     EvalError::new(ErrorKind::Parse, msg.to_string()).at(span)
+}
+
+/// An interpolated expression as a string part: `${toString x}` with the
+/// global builtin (not a local of that name) is [`StrPart::ToString`], the
+/// form of most interpolations of numbers; anything else is evaluated and
+/// coerced as it stands.
+fn interp_part(e: ExprRef, ispan: Span) -> StrPart {
+    if let Expr::Apply { func, arg, span } = &*e {
+        if let Expr::Const(Value::Builtin(pb)) = &**func {
+            if pb.args.is_empty() && crate::builtins::name(pb.id) == "toString" {
+                return StrPart::ToString(arg.clone(), *span);
+            }
+        }
+    }
+    StrPart::Interp(e, ispan)
 }
 
 fn child<T>(node: Option<T>, span: Span) -> EvalResult<T> {

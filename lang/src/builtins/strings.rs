@@ -52,6 +52,9 @@ fn byte_slice(s: &str, start: usize, end: usize) -> String {
 fn to_string(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
     match ev.force(&args[0])? {
         s @ Value::String(_) => Ok(s),
+        // Written straight into the shared string: one allocation, where
+        // the general coercion grows a `String` and then copies it.
+        Value::Int(i) => Ok(Value::String(NixString::from(crate::eval::format_int(i, &mut [0; 20])))),
         _ => Ok(str_value(coerce(ev, &args[0], CoerceMode::ToString)?)),
     }
 }
