@@ -3,10 +3,11 @@
 # in one run:
 #   1. builds kdeploy (release), boots a fresh 3-node lab, converges it once;
 #   2. times with hyperfine (--warmup 2, --runs $RUNS) the no-op `kdeploy switch` as a user
-#      runs it (the evaluation cache and the hash index warm), the same with
-#      --no-eval-cache (evaluated again; the deployer's binaries known by the hash index),
-#      `kdeploy plan` both ways (the evaluation alone, no node), with --persist 60 (the
-#      connections kept between runs by kdeploy's keeper), and the floor of the transport:
+#      runs it (the evaluation cache and the hash index warm, the connections kept between
+#      runs by kdeploy's keeper: the default --persist 60), the same connecting anew each
+#      run (--persist 0), and with --no-eval-cache too (evaluated again; the deployer's
+#      binaries known by the hash index), `kdeploy plan` both ways (the evaluation alone,
+#      no node), and the floor of the transport:
 #      one OpenSSH round trip to the three nodes in parallel (`true`), a new connection
 #      each, and again over connections kept by ControlPersist (as Ansible runs);
 #   3. times the node's own drift check (`status --verify`, 50 times on kdnode1) the
@@ -34,19 +35,19 @@ kdeploy_half() {
 	# shellcheck disable=SC2086
 	"$KD" switch "$WORK/lab.nix" $ARGS >"$WORK/first.json" || die "first converge failed"
 	# shellcheck disable=SC2086
+	"$KD" switch "$WORK/lab.nix" --persist 0 $ARGS >"$WORK/noop.json"
+	[[ $(jq -r '[.nodes[].status] | unique | join(" ")' "$WORK/noop.json") == unchanged ]] ||
+		die "the re-run with --persist 0 was not a no-op: $(cat "$WORK/noop.json")"
+	# shellcheck disable=SC2086
 	"$KD" switch "$WORK/lab.nix" $ARGS >"$WORK/noop.json"
 	[[ $(jq -r '[.nodes[].status] | unique | join(" ")' "$WORK/noop.json") == unchanged ]] ||
 		die "the re-run was not a no-op: $(cat "$WORK/noop.json")"
-	# shellcheck disable=SC2086
-	"$KD" switch "$WORK/lab.nix" --persist 60 $ARGS >"$WORK/noop.json"
-	[[ $(jq -r '[.nodes[].status] | unique | join(" ")' "$WORK/noop.json") == unchanged ]] ||
-		die "the re-run with --persist was not a no-op: $(cat "$WORK/noop.json")"
 	local nodes="kdnode1 kdnode2 kdnode3"
 	log "hyperfine: no-op switch, plan, and the OpenSSH floor ($RUNS runs each)"
 	hyperfine --warmup 2 --runs "$RUNS" --export-json "$RESULTS/noop.json" --style basic \
-		-n "switch (no-op)" "$KD switch $WORK/lab.nix $ARGS" \
-		-n "switch --no-eval-cache (no-op)" "$KD switch $WORK/lab.nix --no-eval-cache $ARGS" \
-		-n "switch --persist 60 (no-op, connections kept)" "$KD switch $WORK/lab.nix --persist 60 $ARGS" \
+		-n "switch (no-op; default: connections kept)" "$KD switch $WORK/lab.nix $ARGS" \
+		-n "switch --persist 0 (no-op, connecting anew)" "$KD switch $WORK/lab.nix --persist 0 $ARGS" \
+		-n "switch --persist 0 --no-eval-cache (no-op)" "$KD switch $WORK/lab.nix --persist 0 --no-eval-cache $ARGS" \
 		-n "plan" "$KD plan $WORK/lab.nix" \
 		-n "plan --no-eval-cache" "$KD plan $WORK/lab.nix --no-eval-cache" \
 		-n "OpenSSH: true on 3 nodes, in parallel" \
@@ -77,7 +78,8 @@ row() { jq -r --arg n "$1" '.results[] | select(.command == $n) | "\(.mean * 100
 	echo
 	echo "| measure | time |"
 	echo "|---|---|"
-	for n in "switch (no-op)" "switch --no-eval-cache (no-op)" "switch --persist 60 (no-op, connections kept)" "plan" \
+	for n in "switch (no-op; default: connections kept)" "switch --persist 0 (no-op, connecting anew)" \
+		"switch --persist 0 --no-eval-cache (no-op)" "plan" \
 		"plan --no-eval-cache" "OpenSSH: true on 3 nodes, in parallel" \
 		"OpenSSH: true on 3 nodes, in parallel, connections kept (ControlPersist)"; do
 		echo "| $n | $(row "$n") |"

@@ -9,8 +9,8 @@
 # etcd members, the first also control plane, the rest workers):
 #   first converge   wall time, deployer peak RSS (GNU time %M), bytes the host sent
 #                    into the lab bridge (its tx counter: SSH, HTTP PUTs, everything)
-#   no-op            RUNS re-runs: median wall time, peak RSS; every node "unchanged"; then
-#                    RUNS more with --persist 60 (connections kept by the keeper), median
+#   no-op            RUNS re-runs connecting anew (--persist 0): median wall time, peak RSS; every node "unchanged"; then
+#                    RUNS more with the default --persist 60 (connections kept by the keeper), median
 #   one node changed node 7's own sysctl (node N if N < 7): wall time, peak RSS; only it changed
 #   OpenSSH (SSH mode only)
 #     connect floor  `ssh NODE true` on every node at once (median of 3)
@@ -175,7 +175,7 @@ for n in "${sizes[@]}"; do
 
     walls=() peaks=()
     for r in $(seq "$RUNS"); do
-      kd "$log-noop" switch "$p/cluster.nix" || die "no-op $r"
+      kd "$log-noop" switch "$p/cluster.nix" --persist 0 || die "no-op $r"
       [[ $(statuses "$log-noop") == "$n unchanged" ]] || die "no-op: $(statuses "$log-noop")"
       walls+=("$(wall "$log-noop")"); peaks+=("$(peak "$log-noop")")
     done

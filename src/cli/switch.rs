@@ -60,10 +60,11 @@ pub struct SshArgs {
     #[arg(long, value_name = "SECS", default_value_t = 10)]
     pub connect_timeout: u64,
     /// Keep the SSH connections open for SECS seconds after the run, for the next run to
-    /// use (as OpenSSH's ControlPersist does for Ansible): a re-run then skips connecting
-    /// and logging in. A background `kdeploy keeper` process holds them, behind a socket
-    /// only this user can reach, and exits once unused for SECS. 0: connect anew each run.
-    #[arg(long, value_name = "SECS", env = "KDEPLOY_PERSIST", default_value_t = 0)]
+    /// use (as OpenSSH's ControlPersist, which Ansible turns on for 60 s): a re-run then
+    /// skips connecting and logging in. A background `kdeploy keeper` process holds them,
+    /// behind a socket only this user can reach, closes each one unused for SECS and
+    /// exits once it holds none in use. 0: connect anew each run, start no keeper.
+    #[arg(long, value_name = "SECS", env = "KDEPLOY_PERSIST", default_value_t = 60)]
     pub persist: u64,
 }
 

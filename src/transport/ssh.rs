@@ -281,6 +281,13 @@ impl SshHost {
         Ok(host)
     }
 
+    /// A kept connection handed to a new run: a non-root login's escalation
+    /// proved again (the node's sudoers may have changed since it was
+    /// made), so a refusal stays an error at connect time.
+    pub async fn prove_escalation_again(&self) -> Result<(), Error> {
+        self.check_escalation(&self.route.opts.user).await
+    }
+
     /// With a non-root login, prove once that escalation works without a
     /// password, so a refusal is an authentication error at connect time
     /// rather than the first step failing on every node.

@@ -3,7 +3,9 @@
 //! stdin and stdout, status, stderr), a second run gets the same
 //! connection, a run that goes away ends its commands' stdin (how a node's
 //! lock is let go of), a known_hosts that no longer names the node's key
-//! refuses the kept connection, the keeper exits once unused; and through
+//! refuses the kept connection, a connection unused for the persist time
+//! is closed while others keep the keeper busy, the keeper exits once
+//! unused; and through
 //! the CLI, a deployer killed mid-run with its connections kept leaves no
 //! node locked, and the next run finishes the job.
 
@@ -214,6 +216,35 @@ async fn the_keeper_exits_once_unused_and_takes_its_socket() {
     assert!(matches!(second, Ok(Ok(Ok(())))), "a second keeper on the same socket: {second:?}");
     assert!(kept(&socket, &target(1, None)).await.is_ok(), "the first keeper stopped serving");
     first.abort();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_connection_unused_for_the_persist_time_is_closed_while_others_keep_the_keeper_busy() {
+    let Some((_lab, dir, socket, _keeper)) = keeper_on_node_1(Duration::from_secs(2)).await else { return };
+    // two runs' settings (another known_hosts file: another kept connection)
+    let kh = dir.path().join("known_hosts");
+    std::fs::copy(support::node::lab_dir().join("known_hosts"), &kh).unwrap();
+    let idle = connection_of(&kept(&socket, &target(1, None)).await.unwrap()).await;
+    let busy = connection_of(&kept(&socket, &target(1, Some(&kh))).await.unwrap()).await;
+    assert_ne!(idle, busy);
+    // the second one used every half second for 4 s: the keeper stays
+    for _ in 0..8 {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let now = connection_of(&kept(&socket, &target(1, Some(&kh))).await.unwrap()).await;
+        assert_eq!(now, busy, "a connection in use was not kept");
+    }
+    let port = idle.split(' ').nth(1).unwrap();
+    let own = support::node::connect(1).await;
+    let open =
+        own.exec(&format!("ss -Htn state established '( sport = :22 and dport = :{port} )'"), None).await.unwrap();
+    assert!(
+        open.stdout_str().trim().is_empty(),
+        "a connection unused for 4 s (persist 2 s) is still open: {}",
+        open.stdout_str()
+    );
+    own.close().await.unwrap();
+    let again = connection_of(&kept(&socket, &target(1, None)).await.unwrap()).await;
+    assert!(!again.is_empty() && again != idle, "the closed connection was handed out again");
 }
 
 fn lock_free_inside(i: u32) -> bool {

@@ -116,7 +116,9 @@ fn unreachable_node_changes_nothing() {
     let before = snapshot();
     let b = p.variant("b", "containerd.maxContainerLogLineSize = 32768;");
     let child = nspawn_child(3);
-    let stop = inside(3, "systemctl stop ssh.service ssh.socket");
+    // sshd stopped, and the connections it had made (a kept one too: a
+    // stopped sshd leaves its sessions running) ended
+    let stop = inside(3, "systemctl stop ssh.service ssh.socket && { pkill -x sshd; pkill -x sshd-session; true; }");
     assert!(stop.status.success(), "{stop:?}");
     let t0 = Instant::now();
     let (out, j) = switch(&b);

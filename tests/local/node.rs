@@ -10,7 +10,7 @@ use std::path::Path;
 use kdeploy::node::{Node, NodeError};
 use kdeploy::store::Digest;
 use kdeploy::transport::{Host, LocalHost};
-use support::node::{blob, file, hold, local_host_without, manifest, push, record, wanted};
+use support::node::{blob, file, hold, local_host_without, manifest, push, record, wanted, Blob};
 
 fn read(p: &Path) -> String {
     fs::read_to_string(p).unwrap()
@@ -237,6 +237,26 @@ async fn output_past_the_limit_is_read_dropped_and_said_so() {
     assert_eq!((out.stdout.as_slice(), dropped), (&b"small\n"[..], false));
 }
 
+/// Phase `p` of a node in `dir`, generation `generation` staged, switched
+/// and committed: /etc/t/a.conf and /etc/t/b.conf holding `a` and `b`.
+async fn commit_two_files(host: &LocalHost, prefix: &str, generation: u64, a: &Blob, b: &Blob) {
+    let (node, lock, _) = Node::open_locked(host, prefix, "test").await.unwrap();
+    push(&node, &[a, b]).await;
+    let files = vec![file("/etc/t/a.conf", "0644", a), file("/etc/t/b.conf", "0644", b)];
+    node.stage(generation, "p", &manifest(files)).await.unwrap();
+    node.switch(Some(generation), "p").await.unwrap();
+    let gen_digest = Digest([generation as u8; 32]);
+    node.commit(generation, &gen_digest, Some(&record("p", Digest([0xee; 32]), generation))).await.unwrap();
+    lock.release().await;
+}
+
+/// The drift a run's lock finds on the node in `prefix`, as text.
+async fn drift_of(host: &LocalHost, prefix: &str) -> Vec<String> {
+    let (_, lock, st) = Node::open_locked(host, prefix, "test").await.unwrap();
+    lock.release().await;
+    st.drift.iter().map(|d| format!("{d:?}")).collect()
+}
+
 /// A run's verify (`lock --status --verify`) that finds nothing keeps the
 /// stat of every path it looked at, and the next one compares one stat pass
 /// with it: what it then reports must be what the full look reports.
@@ -245,20 +265,9 @@ async fn drift_after_a_clean_verify_is_reported_as_before() {
     let dir = tempfile::tempdir().unwrap();
     let prefix = dir.path().to_str().unwrap().to_string();
     let host = LocalHost::new("local");
-    let node = Node::install_with_prefix(&host, &prefix).await.unwrap();
-    let lock = hold(&node, "test").await;
-    let (a, b) = (blob("a\n"), blob("b\n"));
-    push(&node, &[&a, &b]).await;
-    let files = vec![file("/etc/t/a.conf", "0644", &a), file("/etc/t/b.conf", "0644", &b)];
-    node.stage(1, "p", &manifest(files)).await.unwrap();
-    node.switch(Some(1), "p").await.unwrap();
-    node.commit(1, &Digest([1; 32]), Some(&record("p", Digest([2; 32]), 1))).await.unwrap();
-    lock.release().await;
-    let drift = || async {
-        let (_, lock, st) = Node::open_locked(&host, &prefix, "test").await.unwrap();
-        lock.release().await;
-        st.drift.iter().map(|d| format!("{d:?}")).collect::<Vec<_>>()
-    };
+    Node::install_with_prefix(&host, &prefix).await.unwrap();
+    commit_two_files(&host, &prefix, 1, &blob("a\n"), &blob("b\n")).await;
+    let drift = || drift_of(&host, &prefix);
     let quick = dir.path().join("var/lib/kdeploy/verify.ok");
     assert_eq!(drift().await, Vec::<String>::new());
     assert!(quick.exists(), "a clean verify kept no stat");
@@ -281,20 +290,10 @@ async fn an_edit_that_keeps_size_and_mtime_is_drift_and_older_stat_records_still
     let dir = tempfile::tempdir().unwrap();
     let prefix = dir.path().to_str().unwrap().to_string();
     let host = LocalHost::new("local");
-    let node = Node::install_with_prefix(&host, &prefix).await.unwrap();
-    let lock = hold(&node, "test").await;
+    Node::install_with_prefix(&host, &prefix).await.unwrap();
     let (a, b) = (blob("aaaa\n"), blob("bbbb\n"));
-    push(&node, &[&a, &b]).await;
-    let files = vec![file("/etc/t/a.conf", "0644", &a), file("/etc/t/b.conf", "0644", &b)];
-    node.stage(1, "p", &manifest(files)).await.unwrap();
-    node.switch(Some(1), "p").await.unwrap();
-    node.commit(1, &Digest([1; 32]), Some(&record("p", Digest([2; 32]), 1))).await.unwrap();
-    lock.release().await;
-    let drift = || async {
-        let (_, lock, st) = Node::open_locked(&host, &prefix, "test").await.unwrap();
-        lock.release().await;
-        st.drift.iter().map(|d| format!("{d:?}")).collect::<Vec<_>>()
-    };
+    commit_two_files(&host, &prefix, 1, &a, &b).await;
+    let drift = || drift_of(&host, &prefix);
     let state = dir.path().join("var/lib/kdeploy");
     // an older program's record: size, mtime, mode, owner, group only
     let stat = state.join("phases/p/stat");
@@ -307,12 +306,7 @@ async fn an_edit_that_keeps_size_and_mtime_is_drift_and_older_stat_records_still
     // a fresh record, then an edit of the same size with the mtime put back
     // (`touch -r` a copy of it), at once after staging: only the inode's
     // change time tells
-    let (node, lock, _) = Node::open_locked(&host, &prefix, "test").await.unwrap();
-    let files = vec![file("/etc/t/a.conf", "0644", &a), file("/etc/t/b.conf", "0644", &b)];
-    node.stage(2, "p", &manifest(files)).await.unwrap();
-    node.switch(Some(2), "p").await.unwrap();
-    node.commit(2, &Digest([3; 32]), Some(&record("p", Digest([2; 32]), 2))).await.unwrap();
-    lock.release().await;
+    commit_two_files(&host, &prefix, 2, &a, &b).await;
     assert_eq!(drift().await, Vec::<String>::new());
     let (b_conf, keep) = (dir.path().join("etc/t/b.conf"), dir.path().join("mtime"));
     let edit = format!(

@@ -8,8 +8,10 @@
 //! A run that goes away (killed, or done) closes its socket: the command's
 //! stdin ends there, which is what lets go of a node's lock. A kept
 //! connection serves another run only while it is open and known_hosts
-//! still names the key the node proved at connect time. The keeper exits
-//! once no request has run for `persist`.
+//! still names the key the node proved at connect time. A connection no
+//! command has used for `persist` is closed (a keeper kept busy by runs
+//! against other clusters does not hold every node it ever reached), and
+//! the keeper exits once no request has run for `persist`.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -26,11 +28,24 @@ use super::place::euid;
 use super::wire::{self, Request, Target};
 use crate::transport::{connect_one, Error, Host, Process, SshHost};
 
-/// One node's connection, made at most once at a time.
-type Slot = Arc<tokio::sync::Mutex<Option<Arc<SshHost>>>>;
+/// One node's connection (made at most once at a time), how many
+/// requests use it now and when the last one let go.
+#[derive(Default)]
+struct Slot {
+    host: tokio::sync::Mutex<Option<Arc<SshHost>>>,
+    users: AtomicUsize,
+    used: Mutex<Option<Instant>>,
+}
+
+impl Slot {
+    fn unused_for(&self, persist: Duration) -> bool {
+        self.users.load(Ordering::SeqCst) == 0
+            && self.used.lock().unwrap_or_else(|p| p.into_inner()).is_none_or(|t| t.elapsed() >= persist)
+    }
+}
 
 struct Keeper {
-    slots: Mutex<HashMap<String, Slot>>,
+    slots: Mutex<HashMap<String, Arc<Slot>>>,
     /// Requests running now, and when the last one ended.
     running: AtomicUsize,
     last: Mutex<Instant>,
@@ -74,7 +89,10 @@ pub async fn serve(socket: &Path, persist: Duration) -> std::io::Result<()> {
                 let k = keeper.clone();
                 tokio::spawn(async move { k.handle(stream).await });
             },
-            _ = tick.tick() => if keeper.idle_for(persist) { break },
+            _ = tick.tick() => {
+                if keeper.idle_for(persist) { break }
+                keeper.close_unused(persist).await;
+            },
         }
     }
     let _ = std::fs::remove_file(socket);
@@ -88,11 +106,27 @@ impl Keeper {
             && self.last.lock().unwrap_or_else(|p| p.into_inner()).elapsed() >= persist
     }
 
+    fn all_slots(&self) -> Vec<Arc<Slot>> {
+        self.slots.lock().unwrap_or_else(|p| p.into_inner()).values().cloned().collect()
+    }
+
     async fn close_all(&self) {
-        let slots: Vec<Slot> = self.slots.lock().unwrap_or_else(|p| p.into_inner()).values().cloned().collect();
-        for s in slots {
-            if let Some(h) = s.lock().await.take() {
+        for s in self.all_slots() {
+            if let Some(h) = s.host.lock().await.take() {
                 let _ = h.close().await;
+            }
+        }
+    }
+
+    /// Close the connections no request has used for `persist` (a slot
+    /// being connected or handed out right now is busy: skipped).
+    async fn close_unused(&self, persist: Duration) {
+        for s in self.all_slots() {
+            let Ok(mut kept) = s.host.try_lock() else { continue };
+            if s.unused_for(persist) {
+                if let Some(h) = kept.take() {
+                    let _ = h.close().await;
+                }
             }
         }
     }
@@ -118,12 +152,12 @@ impl Keeper {
             }
             Request::Spawn { target, command } => {
                 let started = match self.host(&target, Probe::No).await {
-                    Ok(h) => h.spawn(&command).await,
+                    Ok(lease) => lease.host.spawn(&command).await.map(|p| (p, lease)),
                     Err(e) => Err(e),
                 };
                 let answer = started.as_ref().map(drop).map_err(Clone::clone);
                 if wire::write_answer(&mut to_run, &answer).await.is_ok() {
-                    if let Ok(p) = started {
+                    if let Ok((p, _lease)) = started {
                         pump(p, from_run, to_run).await;
                     }
                 }
@@ -133,23 +167,52 @@ impl Keeper {
 
     /// The kept connection for `target` if it may still serve (with
     /// [`Probe::Yes`], and it still answers: a node rebooted or cut off
-    /// since leaves a connection that looks open), else a new one (made
-    /// and checked as a run makes its own).
-    async fn host(&self, target: &Target, probe: Probe) -> Result<Arc<SshHost>, Error> {
+    /// since leaves a connection that looks open; a non-root login's sudo
+    /// is proved again), else a new one (made and checked as a run makes
+    /// its own).
+    async fn host(&self, target: &Target, probe: Probe) -> Result<Lease, Error> {
         let key = serde_json::to_string(target).map_err(|e| Error::channel(&target.name, e))?;
         let slot = self.slots.lock().unwrap_or_else(|p| p.into_inner()).entry(key).or_default().clone();
-        let mut kept = slot.lock().await;
+        let busy = Busy::of(slot.clone());
+        let mut kept = slot.host.lock().await;
         if let Some(h) = kept.as_ref() {
             if h.still_trusted() && (probe == Probe::No || h.answers(PROBE_WAIT).await) {
-                return Ok(h.clone());
+                if probe == Probe::Yes {
+                    h.prove_escalation_again().await?;
+                }
+                return Ok(Lease { host: h.clone(), _busy: busy });
             }
             let _ = h.close().await;
             *kept = None;
         }
         let t = target.node_target()?;
-        let h = Arc::new(connect_one(&t).await?);
-        *kept = Some(h.clone());
-        Ok(h)
+        let host = Arc::new(connect_one(&t).await?);
+        *kept = Some(host.clone());
+        Ok(Lease { host, _busy: busy })
+    }
+}
+
+/// A kept connection handed to one request.
+struct Lease {
+    host: Arc<SshHost>,
+    _busy: Busy,
+}
+
+/// Counts a slot as in use, so never closed as unused, while it lives
+/// (from before its connection is tried or made until the request ends).
+struct Busy(Arc<Slot>);
+
+impl Busy {
+    fn of(slot: Arc<Slot>) -> Self {
+        slot.users.fetch_add(1, Ordering::SeqCst);
+        Busy(slot)
+    }
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        *self.0.used.lock().unwrap_or_else(|p| p.into_inner()) = Some(Instant::now());
+        self.0.users.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
