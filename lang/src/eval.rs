@@ -149,10 +149,21 @@ impl Evaluator {
                     | BinOp::GreaterEq,
                 ..
             }
-            | Expr::Select { default: None, .. } => match self.cheap(expr, env, None, CHEAP_BUDGET) {
-                Some(v) => Thunk::value(v),
-                None => Thunk::pending(expr.clone(), env.clone()),
-            },
+            | Expr::Select { default: None, .. } => {
+                // The commonest case, an operator on two integer leaves
+                // (`n - 1`), without the general look of `cheap`.
+                if let Expr::Binary { op, lhs, rhs, .. } = &**expr {
+                    if let (Some(x), Some(y)) = (int_leaf(lhs, env), int_leaf(rhs, env)) {
+                        if let Some(v) = cheap_int_op(*op, x, y) {
+                            return Thunk::value(v);
+                        }
+                    }
+                }
+                match self.cheap(expr, env, None, CHEAP_BUDGET) {
+                    Some(v) => Thunk::value(v),
+                    None => Thunk::pending(expr.clone(), env.clone()),
+                }
+            }
             _ => Thunk::pending(expr.clone(), env.clone()),
         }
     }
@@ -175,19 +186,7 @@ impl Evaluator {
             Expr::Binary { op, lhs, rhs, .. } if budget > 0 => {
                 let x = self.cheap_int(lhs, env, arg, budget)?;
                 let y = self.cheap_int(rhs, env, arg, budget)?;
-                Some(match op {
-                    BinOp::Add => Value::Int(x.checked_add(y)?),
-                    BinOp::Sub => Value::Int(x.checked_sub(y)?),
-                    BinOp::Mul => Value::Int(x.checked_mul(y)?),
-                    BinOp::Div if y != 0 => Value::Int(x.checked_div(y)?),
-                    BinOp::Eq => Value::Bool(x == y),
-                    BinOp::NotEq => Value::Bool(x != y),
-                    BinOp::Less => Value::Bool(x < y),
-                    BinOp::LessEq => Value::Bool(x <= y),
-                    BinOp::Greater => Value::Bool(x > y),
-                    BinOp::GreaterEq => Value::Bool(x >= y),
-                    _ => return None,
-                })
+                cheap_int_op(*op, x, y)
             }
             Expr::Select { expr, path, default: None, .. } if budget > 0 => {
                 // `x.name`, the common case, looks into `x` without cloning it.
@@ -1116,7 +1115,18 @@ impl Evaluator {
         if matches!(op, BinOp::And | BinOp::Or | BinOp::Implies | BinOp::PipeRight | BinOp::PipeLeft) {
             return self.binary_lazy(op, lhs, rhs, span, env);
         }
-        let a = self.operand(lhs, env)?;
+        // Integer leaves (a constant, a variable already evaluated: `n == 0`,
+        // `1 + f (n - 1)`) are read in place, without a call of `operand`;
+        // reading them first changes no order, as reading forces nothing.
+        let a = match int_leaf(lhs, env) {
+            Some(x) => {
+                if let Some(y) = int_leaf(rhs, env) {
+                    return self.int_binary(op, x, y, span);
+                }
+                Value::Int(x)
+            }
+            None => self.operand(lhs, env)?,
+        };
         let b = self.operand(rhs, env)?;
         if let (&Value::Int(x), &Value::Int(y)) = (&a, &b) {
             // Integers own nothing; forgetting them skips the two
@@ -1460,6 +1470,41 @@ pub enum CoerceMode {
 /// The names of an argument set that no formal of `p` takes.
 fn unexpected<'a>(attrs: &'a Attrs, p: &'a Pattern) -> impl Iterator<Item = &'a NixString> {
     attrs.keys().filter(|k| !p.formals.iter().any(|f| f.name == **k))
+}
+
+/// `x op y` on integers where that cannot fail: `None` for an overflow, a
+/// division by zero or an operator [`Evaluator::cheap`] leaves alone, all
+/// of which are left to the evaluation proper (and its error).
+#[inline(always)]
+fn cheap_int_op(op: BinOp, x: i64, y: i64) -> Option<Value> {
+    Some(match op {
+        BinOp::Add => Value::Int(x.checked_add(y)?),
+        BinOp::Sub => Value::Int(x.checked_sub(y)?),
+        BinOp::Mul => Value::Int(x.checked_mul(y)?),
+        BinOp::Div if y != 0 => Value::Int(x.checked_div(y)?),
+        BinOp::Eq => Value::Bool(x == y),
+        BinOp::NotEq => Value::Bool(x != y),
+        BinOp::Less => Value::Bool(x < y),
+        BinOp::LessEq => Value::Bool(x <= y),
+        BinOp::Greater => Value::Bool(x > y),
+        BinOp::GreaterEq => Value::Bool(x >= y),
+        _ => return None,
+    })
+}
+
+/// The integer an operand stands for if that is known without evaluating
+/// anything: an integer constant, or a variable whose value is one.
+#[inline(always)]
+fn int_leaf(e: &Expr, env: &Rc<Env>) -> Option<i64> {
+    let int = |v: &Value| match v {
+        Value::Int(i) => Some(*i),
+        _ => None,
+    };
+    match e {
+        Expr::Const(v) => int(v),
+        Expr::Local { depth, index, .. } => env.thunk_at(*depth, *index)?.inspect(int),
+        _ => None,
+    }
 }
 
 /// The id of `v` if it is a builtin taking `arity` arguments, none given.
