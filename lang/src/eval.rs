@@ -458,29 +458,7 @@ impl Evaluator {
                 return Ok(Step::Tail(body.clone(), frame_env));
             }
             Expr::Lambda(l) => Ok(Value::Lambda(Rc::new(Closure { lambda: l.clone(), env: env.clone() }))),
-            Expr::Apply { func, arg, span } => {
-                let f = match &**func {
-                    Expr::Apply { func: inner, arg: first, span: inner_span } => {
-                        match self.apply_spine(inner, first, *inner_span, arg, *span, env)? {
-                            Spine::Done(v) => return Ok(Step::Value(v)),
-                            Spine::Func(f) => f,
-                        }
-                    }
-                    Expr::Local { depth, index, .. } => match env.own_lambda(*depth, *index) {
-                        Some((lambda, scope)) => {
-                            let a = self.thunk(arg, env);
-                            return self.enter(lambda, scope, a, *span);
-                        }
-                        None => self.operand(func, env)?,
-                    },
-                    _ => self.operand(func, env)?,
-                };
-                let a = self.thunk(arg, env);
-                match f {
-                    Value::Lambda(c) => return self.enter(c.lambda.clone(), &c.env, a, *span),
-                    other => self.apply_other(other, a, Some(*span)),
-                }
-            }
+            Expr::Apply { func, arg, span } => return self.step_apply(func, arg, *span, env),
             Expr::If { cond, then, else_, span } => {
                 let next = if self.eval_bool(cond, env, *span, "the condition of 'if'")? { then } else { else_ };
                 // A branch that is not itself in tail position inside
@@ -506,6 +484,35 @@ impl Evaluator {
             _ => return self.step_other(expr, env),
         };
         v.map(Step::Value)
+    }
+
+    /// A call, out of line: its locals (a spine's arguments, the function's
+    /// value) would otherwise enlarge [`Self::step`]'s frame, which stays on
+    /// the stack at every level of a deep recursion, while a call in tail
+    /// position returns before the body it leads to is run.
+    #[inline(never)]
+    fn step_apply(&mut self, func: &ExprRef, arg: &ExprRef, span: Span, env: &Rc<Env>) -> EvalResult<Step> {
+        let f = match &**func {
+            Expr::Apply { func: inner, arg: first, span: inner_span } => {
+                match self.apply_spine(inner, first, *inner_span, arg, span, env)? {
+                    Spine::Done(v) => return Ok(Step::Value(v)),
+                    Spine::Func(f) => f,
+                }
+            }
+            Expr::Local { depth, index, .. } => match env.own_lambda(*depth, *index) {
+                Some((lambda, scope)) => {
+                    let a = self.thunk(arg, env);
+                    return self.enter(lambda, scope, a, span);
+                }
+                None => self.operand(func, env)?,
+            },
+            _ => self.operand(func, env)?,
+        };
+        let a = self.thunk(arg, env);
+        match f {
+            Value::Lambda(c) => self.enter(c.lambda.clone(), &c.env, a, span),
+            other => self.apply_other(other, a, Some(span)).map(Step::Value),
+        }
     }
 
     /// A call in tail position: the body of `lambda` to run next, in a
