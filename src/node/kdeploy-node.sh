@@ -33,6 +33,9 @@ R=$P/var/lib/kdeploy
 # (tests against a directory only: a takeover that gives up sooner)
 drain_wait=$DRAIN_WAIT
 [ -z "$P" ] || drain_wait=${KDEPLOY_TEST_DRAIN_WAIT:-$DRAIN_WAIT}
+# put hashes and syncs a blob from this size up (bytes sent) in the
+# background as soon as it is written
+EARLY_CHECK_FROM=1048576
 TAB='	'  # a literal tab (no subshell: every fork costs on a round trip)
 
 NL='
@@ -362,8 +365,11 @@ refuse() {
 # SIZE ENCODING` (raw, or zstd: compressed in transit) then SIZE bytes. Each
 # is written out whole, then hashed from the page cache (cheaper than a tee
 # through pipes on a busy node) and refused unless its sha256 matches; all
-# are synced with one sync, then renamed into the store, so a crash leaves
-# none half-written.
+# are synced, then renamed into the store, so a crash leaves none
+# half-written. A large blob is hashed and synced in the background as
+# soon as it is written, while the next ones arrive (the bytes of a
+# binary take longer than the process); the small ones together at the
+# end.
 # One command for every blob a node lacks: a round trip and a shell per
 # blob would cost more than the bytes of most of them.
 cmd_put() {
@@ -376,8 +382,9 @@ cmd_put() {
     dir=$R/store/.tmp/put.$$
     mkdir -p "$dir"
     on_exit_remove "$dir"
-    names='' n=0 sums=$dir/sha256 want=''
+    names='' n=0 sums=$dir/sha256 want='' small='' early=''
     : >"$sums"
+    sha_tool
     while IFS=' ' read -r b sha size enc; do
         is_hash "$b" && is_hash "$sha" || refuse "put: bad blob header: $b $sha"
         case $size in '' | *[!0-9]*) refuse "put: bad size for blob $b: $size" ;; esac
@@ -395,16 +402,31 @@ cmd_put() {
         *) refuse "put: blob $b: unknown encoding '$enc'" ;;
         esac
         printf '%s  %s\n' "$sha" "$t" >>"$sums"
-        want="$want$sha *$b.$n$NL"
+        if [ "$size" -ge "$EARLY_CHECK_FROM" ]; then
+            check_early "$t" "$sha" &
+            early="$early $!"
+        else
+            small="$small $b.$n"
+            want="$want$sha *$b.$n$NL"
+        fi
     done
     [ -n "$names" ] || return 0
-    sums_hold "$dir" "$names" "$want" "$sums" || put_mismatch "$sums"
+    # (pids this function started, split on the spaces between them)
+    for pid in $early; do wait "$pid" || put_mismatch "$sums"; done
+    [ -z "$small" ] || sums_hold "$dir" "$small" "$want" "$sums" || put_mismatch "$sums"
     # (names this function made: HASH.N, split on the spaces between them)
     # shellcheck disable=SC2086
     (cd "$dir" && chmod 0444 $names && sync $names)
     for b in $names; do
         mv -f "$dir/$b" "$R/store/${b%%.*}"
     done
+}
+
+# check_early FILE SHA256: FILE (a large blob just written) has SHA256,
+# and is on disk; run in the background by put.
+check_early() {
+    sha256_of "$1"
+    [ "$got" = "$2" ] && sync "$1"
 }
 
 # sums_hold DIR NAMES WANT SUMS: the files NAMES of DIR have the sha256s

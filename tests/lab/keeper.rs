@@ -247,16 +247,41 @@ async fn a_connection_unused_for_the_persist_time_is_closed_while_others_keep_th
     assert!(!again.is_empty() && again != idle, "the closed connection was handed out again");
 }
 
+#[tokio::test(flavor = "multi_thread")]
+async fn a_keeper_that_goes_away_mid_command_is_said_so() {
+    if !lab_up() {
+        return;
+    }
+    let _lab = lab_lock_nodes(1..=1);
+    let dir = tempfile::tempdir().unwrap();
+    let socket = dir.path().join("keeper.sock");
+    let mut keeper = std::process::Command::new(env!("CARGO_BIN_EXE_kdeploy"))
+        .args(["keeper", "--persist", "60", "--socket"])
+        .arg(&socket)
+        .spawn()
+        .unwrap();
+    wait_listening(&socket).await;
+    let h = kept(&socket, &target(1, None)).await.unwrap();
+    let running = tokio::spawn(async move { h.exec("sleep 5", None).await });
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    keeper.kill().unwrap();
+    keeper.wait().unwrap();
+    let out =
+        tokio::time::timeout(Duration::from_secs(4), running).await.expect("the run still waits").unwrap().unwrap();
+    assert_eq!(out.status, 255);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("keeper"), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
 fn lock_free_inside(i: u32) -> bool {
     inside(i, "flock -n /var/lib/kdeploy/lock true").status.success()
 }
 
-/// The keeper processes of this test binary's kdeploy.
-fn keepers() -> Vec<u32> {
-    // (the keeper runs as the run's current_exe: the binary's real path)
-    let bin = std::fs::canonicalize(env!("CARGO_BIN_EXE_kdeploy")).unwrap();
-    let out =
-        std::process::Command::new("pgrep").args(["-f", &format!("^{} keeper ", bin.display())]).output().unwrap();
+/// The keeper processes listening in `runtime` (a test's own
+/// XDG_RUNTIME_DIR: every other run of this binary, other tests' included,
+/// shares the keeper in the machine's, which this test must not end).
+fn keepers(runtime: &Path) -> Vec<u32> {
+    let pattern = format!(" keeper --socket {}/kdeploy/", runtime.display());
+    let out = std::process::Command::new("pgrep").args(["-f", &pattern]).output().unwrap();
     String::from_utf8_lossy(&out.stdout).lines().filter_map(|l| l.trim().parse().ok()).collect()
 }
 
@@ -267,13 +292,18 @@ fn a_deployer_killed_with_its_connections_kept_leaves_no_node_locked() {
         return;
     }
     let p = Project::new();
-    let persist = ["--persist", "20"];
-    let (out, _) = run(kdeploy_cmd("switch", &p.base(), None, &persist));
+    let runtime = tempfile::tempdir().unwrap();
+    let kd = |cluster: &Path| {
+        let mut c = kdeploy_cmd("switch", cluster, None, &["--persist", "20"]);
+        c.env("XDG_RUNTIME_DIR", runtime.path());
+        c
+    };
+    let (out, _) = run(kd(&p.base()));
     assert!(out.status.success(), "first run\n{}", text(&out));
-    let pids = keepers();
+    let pids = keepers(runtime.path());
     assert_eq!(pids.len(), 1, "one keeper after a run given --persist: {pids:?}");
     let b = p.variant("b", "containerd.maxContainerLogLineSize = 20500;");
-    let mut c = kdeploy_cmd("switch", &b, None, &persist);
+    let mut c = kd(&b);
     c.env("KDEPLOY_FAILPOINT", "after-push");
     let (out, _) = run(c);
     assert_eq!(out.status.code(), None, "the deployer must die by a signal\n{}", text(&out));
@@ -283,11 +313,11 @@ fn a_deployer_killed_with_its_connections_kept_leaves_no_node_locked() {
         assert!(t0.elapsed() < Duration::from_secs(5), "a node is still locked by the killed deployer");
         std::thread::sleep(Duration::from_millis(100));
     }
-    assert_eq!(keepers(), pids, "the keeper went with the deployer");
-    let (out, _) = run(kdeploy_cmd("switch", &b, None, &persist));
+    assert_eq!(keepers(runtime.path()), pids, "the keeper went with the deployer");
+    let (out, _) = run(kd(&b));
     assert!(out.status.success(), "next run\n{}", text(&out));
     assert_deployed(&b);
-    let (out, j) = run(kdeploy_cmd("switch", &b, None, &persist));
+    let (out, j) = run(kd(&b));
     assert!(out.status.success(), "re-run\n{}", text(&out));
     let unchanged = j["nodes"].as_object().is_some_and(|m| m.values().all(|n| n["status"] == "unchanged"));
     assert!(unchanged, "the re-run through kept connections must be a no-op\n{}", text(&out));

@@ -112,12 +112,22 @@ async fn corrupted_blob_is_rejected_on(host: LocalHost) {
     let prefix = dir.path().to_str().unwrap().to_string();
     let node = Node::install_with_prefix(&host, &prefix).await.unwrap();
     let _lock = hold(&node, "test").await;
-    let good = blob("payload");
-    let err = node.put_bytes(&good.b3, &good.sha, b"payloaX").await.unwrap_err();
-    assert!(err.to_string().contains("sha256"), "{err}");
-    assert_eq!(node.missing(&[wanted(&good)]).await.unwrap(), vec![good.b3]);
-    node.put_bytes(&good.b3, &good.sha, &good.bytes).await.unwrap();
-    assert!(node.missing(&[wanted(&good)]).await.unwrap().is_empty());
+    // a small blob (checked with the others at the end of the put) and a
+    // large one (checked in the background as soon as it is written)
+    let large: Vec<u8> = (0..3u32 << 20).map(|i| (i % 251) as u8).collect();
+    for good in [blob("payload"), blob(large)] {
+        let mut damaged = good.bytes.clone();
+        if let Some(last) = damaged.last_mut() {
+            *last ^= 1;
+        }
+        let err = node.put_bytes(&good.b3, &good.sha, &damaged).await.unwrap_err();
+        assert!(err.to_string().contains("sha256"), "{} bytes: {err}", good.bytes.len());
+        assert_eq!(node.missing(&[wanted(&good)]).await.unwrap(), vec![good.b3]);
+        node.put_bytes(&good.b3, &good.sha, &good.bytes).await.unwrap();
+        assert!(node.missing(&[wanted(&good)]).await.unwrap().is_empty());
+        let stored = std::fs::read(dir.path().join(format!("var/lib/kdeploy/store/{}", good.b3))).unwrap();
+        assert!(stored == good.bytes, "the store holds other bytes than were sent");
+    }
     // a stage referring to a missing blob fails and leaves nothing switchable
     let other = blob("other");
     let m = manifest(vec![file("/etc/x", "0644", &other)]);

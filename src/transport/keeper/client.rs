@@ -80,20 +80,25 @@ impl Host for KeptHost {
                 let _ = done_rx.await;
             });
             tokio::spawn(async move {
-                let mut status = 255;
+                let mut status = None;
                 while let Ok(Some((kind, bytes))) = wire::read_frame(&mut from_keeper).await {
                     match kind {
                         wire::STDOUT => drop(out_tx.send(bytes)),
                         wire::STDERR => drop(err_tx.send(bytes)),
                         wire::STATUS if bytes.len() == 4 => {
-                            status = u32::from_be_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
+                            status = Some(u32::from_be_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]));
                             break;
                         }
                         _ => break,
                     }
                 }
+                if status.is_none() {
+                    // (as a connection that drops: 255, and why on stderr)
+                    let why = "the connection keeper (`kdeploy keeper`) went away before the command's end\n";
+                    let _ = err_tx.send(why.as_bytes().to_vec());
+                }
                 drop((out_tx, err_tx, done_tx));
-                let _ = st_tx.send(status);
+                let _ = st_tx.send(status.unwrap_or(255));
             });
             Ok(Process::new(in_tx, out_rx, err_rx, st_rx))
         })
