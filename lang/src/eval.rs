@@ -473,9 +473,7 @@ impl Evaluator {
                         Err(t) => self.force(&t),
                     },
                     Expr::Binary { op, lhs, rhs, span } => self.binary(*op, lhs, rhs, *span, env),
-                    Expr::Select { expr, path, default, span } => {
-                        self.select(expr, path, default.as_ref(), *span, env)
-                    }
+                    Expr::Select { expr, path, default, span } => self.select(expr, path, default.as_ref(), *span, env),
                     _ => return Ok(Step::Same(next.clone())),
                 }
             }
@@ -744,7 +742,8 @@ impl Evaluator {
                 StrPart::Lit(s) => out.push_str(s),
                 StrPart::Interp(e, span) => {
                     let v = self.eval(e, env)?;
-                    self.coerce_to_string(&v, CoerceMode::Interpolation, out).map_err(|e| e.at_if_unset(Some(*span)))?;
+                    self.coerce_to_string(&v, CoerceMode::Interpolation, out)
+                        .map_err(|e| e.at_if_unset(Some(*span)))?;
                 }
                 StrPart::ToString(arg, span) => {
                     // What the call `toString arg` would do, errors placed at
