@@ -63,7 +63,7 @@ pub struct SshArgs {
     /// use (as OpenSSH's ControlPersist, which Ansible turns on for 60 s): a re-run then
     /// skips connecting and logging in. A background `kdeploy keeper` process holds them,
     /// behind a socket only this user can reach, closes each one unused for SECS and
-    /// exits once it holds none in use. 0: connect anew each run, start no keeper.
+    /// exits once no run has used it for SECS. 0: connect anew each run, start no keeper.
     #[arg(long, value_name = "SECS", env = "KDEPLOY_PERSIST", default_value_t = 60)]
     pub persist: u64,
 }
