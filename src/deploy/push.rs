@@ -31,7 +31,8 @@ use super::step::Fail;
 use crate::closure::Source;
 use crate::node::{Body, Manifest, Node, PutBlob, WantedBlob};
 use crate::store::cache::{BinaryCache, Upload};
-use crate::store::{compressed, Digest, Readable, Resolver};
+use crate::store::sha256_of::sha256_of;
+use crate::store::{compressed, Digest, Readable, Resolver, Store};
 
 /// Blobs up to this size are checked by sha256 on the node when reused
 /// (a node reads them in milliseconds); larger ones (binaries of tens of
@@ -49,6 +50,10 @@ const COMPRESS_FROM: u64 = 1 << 20;
 /// its sha256, computed when first needed; whether it reached the binary
 /// cache, tried once per run.
 pub struct BlobSource {
+    /// Its name (a secret's keyed hash), and the store that keeps its
+    /// sha256.
+    digest: Digest,
+    store: Store,
     readable: Readable,
     size: u64,
     secret: bool,
@@ -63,14 +68,19 @@ pub struct BlobSource {
 }
 
 impl BlobSource {
-    /// Its sha256, computed once however many nodes ask at the same time
-    /// (the binaries are hundreds of MB: hashed off the async workers).
+    /// Its sha256, worked out once however many nodes ask at the same time
+    /// (the binaries are hundreds of MB: hashed off the async workers), and
+    /// kept in the store for a blob read from a file (`sha256_of`).
     async fn sha256(self: &Arc<Self>) -> Result<&str, BlobError> {
         let b = self.clone();
         let r = self
             .sha256
             .get_or_init(|| async move {
-                tokio::task::spawn_blocking(move || b.readable.sha256().map_err(BlobError::from))
+                let work = move || match &b.readable {
+                    Readable::Path(p) if !b.secret => sha256_of(&b.store, &b.digest, p),
+                    r => r.sha256(),
+                };
+                tokio::task::spawn_blocking(move || work().map_err(BlobError::from))
                     .await
                     .unwrap_or_else(|e| Err(BlobError::Task { what: "hashing a blob".into(), reason: e.to_string() }))
             })
@@ -79,12 +89,12 @@ impl BlobSource {
     }
 
     /// What `have` checks the node's copy against.
-    async fn wanted(self: &Arc<Self>, hash: Digest) -> Result<WantedBlob, BlobError> {
+    async fn wanted(self: &Arc<Self>) -> Result<WantedBlob, BlobError> {
         let sha256 = match self.secret || self.size > HASH_CHECKED_UP_TO {
             true => None,
             false => Some(self.sha256().await?.to_string()),
         };
-        Ok(WantedBlob { hash, size: self.size, sha256 })
+        Ok(WantedBlob { hash: self.digest, size: self.size, sha256 })
     }
 }
 
@@ -139,6 +149,8 @@ fn blob_source(
         }
     };
     let b = Arc::new(BlobSource {
+        digest: *d,
+        store: resolver.store().clone(),
         readable,
         size,
         secret,
@@ -151,32 +163,41 @@ fn blob_source(
     Ok(b)
 }
 
-/// The zstd form of `blob` for a node that can decompress it: made the
-/// first time a node needs it (every other node waits for that one), for
-/// blobs from files of at least [`COMPRESS_FROM`] bytes; `None` when it
-/// does not pay or cannot be made (the blob then goes as it is).
-async fn compressed(blobs: &Blobs<'_>, d: Digest, blob: &Arc<BlobSource>) -> Option<PathBuf> {
-    let Readable::Path(p) = &blob.readable else { return None };
-    if blob.secret || blob.size < COMPRESS_FROM {
-        return None;
+/// The file of `blob` if it is worth compressing for the transfer: read
+/// from a file (not a secret) of at least [`COMPRESS_FROM`] bytes.
+fn compressible(blob: &BlobSource) -> Option<&std::path::Path> {
+    match &blob.readable {
+        Readable::Path(p) if !blob.secret && blob.size >= COMPRESS_FROM => Some(p),
+        _ => None,
     }
-    let (store, p) = (blobs.resolver.store().clone(), p.clone());
+}
+
+/// Make the zstd form of `blob` (a [`compressible`] one) for a node that
+/// can decompress it, the first time a node needs it (every other node
+/// waits for that one); it ends as `None` where compression does not pay
+/// or cannot be made (the blob then goes as it is).
+async fn compress(blobs: &Blobs<'_>, d: Digest, blob: &Arc<BlobSource>) {
+    let Some(p) = compressible(blob) else { return };
+    let (store, p) = (blobs.resolver.store().clone(), p.to_path_buf());
     blob.compressed
         .get_or_init(|| async move {
             let _cpu = blobs.compressing.acquire().await.ok()?;
             tokio::task::spawn_blocking(move || compressed::zstd_of(&store, &d, &p).ok().flatten()).await.ok().flatten()
         })
-        .await
-        .clone()
+        .await;
 }
 
 /// Send `direct` to the node over SSH: secrets in one command (into the
 /// node's private secrets, checked by length), the rest in one stream through
-/// `put`, compressed where the node can take it and it pays. A stream with
-/// compressed blobs that the node refuses is sent once more as it is (a
-/// damaged compressed file in the deployer's store costs a warning, and is
-/// dropped to be made again). Returns the blob bytes delivered and the
-/// bytes that crossed the wire.
+/// `put`, compressed where the node can take it and it pays. The large blobs
+/// are compressed (as many at once as there are CPUs, largest first) while
+/// the stream runs: it sends each as soon as its compressed form is made,
+/// and the blobs ready meanwhile, so a first converge does not wait for
+/// the compressor before its first byte. A stream with compressed blobs
+/// that the node refuses is sent once more as it is (a damaged compressed
+/// file in the deployer's store costs a warning, and is dropped to be made
+/// again). Returns the blob bytes delivered and the bytes that crossed the
+/// wire.
 async fn send_blobs(
     node: &Node<'_>,
     w: &NodeWork,
@@ -188,7 +209,7 @@ async fn send_blobs(
 ) -> Result<(u64, u64), Error> {
     let store = blobs.resolver.store();
     let (mut bytes, mut sent) = (0, 0);
-    let mut zst = HashMap::new();
+    let mut squeeze = Vec::new();
     let mut secrets = Vec::new();
     for d in direct {
         let b = &sources[d];
@@ -197,12 +218,13 @@ async fn send_blobs(
             let Readable::Bytes(s) = &b.readable else { return Err(BlobError::SecretOnDisk(*d).into()) };
             secrets.push((*d, s.as_slice()));
             sent += b.size;
-        } else if zstd {
-            if let Some(z) = compressed(blobs, *d, b).await {
-                zst.insert(*d, z);
-            }
+        } else if zstd && compressible(b).is_some() {
+            squeeze.push(*d);
         }
     }
+    // largest first: the last one the stream may wait for is then small
+    squeeze.sort_by_key(|d| std::cmp::Reverse(sources[d].size));
+    let compressing = futures::future::join_all(squeeze.iter().map(|d| compress(blobs, *d, &sources[d])));
     // the secrets' command beside the stream (each on its own channel)
     let streamed: Vec<Digest> = direct.iter().filter(|d| !sources[*d].secret).copied().collect();
     let stream = async {
@@ -210,41 +232,44 @@ async fn send_blobs(
             return Ok(0);
         }
         let _slot = blobs.uploads.acquire().await.expect("the upload slots are never closed");
-        match put(node, &streamed, sources, &zst).await {
+        match put(node, &streamed, sources, &squeeze).await {
             Ok(n) => Ok(n),
-            Err(e) if !zst.is_empty() => {
+            Err(e) if !squeeze.is_empty() => {
                 // (what is done first: a warning shows its first line)
                 sink.emit(Event::Warning {
                     node: w.name.clone(),
                     message: format!("sending the blobs again uncompressed: {e}"),
                 });
-                for d in zst.keys() {
-                    compressed::forget(store, d);
+                for d in &squeeze {
+                    if let Some(Some(_)) = sources[d].compressed.get() {
+                        compressed::forget(store, d);
+                    }
                 }
-                put(node, &streamed, sources, &HashMap::new()).await
+                put(node, &streamed, sources, &[]).await
             }
             Err(e) => Err(e),
         }
     };
-    let (secrets, streamed) = tokio::join!(node.put_secrets(&secrets), stream);
+    let (secrets, streamed, _) = tokio::join!(node.put_secrets(&secrets), stream, compressing);
     secrets?;
     Ok((bytes, sent + streamed?))
 }
 
-/// One `put` of `blobs`, those in `zst` by their compressed form.
+/// One `put` of `blobs`, those in `squeeze` by their compressed form (as
+/// soon as it is made).
 async fn put(
     node: &Node<'_>,
     blobs: &[Digest],
     sources: &HashMap<Digest, Arc<BlobSource>>,
-    zst: &HashMap<Digest, PathBuf>,
+    squeeze: &[Digest],
 ) -> Result<u64, Error> {
     let mut put = Vec::new();
     for d in blobs {
         let b = &sources[d];
-        let body = match (&b.readable, zst.get(d)) {
-            (_, Some(z)) => Body::Zstd(z),
-            (Readable::Path(p), None) => Body::File(p),
-            (Readable::Bytes(v), None) => Body::Bytes(v),
+        let body = match (&b.readable, compressible(b)) {
+            (_, Some(file)) if squeeze.contains(d) => Body::Compressing { file, zstd: &b.compressed },
+            (Readable::Path(p), _) => Body::File(p),
+            (Readable::Bytes(v), _) => Body::Bytes(v),
         };
         put.push(PutBlob { hash: *d, sha256: b.sha256().await?, body });
     }
@@ -371,7 +396,7 @@ pub async fn push(node: &Node<'_>, zstd: bool, w: &NodeWork, blobs: &Blobs<'_>, 
     let mut wanted = Vec::new();
     for (d, s) in &w.push {
         let b = blobs.source(d, s).map_err(|e| Fail::msg(None, e))?;
-        wanted.push(b.wanted(*d).await.map_err(|e| Fail::msg(None, e))?);
+        wanted.push(b.wanted().await.map_err(|e| Fail::msg(None, e))?);
         sources.insert(*d, b);
     }
     // A node's first generation: its store is empty, everything goes; the

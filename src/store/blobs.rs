@@ -149,8 +149,9 @@ impl Store {
     }
 
     /// Remove every blob not in `keep`, the download records (`sha256/`)
-    /// naming a blob that is gone, and the compressed forms of the blobs
-    /// that went (`zstd/`); `dry_run`: remove nothing.
+    /// naming a blob that is gone, the compressed forms of the blobs that
+    /// went (`zstd/`) and their sha256 records (`sha256-of/`); `dry_run`:
+    /// remove nothing.
     /// Files being written (`.tmp-*`) are left alone: another kdeploy may
     /// be writing them. Returns how many blobs went and their bytes.
     pub fn gc(&self, keep: &BTreeSet<Digest>, dry_run: bool) -> Result<(usize, u64)> {
@@ -180,6 +181,7 @@ impl Store {
             }
         }
         super::compressed::gc(self, keep, dry_run)?;
+        super::sha256_of::gc(self, dry_run)?;
         Ok((count, bytes))
     }
 
@@ -191,7 +193,7 @@ impl Store {
         Ok(dir.join(format!(".tmp-{}-{:?}", std::process::id(), std::thread::current().id())))
     }
 
-    fn write_atomic(&self, dest: &Path, bytes: &[u8]) -> Result<()> {
+    pub(super) fn write_atomic(&self, dest: &Path, bytes: &[u8]) -> Result<()> {
         let parent = dest.parent().unwrap_or(&self.dir);
         let tmp = self.tmp_path(parent)?;
         let mut f = fs::File::create(&tmp).map_err(|e| io_err("cannot create", &tmp, e))?;

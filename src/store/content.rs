@@ -386,23 +386,23 @@ impl Readable {
         let mut h = sha2::Sha256::new();
         match self {
             Readable::Bytes(b) => h.update(b),
-            Readable::Path(p) => {
-                let mut f = open(p)?;
-                let mut buf = vec![0u8; 256 * 1024];
-                loop {
-                    let n = f.read(&mut buf).map_err(|e| Error::Io {
-                        what: "cannot read",
-                        path: p.clone(),
-                        reason: e.to_string(),
-                    })?;
-                    if n == 0 {
-                        break;
-                    }
-                    h.update(&buf[..n]);
-                }
-            }
+            Readable::Path(p) => each_chunk(p, |c| h.update(c))?,
         }
         Ok(hex::encode(h.finalize()))
+    }
+}
+
+/// Hand the bytes of the file `p` to `f`, a chunk at a time (binaries are
+/// tens of MB: never read whole).
+pub(super) fn each_chunk(p: &Path, mut f: impl FnMut(&[u8])) -> Result<()> {
+    let mut file = open(p)?;
+    let mut buf = vec![0u8; 256 * 1024];
+    loop {
+        let n = file.read(&mut buf).map_err(|e| unreadable(p, e))?;
+        if n == 0 {
+            return Ok(());
+        }
+        f(&buf[..n]);
     }
 }
 
@@ -420,23 +420,16 @@ fn unreadable(p: &Path, e: std::io::Error) -> Error {
 /// blake3 and size of a file, streamed, and why it is key material if it
 /// is (read once: binaries are tens of MB).
 fn hash_file(p: &Path) -> Result<(ContentId, Option<&'static str>)> {
-    let err = |e| unreadable(p, e);
-    let mut f = open(p)?;
     let mut h = blake3::Hasher::new();
     let mut scan = key_material::Scan::default();
-    let mut buf = vec![0u8; 256 * 1024];
     let mut first = Vec::new();
-    loop {
-        let n = f.read(&mut buf).map_err(err)?;
-        if n == 0 {
-            break;
-        }
-        h.update(&buf[..n]);
-        scan.update(&buf[..n]);
+    each_chunk(p, |c| {
+        h.update(c);
+        scan.update(c);
         if first.len() < 64 {
-            first.extend_from_slice(&buf[..n.min(64)]);
+            first.extend_from_slice(&c[..c.len().min(64)]);
         }
-    }
+    })?;
     let size = h.count();
     let key = match scan.found() {
         true => Some("holds a private key"),

@@ -17,6 +17,10 @@ pub enum Error {
     /// A file of the deployer's: the store, its compressed forms, a source.
     #[error("{what} {}: {reason}", .path.display())]
     Io { what: &'static str, path: PathBuf, reason: String },
+    /// A file read for a blob holds other bytes (changed since the
+    /// evaluation named it).
+    #[error("{}: its bytes are not blob {blob} (the file changed after the evaluation read it); run again", .path.display())]
+    NotTheBlob { path: PathBuf, blob: String },
 
     // Where a source may be read from (`project.rs`, `confine.rs`).
     #[error("project root {}: {reason}", .root.display())]

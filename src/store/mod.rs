@@ -5,7 +5,8 @@
 //! needs), `project` confines project files to the project root, `artifact`
 //! turns a declared download into a verified blob, `cache` puts blobs into
 //! an HTTP binary cache the nodes fetch from, `compressed` keeps the zstd
-//! form of large blobs for the transfer, `hash_index` the hashes of the
+//! form of large blobs for the transfer, `sha256_of` the sha256 nodes check
+//! each pushed blob against, `hash_index` the hashes of the
 //! deployer's files between runs (by stat, as git's index). Secrets never enter the
 //! blob store: `secrets` keeps them apart (0700/0600) and hashes them with a
 //! key, `pki` makes the certificates among them. `confine` says which files
@@ -27,6 +28,7 @@ pub mod pki;
 mod project;
 mod secret_command;
 pub mod secrets;
+pub mod sha256_of;
 
 pub use artifact::{max_download, FetchEvents, Fetched, Fetcher, FileFetcher, Progress, Quiet, DEFAULT_MAX_DOWNLOAD};
 pub use blobs::{Digest, Store};

@@ -183,7 +183,8 @@ pub trait Host: Send + Sync {
     /// and wait for the command. Memory stays bounded whatever the size.
     /// The source is read synchronously, one chunk at a time: blobs come
     /// from files in the page cache, and a blocking-pool reader would add
-    /// threads and a 2 MiB buffer per read for nothing.
+    /// threads and a 2 MiB buffer per read for nothing. A source that is
+    /// not ready yet says `WouldBlock`, and is read again a moment later.
     fn upload<'a>(
         &'a self,
         command: &'a str,
@@ -194,8 +195,16 @@ pub trait Host: Send + Sync {
             let mut pool = ChunkPool::default();
             loop {
                 let mut buf = pool.take();
-                let n = read_full(source, &mut buf)
-                    .map_err(|e| Error::channel(self.name(), format!("reading upload source: {e}")))?;
+                let n = loop {
+                    match read_full(source, &mut buf) {
+                        // a source still making its next bytes (a blob being
+                        // compressed): the run's other work goes on meanwhile
+                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => tokio::time::sleep(NOT_READY).await,
+                        r => {
+                            break r.map_err(|e| Error::channel(self.name(), format!("reading upload source: {e}")))?
+                        }
+                    }
+                };
                 if n == 0 {
                     break;
                 }
@@ -235,7 +244,12 @@ pub trait Host: Send + Sync {
     fn expect_bulk(&self) {}
 }
 
-/// Fill `buf` as far as the source allows; 0 only at end of input.
+/// How long an upload waits before reading again from a source that is
+/// not ready (`WouldBlock`).
+const NOT_READY: std::time::Duration = std::time::Duration::from_millis(3);
+
+/// Fill `buf` as far as the source allows; 0 only at end of input; what
+/// there is when the source is not ready for more (`WouldBlock` if nothing).
 fn read_full(src: &mut (dyn std::io::Read + Send), buf: &mut [u8]) -> std::io::Result<usize> {
     let mut n = 0;
     while n < buf.len() {
@@ -243,6 +257,7 @@ fn read_full(src: &mut (dyn std::io::Read + Send), buf: &mut [u8]) -> std::io::R
             Ok(0) => break,
             Ok(m) => n += m,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock && n > 0 => break,
             Err(e) => return Err(e),
         }
     }
