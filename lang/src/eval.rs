@@ -474,11 +474,13 @@ impl Evaluator {
                     },
                     Expr::Binary { op, lhs, rhs, span } => self.binary(*op, lhs, rhs, *span, env),
                     Expr::Select { expr, path, default, span } => self.select(expr, path, default.as_ref(), *span, env),
+                    Expr::CallBuiltin { id, fast, args, span } => self.builtin_call(*id, *fast, args, *span, env),
                     _ => return Ok(Step::Same(next.clone())),
                 }
             }
             Expr::Select { expr, path, default, span } => self.select(expr, path, default.as_ref(), *span, env),
             Expr::Binary { op, lhs, rhs, span } => self.binary(*op, lhs, rhs, *span, env),
+            Expr::CallBuiltin { id, fast, args, span } => self.builtin_call(*id, *fast, args, *span, env),
             _ => return self.step_other(expr, env),
         };
         v.map(Step::Value)
@@ -531,6 +533,111 @@ impl Evaluator {
             self.calls.set_len(len + 1);
         }
         Ok(Step::Tail(body, call_env))
+    }
+
+    /// An [`Expr::CallBuiltin`]: the builtin `id` called with `args`. The
+    /// builtins of [`FastBuiltin`] are computed here from their arguments'
+    /// values when these are of the expected types (no thunk made per
+    /// argument); otherwise, and for every other builtin, it is called
+    /// with thunks as an application would call it, the values already
+    /// had passed on, so nothing is evaluated twice or in another order.
+    #[inline(never)]
+    fn builtin_call(
+        &mut self,
+        id: BuiltinId,
+        fast: FastBuiltin,
+        args: &[ExprRef],
+        span: Span,
+        env: &Rc<Env>,
+    ) -> EvalResult<Value> {
+        let at = |e: Box<EvalError>| e.at_if_unset(Some(span));
+        match (fast, args) {
+            (FastBuiltin::None, _) => {}
+            (FastBuiltin::HasAttr, [name, set]) => {
+                // Both already known (`hasAttr name d.value` in a loop):
+                // looked at in place, no count taken or dropped.
+                let known = self.peek_in(name, env, |n| match n {
+                    Value::String(key) => self.peek_in(set, env, |s| match s {
+                        Value::Attrs(a) => Some(a.contains(key)),
+                        _ => None,
+                    }),
+                    _ => None,
+                });
+                if let Some(b) = known {
+                    return Ok(Value::Bool(b));
+                }
+                // As the builtin: the name forced and checked first, then
+                // the set.
+                let n = self.operand(name, env).map_err(at)?;
+                let Value::String(key) = &n else {
+                    return self.call_builtin(id, &[Thunk::value(n), self.thunk(set, env)], Some(span));
+                };
+                // A set already known (`hasAttr name d.value` in a loop) is
+                // looked at in place.
+                if let Some(b) = self.peek_in(set, env, |v| match v {
+                    Value::Attrs(a) => Some(a.contains(key)),
+                    _ => None,
+                }) {
+                    return Ok(Value::Bool(b));
+                }
+                let s = self.operand(set, env).map_err(at)?;
+                if let Value::Attrs(a) = &s {
+                    return Ok(Value::Bool(a.contains(key)));
+                }
+                return self.call_builtin(id, &[Thunk::value(n), Thunk::value(s)], Some(span));
+            }
+            (_, [arg]) => {
+                // The predicates force their argument first (and only it).
+                if let Some(v) = self.peek_in(arg, env, |v| fast_unary(fast, v)) {
+                    return Ok(v);
+                }
+                let v = self.operand(arg, env).map_err(at)?;
+                if let Some(r) = fast_unary(fast, &v) {
+                    return Ok(r);
+                }
+                return self.call_builtin(id, &[Thunk::value(v)], Some(span));
+            }
+            _ => {}
+        }
+        match args {
+            [a] => {
+                let t = [self.thunk(a, env)];
+                self.call_builtin(id, &t, Some(span))
+            }
+            [a, b] => {
+                let t = [self.thunk(a, env), self.thunk(b, env)];
+                self.call_builtin(id, &t, Some(span))
+            }
+            [a, b, c] => {
+                let t = [self.thunk(a, env), self.thunk(b, env), self.thunk(c, env)];
+                self.call_builtin(id, &t, Some(span))
+            }
+            _ => {
+                let t: Vec<Thunk> = args.iter().map(|a| self.thunk(a, env)).collect();
+                self.call_builtin(id, &t, Some(span))
+            }
+        }
+    }
+
+    /// `f` of the value of `e` when that is already known, looked at in
+    /// place: a constant, a variable, or `x.name` of a variable `x`, each
+    /// already evaluated. Nothing is forced, cloned or dropped.
+    #[inline(always)]
+    fn peek_in<R>(&self, e: &Expr, env: &Rc<Env>, f: impl FnOnce(&Value) -> Option<R>) -> Option<R> {
+        match e {
+            Expr::Const(v) => f(v),
+            Expr::Local { depth, index, .. } => env.thunk_at(*depth, *index)?.inspect(f),
+            Expr::Select { expr, path, default: None, .. } => {
+                let (Expr::Local { depth, index, .. }, [AttrKey::Static(name)]) = (&**expr, &path[..]) else {
+                    return None;
+                };
+                env.thunk_at(*depth, *index)?.inspect(|v| match v {
+                    Value::Attrs(a) => a.get(name)?.inspect(f),
+                    _ => None,
+                })
+            }
+            _ => None,
+        }
     }
 
     /// The less common cases of [`Self::step`], out of line so that its
@@ -673,6 +780,7 @@ impl Evaluator {
         // its operands still go through `eval`, which bounds the depth.
         let v = match &**e {
             Expr::Binary { op, lhs, rhs, span } => self.binary(*op, lhs, rhs, *span, env)?,
+            Expr::CallBuiltin { id, fast, args, span } => self.builtin_call(*id, *fast, args, *span, env)?,
             _ => self.operand(e, env)?,
         };
         if let Value::Bool(b) = v {
@@ -1513,6 +1621,25 @@ fn int_leaf(e: &Expr, env: &Rc<Env>) -> Option<i64> {
     }
 }
 
+/// A unary [`FastBuiltin`] of `v`; `None` when the builtin itself must
+/// run (an argument of another type: its error).
+#[inline(always)]
+fn fast_unary(fast: FastBuiltin, v: &Value) -> Option<Value> {
+    Some(Value::Bool(match fast {
+        FastBuiltin::IsAttrs => matches!(v, Value::Attrs(_)),
+        FastBuiltin::IsList => matches!(v, Value::List(_)),
+        FastBuiltin::IsString => matches!(v, Value::String(_)),
+        FastBuiltin::IsInt => matches!(v, Value::Int(_)),
+        FastBuiltin::IsBool => matches!(v, Value::Bool(_)),
+        FastBuiltin::IsFunction => v.is_function(),
+        FastBuiltin::Length => match v {
+            Value::List(l) => return Some(Value::Int(l.len() as i64)),
+            _ => return None,
+        },
+        FastBuiltin::None | FastBuiltin::HasAttr => return None,
+    }))
+}
+
 /// The id of `v` if it is a builtin taking `arity` arguments, none given.
 #[inline(always)]
 fn builtin_taking(v: &Value, arity: usize) -> Option<BuiltinId> {
@@ -1621,6 +1748,7 @@ pub fn expr_span(e: &Expr) -> Option<Span> {
         | Expr::Path(_, span)
         | Expr::With { span, .. }
         | Expr::Apply { span, .. }
+        | Expr::CallBuiltin { span, .. }
         | Expr::If { span, .. }
         | Expr::Assert { span, .. }
         | Expr::Select { span, .. }

@@ -5,6 +5,7 @@
 
 use std::rc::Rc;
 
+use crate::builtins::BuiltinId;
 use crate::source::Span;
 use crate::value::{NixString, Value};
 
@@ -50,6 +51,16 @@ pub enum Expr {
         arg: ExprRef,
         span: Span,
     },
+    /// A builtin known when lowering (`hasAttr n s`, `builtins.length l`,
+    /// or one bound by `inherit (builtins)` in a `let`) given exactly the
+    /// arguments it takes: called directly, without evaluating its head
+    /// or making partial applications in between.
+    CallBuiltin {
+        id: BuiltinId,
+        fast: FastBuiltin,
+        args: Box<[ExprRef]>,
+        span: Span,
+    },
     If {
         cond: ExprRef,
         then: ExprRef,
@@ -82,6 +93,23 @@ pub enum Expr {
     Negate(ExprRef, Span),
     /// `__curPos`: a constant position set built at lowering time.
     CurPos(Span),
+}
+
+/// Builtins that [`Expr::CallBuiltin`] computes in place from their
+/// arguments' values, without making a thunk per argument. Each forces its
+/// arguments in the order, and checks them at the points, the builtin
+/// itself does; any other case is left to the builtin.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum FastBuiltin {
+    None,
+    HasAttr,
+    IsAttrs,
+    IsList,
+    IsString,
+    IsInt,
+    IsBool,
+    IsFunction,
+    Length,
 }
 
 pub enum StrPart {

@@ -43,6 +43,11 @@ pub struct Lowerer<'a> {
     /// The `with` depths made last for a variable, shared by the variables
     /// of the same scope: (scope count, skip, `withs` made) → depths.
     with_cache: RefCell<Option<WithCache>>,
+    /// For each scope in `scopes`, the slots of a `let` bound to a builtin
+    /// known when lowering (`inherit (builtins) hasAttr;`): a name that
+    /// resolves to one of them stands for the builtin itself, so a call of
+    /// it is an [`Expr::CallBuiltin`].
+    consts: Vec<Vec<(u32, Value)>>,
 }
 
 /// Resolves where a name lives: in a frame, behind `with`s, or nowhere.
@@ -64,6 +69,7 @@ impl<'a> Lowerer<'a> {
             bound: HashMap::new(),
             with_positions: Vec::new(),
             with_cache: RefCell::new(None),
+            consts: Vec::new(),
         }
     }
 
@@ -99,9 +105,11 @@ impl<'a> Lowerer<'a> {
             Scope::With => self.with_positions.push(at),
         }
         self.scopes.push(scope);
+        self.consts.push(Vec::new());
     }
 
     fn pop_scope(&mut self) {
+        self.consts.pop();
         match self.scopes.pop() {
             Some(Scope::Frame(names)) => {
                 for name in names.keys() {
@@ -133,7 +141,11 @@ impl<'a> Lowerer<'a> {
             if i > 0 {
                 let pos = at[i - 1];
                 let Scope::Frame(names) = &self.scopes[pos] else { unreachable!("bound by a frame") };
-                return Resolved::Local((top - 1 - pos) as u32, names[name]);
+                let index = names[name];
+                if let Some((_, v)) = self.consts[pos].iter().find(|(i, _)| *i == index) {
+                    return Resolved::Global(v.clone());
+                }
+                return Resolved::Local((top - 1 - pos) as u32, index);
             }
         }
         if let Some(v) = self.globals.get(name) {
@@ -239,7 +251,7 @@ impl<'a> Lowerer<'a> {
             ast::Expr::Apply(a) => {
                 let func = self.lower(&child(a.lambda(), span)?, None)?;
                 let arg = self.lower(&child(a.argument(), span)?, None)?;
-                Rc::new(Expr::Apply { func, arg, span })
+                call(func, arg, span)
             }
             ast::Expr::IfElse(i) => Rc::new(Expr::If {
                 cond: self.lower(&child(i.condition(), span)?, None)?,
@@ -259,6 +271,9 @@ impl<'a> Lowerer<'a> {
                     Some(d) => Some(self.lower(&d, None)?),
                     None => None,
                 };
+                if let Some(v) = known_select(&expr, &path) {
+                    return Ok(Rc::new(Expr::Const(v)));
+                }
                 Rc::new(Expr::Select { expr, path, default, span })
             }
             ast::Expr::HasAttr(h) => {
@@ -441,7 +456,7 @@ impl<'a> Lowerer<'a> {
         if let Some((_, _, dspan)) = tree.dynamics.first() {
             return Err(EvalError::new(ErrorKind::Parse, "dynamic attributes are not allowed in let").at(*dspan));
         }
-        let (frame, body) = self.frame_bindings(&tree, |this| this.lower(&child(l.body(), span)?, None))?;
+        let (frame, body) = self.frame_bindings(&tree, true, |this| this.lower(&child(l.body(), span)?, None))?;
         Ok(Rc::new(Expr::Let { frame, body }))
     }
 
@@ -457,7 +472,7 @@ impl<'a> Lowerer<'a> {
         if !tree.rec {
             return self.plain_tree(tree);
         }
-        let (frame, (statics, dynamics)) = self.frame_bindings(tree, |this| {
+        let (frame, (statics, dynamics)) = self.frame_bindings(tree, false, |this| {
             let statics = tree
                 .statics
                 .iter()
@@ -488,7 +503,7 @@ impl<'a> Lowerer<'a> {
             let frame = tree.sources.iter().map(|s| self.lower(s, None)).collect::<EvalResult<Vec<_>>>()?;
             let mut statics = Vec::new();
             for (name, value, span) in &tree.statics {
-                let value = self.binding_value(value, name, 0, 0)?;
+                let value = self.binding_value(value, name, 0, 0, &tree.sources)?;
                 statics.push(StaticAttr { name: name.clone(), value, span: *span });
             }
             statics.sort_by(|a, b| a.name.cmp(&b.name));
@@ -505,7 +520,7 @@ impl<'a> Lowerer<'a> {
         let mut out = Vec::new();
         for (key, value, span) in &tree.dynamics {
             let key = self.lower(key, None)?;
-            let value = self.binding_value(value, &"<dynamic>".into(), 0, 0)?;
+            let value = self.binding_value(value, &"<dynamic>".into(), 0, 0, &tree.sources)?;
             out.push(DynamicAttr { key, value, span: *span });
         }
         Ok(out)
@@ -513,9 +528,14 @@ impl<'a> Lowerer<'a> {
 
     /// Pushes a frame holding every static binding of `tree` followed by the
     /// `inherit (e)` sources, lowers them inside it, then runs `inner` there.
+    /// In a `let` (`is_let`; not in a `rec` set, whose slots `__overrides`
+    /// may replace), a binding whose value is a builtin known now is
+    /// recorded, and the names lowered after it read that builtin as a
+    /// constant: the frame still holds it, for anything lowered before.
     fn frame_bindings<T>(
         &mut self,
         tree: &Tree,
+        is_let: bool,
         inner: impl FnOnce(&mut Self) -> EvalResult<T>,
     ) -> EvalResult<(Vec<ExprRef>, T)> {
         let mut names = HashMap::new();
@@ -526,9 +546,15 @@ impl<'a> Lowerer<'a> {
         let result = (|| {
             let base = tree.statics.len();
             let mut frame = Vec::new();
-            for (name, value, _) in &tree.statics {
+            for (i, (name, value, _)) in tree.statics.iter().enumerate() {
                 // `inherit x;` names the enclosing scope, never this frame.
-                frame.push(self.binding_value(value, name, 1, base)?);
+                let e = self.binding_value(value, name, 1, base, &tree.sources)?;
+                if let (true, Expr::Const(v @ Value::Builtin(_))) = (is_let, &*e) {
+                    if let Some(consts) = self.consts.last_mut() {
+                        consts.push((i as u32, v.clone()));
+                    }
+                }
+                frame.push(e);
             }
             for s in &tree.sources {
                 frame.push(self.lower(s, None)?);
@@ -545,11 +571,16 @@ impl<'a> Lowerer<'a> {
         name: &NixString,
         inherit_skip: usize,
         source_base: usize,
+        sources: &[ast::Expr],
     ) -> EvalResult<ExprRef> {
         match value {
             Binding::Expr(e) => self.lower(e, Some(name)),
             Binding::Inherit(span) => self.var(name, *span, inherit_skip),
             Binding::InheritFrom { source, span } => {
+                // `inherit (builtins) hasAttr;`: the builtin itself.
+                if let Some(v) = sources.get(*source).and_then(|s| self.global_attr(s, name)) {
+                    return Ok(Rc::new(Expr::Const(v)));
+                }
                 let from = Rc::new(Expr::Local { depth: 0, index: (source_base + source) as u32, span: *span });
                 Ok(Rc::new(Expr::Select {
                     expr: from,
@@ -559,6 +590,20 @@ impl<'a> Lowerer<'a> {
                 }))
             }
             Binding::Nested(tree) => Ok(Rc::new(Expr::Attrs(Rc::new(self.tree_attrs(tree)?)))),
+        }
+    }
+
+    /// The value of `source.name` when `source` is a name bound to a global
+    /// set (`builtins`, not shadowed) that has `name` with a known value.
+    fn global_attr(&self, source: &ast::Expr, name: &str) -> Option<Value> {
+        let mut source = source.clone();
+        while let ast::Expr::Paren(p) = source {
+            source = p.expr()?;
+        }
+        let ast::Expr::Ident(id) = source else { return None };
+        match self.resolve(&ident_text(&id), 0) {
+            Resolved::Global(Value::Attrs(a)) => a.get(name)?.peek(),
+            _ => None,
         }
     }
 
@@ -823,14 +868,61 @@ fn parse_error(msg: &str, span: Span) -> Box<EvalError> {
 /// form of most interpolations of numbers; anything else is evaluated and
 /// coerced as it stands.
 fn interp_part(e: ExprRef, ispan: Span) -> StrPart {
-    if let Expr::Apply { func, arg, span } = &*e {
-        if let Expr::Const(Value::Builtin(pb)) = &**func {
-            if pb.args.is_empty() && crate::builtins::name(pb.id) == "toString" {
-                return StrPart::ToString(arg.clone(), *span);
-            }
+    if let Expr::CallBuiltin { id, args, span, .. } = &*e {
+        if let ([arg], "toString") = (&args[..], crate::builtins::name(*id)) {
+            return StrPart::ToString(arg.clone(), *span);
         }
     }
     StrPart::Interp(e, ispan)
+}
+
+/// `func arg`: an [`Expr::CallBuiltin`] when `func` is a builtin known now
+/// applied to its other arguments (if any) and `arg` is its last one.
+fn call(func: ExprRef, arg: ExprRef, span: Span) -> ExprRef {
+    let mut spine = vec![arg.clone()];
+    let mut head = &func;
+    while let Expr::Apply { func: f, arg: a, .. } = &**head {
+        if spine.len() >= 3 {
+            break;
+        }
+        spine.push(a.clone());
+        head = f;
+    }
+    if let Expr::Const(Value::Builtin(pb)) = &**head {
+        if pb.args.is_empty() && crate::builtins::arity(pb.id) == spine.len() {
+            spine.reverse();
+            let fast = fast_builtin(crate::builtins::name(pb.id));
+            return Rc::new(Expr::CallBuiltin { id: pb.id, fast, args: spine.into(), span });
+        }
+    }
+    Rc::new(Expr::Apply { func, arg, span })
+}
+
+fn fast_builtin(name: &str) -> FastBuiltin {
+    match name {
+        "hasAttr" => FastBuiltin::HasAttr,
+        "isAttrs" => FastBuiltin::IsAttrs,
+        "isList" => FastBuiltin::IsList,
+        "isString" => FastBuiltin::IsString,
+        "isInt" => FastBuiltin::IsInt,
+        "isBool" => FastBuiltin::IsBool,
+        "isFunction" => FastBuiltin::IsFunction,
+        "length" => FastBuiltin::Length,
+        _ => FastBuiltin::None,
+    }
+}
+
+/// `set.a.b` of a set known now (`builtins.hasAttr`), when every name is
+/// static and there with a known value: no evaluation can fail or differ.
+fn known_select(expr: &Expr, path: &[AttrKey]) -> Option<Value> {
+    let Expr::Const(v) = expr else { return None };
+    let mut v = v.clone();
+    for key in path {
+        let (AttrKey::Static(name), Value::Attrs(a)) = (key, &v) else { return None };
+        let next = a.get(name)?.peek()?;
+        v = next;
+    }
+    Some(v)
 }
 
 fn child<T>(node: Option<T>, span: Span) -> EvalResult<T> {

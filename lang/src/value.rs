@@ -180,7 +180,18 @@ impl Attrs {
         Attrs { len: entries.len(), entries, base: None, origin: None, index: OnceCell::new() }
     }
 
+    /// The value of `name`. A small flat set (most sets built by code) is
+    /// scanned here, inline; the rest out of line.
+    #[inline]
     pub fn get(&self, name: &str) -> Option<&Thunk> {
+        if self.entries.len() <= 4 && self.base.is_none() {
+            return self.entries.iter().find(|(k, _)| same_name(k, name)).map(|(_, v)| v);
+        }
+        self.get_general(name)
+    }
+
+    #[inline(never)]
+    fn get_general(&self, name: &str) -> Option<&Thunk> {
         let found = if self.entries.len() >= INDEX_MIN { self.find_indexed(name) } else { find(&self.entries, name) };
         match found {
             Some(t) => Some(t),
