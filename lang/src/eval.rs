@@ -353,6 +353,24 @@ impl Evaluator {
         r
     }
 
+    /// The body of a function a builtin calls once per element (`filter`,
+    /// `concatMap`, …). The usual `d: if hasAttr name d.value then [ … ]
+    /// else [ ]` has its condition and a constant branch had here, without
+    /// a turn of the general evaluation step; anything else is [`Self::eval`].
+    #[inline(always)]
+    pub(crate) fn eval_body(&mut self, body: &ExprRef, env: &Rc<Env>) -> EvalResult<Value> {
+        if let Expr::If { cond, then, else_, span } = &**body {
+            if let Expr::CallBuiltin { .. } | Expr::Binary { .. } = &**cond {
+                let next = if self.eval_bool(cond, env, *span, "the condition of 'if'")? { then } else { else_ };
+                if let Expr::Const(v) = &**next {
+                    return Ok(v.clone());
+                }
+                return self.eval(next, env);
+            }
+        }
+        self.eval(body, env)
+    }
+
     /// Every [`TICKS`] steps: an error at `expr` if the evaluation has
     /// outgrown its memory budget.
     #[cold]
@@ -556,14 +574,7 @@ impl Evaluator {
             (FastBuiltin::HasAttr, [name, set]) => {
                 // Both already known (`hasAttr name d.value` in a loop):
                 // looked at in place, no count taken or dropped.
-                let known = self.peek_in(name, env, |n| match n {
-                    Value::String(key) => self.peek_in(set, env, |s| match s {
-                        Value::Attrs(a) => Some(a.contains(key)),
-                        _ => None,
-                    }),
-                    _ => None,
-                });
-                if let Some(b) = known {
+                if let Some(b) = known_has_attr(name, set, env) {
                     return Ok(Value::Bool(b));
                 }
                 // As the builtin: the name forced and checked first, then
@@ -624,20 +635,30 @@ impl Evaluator {
     /// already evaluated. Nothing is forced, cloned or dropped.
     #[inline(always)]
     fn peek_in<R>(&self, e: &Expr, env: &Rc<Env>, f: impl FnOnce(&Value) -> Option<R>) -> Option<R> {
-        match e {
-            Expr::Const(v) => f(v),
-            Expr::Local { depth, index, .. } => env.thunk_at(*depth, *index)?.inspect(f),
+        // One call of `f`, at the end: one copy of its code, inlined.
+        let slot;
+        let outer;
+        let inner;
+        let v = match e {
+            Expr::Const(v) => v,
+            Expr::Local { depth, index, .. } => {
+                slot = env.thunk_at(*depth, *index)?;
+                outer = slot.known()?;
+                &*outer
+            }
             Expr::Select { expr, path, default: None, .. } => {
                 let (Expr::Local { depth, index, .. }, [AttrKey::Static(name)]) = (&**expr, &path[..]) else {
                     return None;
                 };
-                env.thunk_at(*depth, *index)?.inspect(|v| match v {
-                    Value::Attrs(a) => a.get(name)?.inspect(f),
-                    _ => None,
-                })
+                slot = env.thunk_at(*depth, *index)?;
+                outer = slot.known()?;
+                let Value::Attrs(a) = &*outer else { return None };
+                inner = a.get(name)?.known()?;
+                &*inner
             }
-            _ => None,
-        }
+            _ => return None,
+        };
+        f(v)
     }
 
     /// The less common cases of [`Self::step`], out of line so that its
@@ -1617,6 +1638,49 @@ fn int_leaf(e: &Expr, env: &Rc<Env>) -> Option<i64> {
     match e {
         Expr::Const(v) => int(v),
         Expr::Local { depth, index, .. } => env.thunk_at(*depth, *index)?.inspect(int),
+        _ => None,
+    }
+}
+
+/// `hasAttr name set` when both values are known, looked at in place (a
+/// constant or a variable for the name; a variable `s` or `s.attr` for the
+/// set), without a closure per level: the hottest call of a module system
+/// (`hasAttr name d.value` for every option and definition).
+#[inline(always)]
+fn known_has_attr(name: &Expr, set: &Expr, env: &Rc<Env>) -> Option<bool> {
+    let name_slot;
+    let name_known;
+    let key = match name {
+        Expr::Const(v) => v,
+        Expr::Local { depth, index, .. } => {
+            name_slot = env.thunk_at(*depth, *index)?;
+            name_known = name_slot.known()?;
+            &*name_known
+        }
+        _ => return None,
+    };
+    let Value::String(key) = key else { return None };
+    let (var, attr) = match set {
+        Expr::Local { depth, index, .. } => ((*depth, *index), None),
+        Expr::Select { expr, path, default: None, .. } => match (&**expr, &path[..]) {
+            (Expr::Local { depth, index, .. }, [AttrKey::Static(attr)]) => ((*depth, *index), Some(attr)),
+            _ => return None,
+        },
+        _ => return None,
+    };
+    let slot = env.thunk_at(var.0, var.1)?;
+    let outer = slot.known()?;
+    let inner;
+    let set = match attr {
+        None => &*outer,
+        Some(attr) => {
+            let Value::Attrs(a) = &*outer else { return None };
+            inner = a.get(attr)?.known()?;
+            &*inner
+        }
+    };
+    match set {
+        Value::Attrs(a) => Some(a.contains(key)),
         _ => None,
     }
 }

@@ -39,7 +39,7 @@ impl Repeat {
             }
             _ => Env::with_one(&c.env, a),
         };
-        let r = ev.eval(&c.lambda.body, &frame).map_err(|e| call_context(e, &c.lambda, None));
+        let r = ev.eval_body(&c.lambda.body, &frame).map_err(|e| call_context(e, &c.lambda, None));
         self.frame1 = Some(frame);
         r
     }

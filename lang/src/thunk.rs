@@ -3,7 +3,7 @@
 //! is being evaluated it is a black hole that remembers where it was first
 //! demanded, so that infinite recursion is reported at that place.
 
-use std::cell::RefCell;
+use std::cell::{Ref, RefCell};
 use std::rc::Rc;
 
 use crate::env::Env;
@@ -34,6 +34,24 @@ pub enum State {
     /// Being evaluated; the span is where evaluation started.
     Blackhole(Option<Span>),
     Done(Value),
+}
+
+/// A known value borrowed from a thunk ([`Thunk::known`]).
+pub enum Known<'a> {
+    Ready(&'a Value),
+    Done(Ref<'a, Value>),
+}
+
+impl std::ops::Deref for Known<'_> {
+    type Target = Value;
+
+    #[inline(always)]
+    fn deref(&self) -> &Value {
+        match self {
+            Known::Ready(v) => v,
+            Known::Done(v) => v,
+        }
+    }
 }
 
 impl Thunk {
@@ -82,6 +100,23 @@ impl Thunk {
             }
         };
         f(v)
+    }
+
+    /// The value if it is already known, borrowed in place: what
+    /// [`Self::inspect`] gives its closure, for code that looks at several
+    /// values at once (the guard must be dropped before anything is
+    /// forced).
+    #[inline(always)]
+    pub fn known(&self) -> Option<Known<'_>> {
+        match &self.0 {
+            Repr::Ready(v) => Some(Known::Ready(v)),
+            Repr::Lazy(cell) => Ref::filter_map(cell.borrow(), |s| match s {
+                State::Done(v) => Some(v),
+                _ => None,
+            })
+            .ok()
+            .map(Known::Done),
+        }
     }
 
     #[inline(always)]
