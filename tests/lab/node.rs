@@ -135,6 +135,9 @@ async fn stage_switch_and_rollback_a_phase() {
     assert!(node.gc_info().await.unwrap().iter().any(|g| g.number == g2 && g.committed));
     node.switch(None, phase).await.unwrap();
     assert_eq!(sh(&h, "ls /etc/kdtest; cat /etc/kdtest/c.conf").await, "c.conf\noriginal\n");
+    // the node as booted: a whole-lab reset after this test compares the
+    // node's /etc with its boot record
+    sh(&h, "rm -r /etc/kdtest").await;
     h.close().await.unwrap();
 }
 
