@@ -31,7 +31,7 @@ use super::step::Fail;
 use crate::closure::Source;
 use crate::node::{Body, Manifest, Node, PutBlob, WantedBlob};
 use crate::store::cache::{BinaryCache, Upload};
-use crate::store::sha256_of::sha256_of;
+use crate::store::sha256_of;
 use crate::store::{compressed, Digest, Readable, Resolver, Store};
 
 /// Blobs up to this size are checked by sha256 on the node when reused
@@ -58,6 +58,9 @@ pub struct BlobSource {
     size: u64,
     secret: bool,
     sha256: OnceCell<Result<String, BlobError>>,
+    /// Its sha256 worked out from its bytes again, its record dropped,
+    /// after a node refused a stream sent with the recorded one.
+    rechecked: OnceCell<Result<String, BlobError>>,
     uploaded: OnceCell<Result<Upload, BlobError>>,
     /// Put into the cache again after a node refused the cache's copy
     /// (once per run).
@@ -76,16 +79,42 @@ impl BlobSource {
         let r = self
             .sha256
             .get_or_init(|| async move {
-                let work = move || match &b.readable {
-                    Readable::Path(p) if !b.secret => sha256_of(&b.store, &b.digest, p),
-                    r => r.sha256(),
-                };
-                tokio::task::spawn_blocking(move || work().map_err(BlobError::from))
+                tokio::task::spawn_blocking(move || b.sha256_from_file())
                     .await
                     .unwrap_or_else(|e| Err(BlobError::Task { what: "hashing a blob".into(), reason: e.to_string() }))
             })
             .await;
         r.as_deref().map_err(Clone::clone)
+    }
+
+    /// Its sha256 worked out again from the file, not taken from its
+    /// record (which is dropped, and made anew): once per run.
+    async fn sha256_anew(self: &Arc<Self>) -> Result<&str, BlobError> {
+        if !has_record(self) {
+            return self.sha256().await;
+        }
+        let b = self.clone();
+        let r = self
+            .rechecked
+            .get_or_init(|| async move {
+                let work = move || {
+                    sha256_of::forget(&b.store, &b.digest);
+                    b.sha256_from_file()
+                };
+                tokio::task::spawn_blocking(work)
+                    .await
+                    .unwrap_or_else(|e| Err(BlobError::Task { what: "hashing a blob".into(), reason: e.to_string() }))
+            })
+            .await;
+        r.as_deref().map_err(Clone::clone)
+    }
+
+    /// Its sha256 from its record, else from its bytes.
+    fn sha256_from_file(&self) -> Result<String, BlobError> {
+        match &self.readable {
+            Readable::Path(p) if !self.secret => Ok(sha256_of::sha256_of(&self.store, &self.digest, p)?),
+            r => Ok(r.sha256()?),
+        }
     }
 
     /// What `have` checks the node's copy against.
@@ -155,6 +184,7 @@ fn blob_source(
         size,
         secret,
         sha256: OnceCell::new(),
+        rechecked: OnceCell::new(),
         uploaded: OnceCell::new(),
         replaced: OnceCell::new(),
         compressed: OnceCell::new(),
@@ -232,20 +262,20 @@ async fn send_blobs(
             return Ok(0);
         }
         let _slot = blobs.uploads.acquire().await.expect("the upload slots are never closed");
-        match put(node, &streamed, sources, &squeeze).await {
+        match put(node, &streamed, sources, &squeeze, Sha256::AsRecorded).await {
             Ok(n) => Ok(n),
-            Err(e) if !squeeze.is_empty() => {
+            Err(e) if !squeeze.is_empty() || streamed.iter().any(|d| has_record(&sources[d])) => {
                 // (what is done first: a warning shows its first line)
                 sink.emit(Event::Warning {
                     node: w.name.clone(),
-                    message: format!("sending the blobs again uncompressed: {e}"),
+                    message: format!("sending the blobs again uncompressed, their sha256 worked out anew: {e}"),
                 });
                 for d in &squeeze {
                     if let Some(Some(_)) = sources[d].compressed.get() {
                         compressed::forget(store, d);
                     }
                 }
-                put(node, &streamed, sources, &[]).await
+                put(node, &streamed, sources, &[], Sha256::Anew).await
             }
             Err(e) => Err(e),
         }
@@ -255,6 +285,22 @@ async fn send_blobs(
     Ok((bytes, sent + streamed?))
 }
 
+/// Which sha256 a `put` sends with each blob.
+#[derive(Clone, Copy)]
+enum Sha256 {
+    /// As recorded in the deployer's store (worked out the first time).
+    AsRecorded,
+    /// Worked out from the bytes again, the record made anew: a node
+    /// refused the stream, and a wrong record must not be trusted forever.
+    Anew,
+}
+
+/// Whether the sha256 of `blob` comes from a record in the deployer's
+/// store (which may be wrong) rather than from bytes read this run.
+fn has_record(blob: &BlobSource) -> bool {
+    matches!(blob.readable, Readable::Path(_)) && !blob.secret
+}
+
 /// One `put` of `blobs`, those in `squeeze` by their compressed form (as
 /// soon as it is made).
 async fn put(
@@ -262,6 +308,7 @@ async fn put(
     blobs: &[Digest],
     sources: &HashMap<Digest, Arc<BlobSource>>,
     squeeze: &[Digest],
+    sha256: Sha256,
 ) -> Result<u64, Error> {
     let mut put = Vec::new();
     for d in blobs {
@@ -271,7 +318,11 @@ async fn put(
             (Readable::Path(p), _) => Body::File(p),
             (Readable::Bytes(v), _) => Body::Bytes(v),
         };
-        put.push(PutBlob { hash: *d, sha256: b.sha256().await?, body });
+        let sha256 = match sha256 {
+            Sha256::AsRecorded => b.sha256().await?,
+            Sha256::Anew => b.sha256_anew().await?,
+        };
+        put.push(PutBlob { hash: *d, sha256, body });
     }
     Ok(node.put(&put).await?)
 }

@@ -31,6 +31,13 @@ pub fn sha256_of(store: &Store, d: &Digest, path: &Path) -> Result<String> {
     Ok(sha256)
 }
 
+/// Drop the record of blob `d`: it is worked out again when next asked
+/// for (a node refused the blob sent with it: a record that a damaged
+/// disk or a hand edit made wrong would otherwise be trusted forever).
+pub fn forget(store: &Store, d: &Digest) {
+    let _ = fs::remove_file(store.dir().join("sha256-of").join(d.hex()));
+}
+
 /// Drop the records of blobs no longer in the store (part of [`Store::gc`]).
 pub(super) fn gc(store: &Store, dry_run: bool) -> Result<()> {
     let dir = store.dir().join("sha256-of");
@@ -89,6 +96,23 @@ mod tests {
         fs::write(dir.path().join("store/sha256-of").join(d.hex()), "not a hash").unwrap();
         let e = sha256_of(&store, &d, &file).unwrap_err();
         assert!(e.to_string().contains(&file.display().to_string()), "{e}");
+    }
+
+    #[test]
+    fn a_wrong_record_is_trusted_until_forgotten() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::new(dir.path().join("store"));
+        let file = dir.path().join("etcd");
+        fs::write(&file, b"an etcd binary").unwrap();
+        let d = Digest::of(b"an etcd binary");
+        let wrong = sha256_hex(b"other bytes");
+        fs::create_dir_all(dir.path().join("store/sha256-of")).unwrap();
+        fs::write(dir.path().join("store/sha256-of").join(d.hex()), &wrong).unwrap();
+        assert_eq!(sha256_of(&store, &d, &file).unwrap(), wrong, "a well-formed record is believed");
+        forget(&store, &d);
+        assert_eq!(sha256_of(&store, &d, &file).unwrap(), sha256_hex(b"an etcd binary"));
+        let record = fs::read_to_string(dir.path().join("store/sha256-of").join(d.hex())).unwrap();
+        assert_eq!(record, sha256_hex(b"an etcd binary"), "recorded anew");
     }
 
     #[test]

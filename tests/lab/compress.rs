@@ -4,7 +4,10 @@
 //! the blobs hold — and the one without zstd gets them as they are; every
 //! node runs the right bytes. Then a compressed file damaged in the
 //! deployer's store: the node refuses it by sha256, the deployer warns,
-//! sends the blobs uncompressed, and drops the damaged file. Ends on the
+//! sends the blobs uncompressed, and drops the damaged file. Then a wrong
+//! sha256 record in the deployer's store (well-formed, other bytes'): the
+//! node refuses the blob, the deployer works the sha256 out again and
+//! sends once more, and the record is right from then on. Ends on the
 //! unmodified lab, zstd back on every node.
 
 use crate::support;
@@ -94,6 +97,25 @@ fn binaries_travel_compressed_to_nodes_with_zstd() {
         assert_runs_debian_binaries(i);
     }
     assert!(!zst.exists() || std::fs::read(&zst).unwrap() != bytes, "the damaged file was dropped");
+    assert_deployed(&p.base());
+
+    // a wrong sha256 record: refused on the node, worked out again, recorded right
+    let blob = zst.file_stem().unwrap().to_string_lossy().into_owned();
+    let record = p.dir.path().join(".kdeploy/store/sha256-of").join(&blob);
+    let right = std::fs::read_to_string(&record).expect("the blob's sha256 recorded");
+    let wrong = "0".repeat(64);
+    assert_ne!(right.trim(), wrong);
+    std::fs::write(&record, &wrong).unwrap();
+    reset(&p);
+    let (out, j) = switch(&p.base());
+    assert!(out.status.success(), "{}", text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("their sha256 worked out anew"), "{stderr}");
+    assert!(statuses(&j).iter().all(|(_, s)| s == "changed"), "{j}");
+    assert_eq!(std::fs::read_to_string(&record).unwrap().trim(), right.trim(), "recorded anew");
+    for i in 1..=3 {
+        assert_runs_debian_binaries(i);
+    }
     assert_deployed(&p.base());
     p.restore();
 }
