@@ -13,6 +13,7 @@ use crate::env::Env;
 use crate::error::{err, type_err, ErrorExt, ErrorKind, EvalError, EvalResult};
 use crate::io::Io;
 use crate::ir::*;
+use crate::known::{fast_unary, known_has_attr};
 use crate::limits::{check_list_len, check_string_len, push_bounded, Budget};
 use crate::lower::position_attrs;
 use crate::path;
@@ -217,6 +218,43 @@ impl Evaluator {
                 }
                 Some(v)
             }
+            Expr::If { .. } | Expr::Not(..) | Expr::CallBuiltin { .. } if budget > 0 => {
+                self.cheap_cond(expr, env, arg, budget)
+            }
+            _ => None,
+        }
+    }
+
+    /// [`Self::cheap`] of a conditional, a negation or a builtin computed
+    /// in place: `if hasAttr name d.value then [ … ] else [ ]` for most `d`
+    /// (the module system's loop over definitions), `if d.priority < p
+    /// then d.priority else p`, `!(hasAttr n decls)`. A condition that is
+    /// not a Boolean is left to the evaluation proper (and its error). Out
+    /// of line: [`Self::thunk`] tries `cheap` on every select and operator,
+    /// and these cases would enlarge its frame.
+    #[inline(never)]
+    fn cheap_cond(&self, expr: &Expr, env: &Rc<Env>, arg: Option<&Thunk>, budget: u32) -> Option<Value> {
+        match expr {
+            Expr::If { cond, then, else_, .. } => {
+                let next = if self.cheap_bool(cond, env, arg, budget - 1)? { then } else { else_ };
+                self.cheap(next, env, arg, budget - 1)
+            }
+            Expr::Not(e, _) => Some(Value::Bool(!self.cheap_bool(e, env, arg, budget - 1)?)),
+            Expr::CallBuiltin { fast, args, .. } => match (fast, &args[..]) {
+                (FastBuiltin::HasAttr, [name, set]) => known_has_attr(name, set, env, arg).map(Value::Bool),
+                (FastBuiltin::None | FastBuiltin::HasAttr, _) => None,
+                (_, [a]) => fast_unary(*fast, &self.cheap(a, env, arg, budget - 1)?),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// [`Self::cheap`] of a condition if it is a Boolean.
+    #[inline(always)]
+    fn cheap_bool(&self, expr: &Expr, env: &Rc<Env>, arg: Option<&Thunk>, budget: u32) -> Option<bool> {
+        match self.cheap(expr, env, arg, budget)? {
+            Value::Bool(b) => Some(b),
             _ => None,
         }
     }
@@ -574,7 +612,7 @@ impl Evaluator {
             (FastBuiltin::HasAttr, [name, set]) => {
                 // Both already known (`hasAttr name d.value` in a loop):
                 // looked at in place, no count taken or dropped.
-                if let Some(b) = known_has_attr(name, set, env) {
+                if let Some(b) = known_has_attr(name, set, env, None) {
                     return Ok(Value::Bool(b));
                 }
                 // As the builtin: the name forced and checked first, then
@@ -1640,68 +1678,6 @@ fn int_leaf(e: &Expr, env: &Rc<Env>) -> Option<i64> {
         Expr::Local { depth, index, .. } => env.thunk_at(*depth, *index)?.inspect(int),
         _ => None,
     }
-}
-
-/// `hasAttr name set` when both values are known, looked at in place (a
-/// constant or a variable for the name; a variable `s` or `s.attr` for the
-/// set), without a closure per level: the hottest call of a module system
-/// (`hasAttr name d.value` for every option and definition).
-#[inline(always)]
-fn known_has_attr(name: &Expr, set: &Expr, env: &Rc<Env>) -> Option<bool> {
-    let name_slot;
-    let name_known;
-    let key = match name {
-        Expr::Const(v) => v,
-        Expr::Local { depth, index, .. } => {
-            name_slot = env.thunk_at(*depth, *index)?;
-            name_known = name_slot.known()?;
-            &*name_known
-        }
-        _ => return None,
-    };
-    let Value::String(key) = key else { return None };
-    let (var, attr) = match set {
-        Expr::Local { depth, index, .. } => ((*depth, *index), None),
-        Expr::Select { expr, path, default: None, .. } => match (&**expr, &path[..]) {
-            (Expr::Local { depth, index, .. }, [AttrKey::Static(attr)]) => ((*depth, *index), Some(attr)),
-            _ => return None,
-        },
-        _ => return None,
-    };
-    let slot = env.thunk_at(var.0, var.1)?;
-    let outer = slot.known()?;
-    let inner;
-    let set = match attr {
-        None => &*outer,
-        Some(attr) => {
-            let Value::Attrs(a) = &*outer else { return None };
-            inner = a.get(attr)?.known()?;
-            &*inner
-        }
-    };
-    match set {
-        Value::Attrs(a) => Some(a.contains(key)),
-        _ => None,
-    }
-}
-
-/// A unary [`FastBuiltin`] of `v`; `None` when the builtin itself must
-/// run (an argument of another type: its error).
-#[inline(always)]
-fn fast_unary(fast: FastBuiltin, v: &Value) -> Option<Value> {
-    Some(Value::Bool(match fast {
-        FastBuiltin::IsAttrs => matches!(v, Value::Attrs(_)),
-        FastBuiltin::IsList => matches!(v, Value::List(_)),
-        FastBuiltin::IsString => matches!(v, Value::String(_)),
-        FastBuiltin::IsInt => matches!(v, Value::Int(_)),
-        FastBuiltin::IsBool => matches!(v, Value::Bool(_)),
-        FastBuiltin::IsFunction => v.is_function(),
-        FastBuiltin::Length => match v {
-            Value::List(l) => return Some(Value::Int(l.len() as i64)),
-            _ => return None,
-        },
-        FastBuiltin::None | FastBuiltin::HasAttr => return None,
-    }))
 }
 
 /// The id of `v` if it is a builtin taking `arity` arguments, none given.

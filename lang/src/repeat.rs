@@ -9,6 +9,7 @@ use std::rc::Rc;
 use crate::env::Env;
 use crate::error::EvalResult;
 use crate::eval::{call_context, Evaluator, CHEAP_BUDGET};
+use crate::guard::HasAttrGuard;
 use crate::ir::{Expr, Lambda, Param};
 use crate::thunk::Thunk;
 use crate::value::{Closure, Value};
@@ -19,11 +20,17 @@ pub struct Repeat {
     frame1: Option<Rc<Env>>,
     /// The inner frame of the last [`Self::call2`] (its parent holds `a`).
     frame2: Option<Rc<Env>>,
+    /// `f`'s body as a guard, when it is `if hasAttr K S then T else E`.
+    guard: Option<HasAttrGuard>,
 }
 
 impl Repeat {
     pub fn new(f: Value) -> Repeat {
-        Repeat { f, frame1: None, frame2: None }
+        let guard = match &f {
+            Value::Lambda(c) if matches!(c.lambda.param, Param::Ident) => HasAttrGuard::of(&c.lambda, &c.env),
+            _ => None,
+        };
+        Repeat { f, frame1: None, frame2: None, guard }
     }
 
     /// `f a`.
@@ -31,6 +38,15 @@ impl Repeat {
         let Value::Lambda(c) = &self.f else { return ev.apply(self.f.clone(), a, None) };
         if !matches!(c.lambda.param, Param::Ident) {
             return ev.apply(self.f.clone(), a, None);
+        }
+        if let Some(v) = self.guard.as_ref().and_then(|g| g.value(&a)) {
+            return Ok(v);
+        }
+        // A body known without running anything (`if hasAttr name d.value
+        // then … else [ ]` for most `d`, `!(hasAttr n decls)`,
+        // `d.priority == best`) needs no frame.
+        if let Some(v) = ev.cheap(&c.lambda.body, &c.env, Some(&a), CHEAP_BUDGET) {
+            return Ok(v);
         }
         let frame = match self.frame1.take() {
             Some(frame) if Rc::strong_count(&frame) == 1 => {
@@ -42,6 +58,13 @@ impl Repeat {
         let r = ev.eval_body(&c.lambda.body, &frame).map_err(|e| call_context(e, &c.lambda, None));
         self.frame1 = Some(frame);
         r
+    }
+
+    /// True when `f a` is known to be the empty list without calling `f`
+    /// (see [`HasAttrGuard::empty`]).
+    #[inline(always)]
+    pub fn empty(&self, a: &Thunk) -> bool {
+        self.guard.as_ref().is_some_and(|g| g.empty(a))
     }
 
     /// `f a b`; when `f` is `a: b: body`, without building the closure

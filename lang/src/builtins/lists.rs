@@ -171,6 +171,11 @@ fn concat_map(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
     let list = ev.list(&args[1], "the second argument of builtins.concatMap")?;
     let mut out = Vec::new();
     for x in list.iter() {
+        // Most elements of a module system's `concatMap (d: if hasAttr
+        // name d.value then [ … ] else [ ]) defs` add nothing.
+        if f.empty(x) {
+            continue;
+        }
         match f.call1(ev, x.clone())? {
             Value::List(l) => {
                 grow(ev, &mut out, l.len())?;
