@@ -17,8 +17,8 @@
 //! not trusted forever.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
 use tokio::sync::{OnceCell, Semaphore};
@@ -31,8 +31,9 @@ use super::step::Fail;
 use crate::closure::Source;
 use crate::node::{Body, Manifest, Node, PutBlob, WantedBlob};
 use crate::store::cache::{BinaryCache, Upload};
+use crate::store::compressed::Chunks;
 use crate::store::sha256_of;
-use crate::store::{compressed, Digest, Readable, Resolver, Store};
+use crate::store::{Digest, Readable, Resolver, Store};
 
 /// Blobs up to this size are checked by sha256 on the node when reused
 /// (a node reads them in milliseconds); larger ones (binaries of tens of
@@ -65,9 +66,10 @@ pub struct BlobSource {
     /// Put into the cache again after a node refused the cache's copy
     /// (once per run).
     replaced: OnceCell<Result<Upload, BlobError>>,
-    /// Its zstd form for the transfer, if that pays (made once per run at
-    /// most, and kept in the deployer's store for later runs).
-    compressed: OnceCell<Option<PathBuf>>,
+    /// Its chunks for a compressed transfer (a [`compressible`] blob),
+    /// opened the first time a node can take them; compressed ones are
+    /// kept in the deployer's store for later runs.
+    chunks: OnceLock<Arc<Chunks>>,
 }
 
 impl BlobSource {
@@ -187,7 +189,7 @@ fn blob_source(
         rechecked: OnceCell::new(),
         uploaded: OnceCell::new(),
         replaced: OnceCell::new(),
-        compressed: OnceCell::new(),
+        chunks: OnceLock::new(),
     });
     cache.lock().unwrap_or_else(|p| p.into_inner()).insert(*d, b.clone());
     Ok(b)
@@ -202,32 +204,42 @@ fn compressible(blob: &BlobSource) -> Option<&std::path::Path> {
     }
 }
 
-/// Make the zstd form of `blob` (a [`compressible`] one) for a node that
-/// can decompress it, the first time a node needs it (every other node
-/// waits for that one); it ends as `None` where compression does not pay
-/// or cannot be made (the blob then goes as it is).
-async fn compress(blobs: &Blobs<'_>, d: Digest, blob: &Arc<BlobSource>) {
-    let Some(p) = compressible(blob) else { return };
-    let (store, p) = (blobs.resolver.store().clone(), p.to_path_buf());
-    blob.compressed
-        .get_or_init(|| async move {
-            let _cpu = blobs.compressing.acquire().await.ok()?;
-            tokio::task::spawn_blocking(move || compressed::zstd_of(&store, &d, &p).ok().flatten()).await.ok().flatten()
-        })
-        .await;
+/// The chunks of `blob` for a node that can decompress them, if it is
+/// [`compressible`].
+fn chunks(blob: &BlobSource) -> Option<&Arc<Chunks>> {
+    let file = compressible(blob)?;
+    Some(blob.chunks.get_or_init(|| Arc::new(Chunks::open(&blob.store, &blob.digest, file, blob.size))))
+}
+
+/// Compress the chunks of `squeeze` ahead of a node's stream, in the
+/// stream's order, one chunk per CPU permit (shared by every node), until
+/// no chunk is left untaken or the stream is `done`.
+async fn compress_ahead(blobs: &Blobs<'_>, squeeze: &[Arc<Chunks>], done: &AtomicBool) {
+    loop {
+        let Ok(_cpu) = blobs.compressing.acquire().await else { return };
+        if done.load(Ordering::Relaxed) {
+            return;
+        }
+        let Some((c, i)) = squeeze.iter().find_map(|c| c.claim().map(|i| (c.clone(), i))) else { return };
+        let held = c.clone();
+        if tokio::task::spawn_blocking(move || c.compress(i)).await.is_err() {
+            held.abandon(i);
+        }
+    }
 }
 
 /// Send `direct` to the node over SSH: secrets in one command (into the
 /// node's private secrets, checked by length), the rest in one stream through
-/// `put`, compressed where the node can take it and it pays. The large blobs
-/// are compressed (as many at once as there are CPUs, largest first) while
-/// the stream runs: it sends each as soon as its compressed form is made,
-/// and the blobs ready meanwhile, so a first converge does not wait for
-/// the compressor before its first byte. A stream with compressed blobs
-/// that the node refuses is sent once more as it is (a damaged compressed
-/// file in the deployer's store costs a warning, and is dropped to be made
-/// again). Returns the blob bytes delivered and the bytes that crossed the
-/// wire.
+/// `put`, the large blobs chunk by chunk compressed where the node can take
+/// it and it pays. Small blobs go first, then the large ones, largest first;
+/// compressors (as many at once as there are CPUs) work on the chunks ahead
+/// of the stream, which sends a chunk stored when no compressor has started
+/// it, and waits for one being compressed: the wire never idles for the
+/// compressor, and a slow wire gets every chunk compressed. A stream the
+/// node refuses is sent once more uncompressed, every sha256 worked out
+/// anew from the bytes (a damaged compressed chunk or sha256 record in the
+/// deployer's store costs a warning, and is dropped to be made again).
+/// Returns the blob bytes delivered and the bytes that crossed the wire.
 async fn send_blobs(
     node: &Node<'_>,
     w: &NodeWork,
@@ -237,10 +249,9 @@ async fn send_blobs(
     zstd: bool,
     sink: &dyn Sink,
 ) -> Result<(u64, u64), Error> {
-    let store = blobs.resolver.store();
     let (mut bytes, mut sent) = (0, 0);
-    let mut squeeze = Vec::new();
     let mut secrets = Vec::new();
+    let mut streamed = Vec::new();
     for d in direct {
         let b = &sources[d];
         bytes += b.size;
@@ -248,37 +259,40 @@ async fn send_blobs(
             let Readable::Bytes(s) = &b.readable else { return Err(BlobError::SecretOnDisk(*d).into()) };
             secrets.push((*d, s.as_slice()));
             sent += b.size;
-        } else if zstd && compressible(b).is_some() {
-            squeeze.push(*d);
+        } else {
+            streamed.push(*d);
         }
     }
-    // largest first: the last one the stream may wait for is then small
-    squeeze.sort_by_key(|d| std::cmp::Reverse(sources[d].size));
-    let compressing = futures::future::join_all(squeeze.iter().map(|d| compress(blobs, *d, &sources[d])));
+    let squeezed = |d: &Digest| zstd && compressible(&sources[d]).is_some();
+    // the small ones, then the large ones, largest first: the compressors
+    // start on the large ones while the small ones go
+    streamed.sort_by_key(|d| (squeezed(d), std::cmp::Reverse(sources[d].size)));
+    let squeeze: Vec<Digest> = streamed.iter().filter(|d| squeezed(d)).copied().collect();
+    let ahead: Vec<Arc<Chunks>> = squeeze.iter().filter_map(|d| chunks(&sources[d]).cloned()).collect();
+    let done = AtomicBool::new(false);
+    let compressing = futures::future::join_all((0..bounded::cpus()).map(|_| compress_ahead(blobs, &ahead, &done)));
     // the secrets' command beside the stream (each on its own channel)
-    let streamed: Vec<Digest> = direct.iter().filter(|d| !sources[*d].secret).copied().collect();
     let stream = async {
         if streamed.is_empty() {
             return Ok(0);
         }
         let _slot = blobs.uploads.acquire().await.expect("the upload slots are never closed");
-        match put(node, &streamed, sources, &squeeze, Sha256::AsRecorded).await {
+        let r = match put(node, &streamed, sources, &squeeze, Sha256::AsRecorded).await {
             Ok(n) => Ok(n),
             Err(e) if !squeeze.is_empty() || streamed.iter().any(|d| has_record(&sources[d])) => {
+                done.store(true, Ordering::Relaxed);
                 // (what is done first: a warning shows its first line)
                 sink.emit(Event::Warning {
                     node: w.name.clone(),
                     message: format!("sending the blobs again uncompressed, their sha256 worked out anew: {e}"),
                 });
-                for d in &squeeze {
-                    if let Some(Some(_)) = sources[d].compressed.get() {
-                        compressed::forget(store, d);
-                    }
-                }
+                ahead.iter().for_each(|c| c.forget());
                 put(node, &streamed, sources, &[], Sha256::Anew).await
             }
             Err(e) => Err(e),
-        }
+        };
+        done.store(true, Ordering::Relaxed);
+        r
     };
     let (secrets, streamed, _) = tokio::join!(node.put_secrets(&secrets), stream, compressing);
     secrets?;
@@ -301,8 +315,8 @@ fn has_record(blob: &BlobSource) -> bool {
     matches!(blob.readable, Readable::Path(_)) && !blob.secret
 }
 
-/// One `put` of `blobs`, those in `squeeze` by their compressed form (as
-/// soon as it is made).
+/// One `put` of `blobs`, those in `squeeze` chunk by chunk (compressed
+/// where a compressor got to the chunk first).
 async fn put(
     node: &Node<'_>,
     blobs: &[Digest],
@@ -313,8 +327,8 @@ async fn put(
     let mut put = Vec::new();
     for d in blobs {
         let b = &sources[d];
-        let body = match (&b.readable, compressible(b)) {
-            (_, Some(file)) if squeeze.contains(d) => Body::Compressing { file, zstd: &b.compressed },
+        let body = match (&b.readable, chunks(b)) {
+            (_, Some(c)) if squeeze.contains(d) => Body::Chunked(c),
             (Readable::Path(p), _) => Body::File(p),
             (Readable::Bytes(v), _) => Body::Bytes(v),
         };

@@ -362,7 +362,9 @@ refuse() {
 }
 
 # put <BLOBS: a stream of blobs into the store, each a line `BLAKE3 SHA256
-# SIZE ENCODING` (raw, or zstd: compressed in transit) then SIZE bytes. Each
+# SIZE ENCODING` then its body: SIZE bytes (raw), or (frames: compressed in
+# transit) zstd frames of its chunks, each after a line with its length,
+# then a line `0`; SIZE is then the blob's size. Each
 # is written out whole, then hashed from the page cache (cheaper than a tee
 # through pipes on a busy node) and refused unless its sha256 matches; all
 # are synced, then renamed into the store, so a crash leaves none
@@ -388,8 +390,9 @@ cmd_put() {
     while IFS=' ' read -r b sha size enc; do
         is_hash "$b" && is_hash "$sha" || refuse "put: bad blob header: $b $sha"
         case $size in '' | *[!0-9]*) refuse "put: bad size for blob $b: $size" ;; esac
+        case $enc in raw | frames) ;; *) refuse "put: blob $b: unknown encoding '$enc'" ;; esac
         if [ -f "$R/store/$b" ] || [ -f "$dir/$b" ]; then
-            take "$size" >/dev/null
+            if [ "$enc" = raw ]; then take "$size" >/dev/null; else take_frames >/dev/null || refuse "put: blob $b: bad frames"; fi
             continue
         fi
         t=$dir/$b
@@ -397,8 +400,12 @@ cmd_put() {
         case $enc in
         raw) take "$size" >"$t" || refuse "put: blob $b: cannot write it" ;;
         # a short or damaged body fails zstd; its bytes are checked below
-        zstd) take "$size" | zstd -dqc >"$t" || refuse "put: blob $b: cannot decompress it" ;;
-        *) refuse "put: blob $b: unknown encoding '$enc'" ;;
+        frames)
+            # (a pipeline's status is its last command's: take_frames says
+            # a malformed body with a file)
+            { take_frames || : >"$t.bad"; } | zstd -dqc >"$t" || refuse "put: blob $b: cannot decompress it"
+            [ ! -e "$t.bad" ] || refuse "put: blob $b: bad frames"
+            ;;
         esac
         printf '%s  %s\n' "$sha" "$t" >>"$sums"
         if [ "$size" -ge "$EARLY_CHECK_FROM" ]; then
@@ -424,6 +431,16 @@ cmd_put() {
 # the pipe from sshd drained slower).
 take() {
     dd bs=1M count="$1" iflag=count_bytes,fullblock status=none
+}
+
+# take_frames: copy the frames of a `frames` body to stdout, up to and
+# without its closing `0` line; fails on a length line that is not digits.
+take_frames() {
+    while IFS= read -r n; do
+        case $n in '' | *[!0-9]*) return 1 ;; 0) return 0 ;; esac
+        take "$n" || return 1
+    done
+    return 1
 }
 
 # check_early FILE SHA256: FILE (a large blob just written) has SHA256,

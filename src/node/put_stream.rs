@@ -1,20 +1,19 @@
 //! The byte stream the node program's `put` reads: every blob a node lacks,
 //! one after another, each a header line `BLAKE3 SHA256 SIZE ENCODING` and
-//! then SIZE bytes — its own, or zstd's compression of them. One command
-//! carries them all: a round trip and a shell per blob would cost more
-//! than the bytes of most blobs. Files are opened one at a time, as the
-//! stream reaches them, and read in the upload's chunks. A blob whose zstd
-//! form is still being made waits while the blobs ready behind it go first
-//! (the order of blobs in a stream means nothing to the node): the stream
-//! says `WouldBlock` only when every blob left is waiting.
+//! then its body: SIZE bytes of its own (`raw`), or, for a large blob
+//! (`frames`), its chunks as zstd frames, each after a line with its
+//! length, and a line `0` after the last. One command carries them all: a
+//! round trip and a shell per blob would cost more than the bytes of most
+//! blobs. Files are opened one at a time, as the stream reaches them, and
+//! read in the upload's chunks. A chunk a compressor is working on waits
+//! (the stream says `WouldBlock`, and is read again a moment later); one
+//! no compressor has started goes stored (`store/compressed.rs`).
 
-use std::collections::VecDeque;
 use std::fs::File;
-use std::io::{Cursor, ErrorKind, Read};
-use std::path::{Path, PathBuf};
+use std::io::{Cursor, ErrorKind, Read, Seek, SeekFrom};
+use std::path::Path;
 
-use tokio::sync::OnceCell;
-
+use crate::store::compressed::{Chunks, Part, StoredFrame};
 use crate::store::Digest;
 
 /// One blob for `put`: its names and where its bytes are.
@@ -28,92 +27,49 @@ pub struct PutBlob<'a> {
 pub enum Body<'a> {
     Bytes(&'a [u8]),
     File(&'a Path),
-    /// The zstd compression of the blob (the node decompresses, then
-    /// checks the sha256 of the result).
-    Zstd(&'a Path),
-    /// A file whose zstd form is being made beside the stream: sent once
-    /// the compressor is done, compressed, or as it is where that did not
-    /// pay (`None`).
-    Compressing {
-        file: &'a Path,
-        zstd: &'a OnceCell<Option<PathBuf>>,
-    },
+    /// A large file as zstd frames, chunk by chunk (the node decompresses,
+    /// then checks the sha256 of the result).
+    Chunked(&'a Chunks),
 }
 
 impl PutBlob<'_> {
-    /// How many bytes its body is (0 for a file that cannot be read: the
-    /// stream will say why); a blob being compressed counts as its file.
+    /// How many bytes its body is, before compression (0 for a file that
+    /// cannot be read: the stream will say why).
     pub fn body_len(&self) -> u64 {
         match &self.body {
             Body::Bytes(b) => b.len() as u64,
-            Body::File(p) | Body::Zstd(p) | Body::Compressing { file: p, .. } => {
-                std::fs::metadata(p).map_or(0, |m| m.len())
-            }
+            Body::File(p) => std::fs::metadata(p).map_or(0, |m| m.len()),
+            Body::Chunked(c) => c.size(),
         }
     }
 
-    /// Whether its body can be read now (its zstd form, if being made, is).
-    fn ready(&self) -> bool {
-        !matches!(self.body, Body::Compressing { zstd, .. } if zstd.get().is_none())
-    }
-
-    /// The header and the body, ready to read; how many body bytes.
-    fn open(&self) -> std::io::Result<(Box<dyn Read + Send + '_>, u64)> {
-        let (file, encoding) = match &self.body {
-            Body::Bytes(b) => return Ok(self.with_header(Box::new(*b), b.len() as u64, "raw")),
-            Body::File(p) => (*p, "raw"),
-            Body::Zstd(p) => (*p, "zstd"),
-            Body::Compressing { zstd, file } => match zstd.get() {
-                Some(Some(z)) => (z.as_path(), "zstd"),
-                Some(None) => (*file, "raw"),
-                None => return Err(ErrorKind::WouldBlock.into()),
-            },
+    /// The header and the body, ready to read.
+    fn open(&self) -> std::io::Result<Piece<'_>> {
+        let (body, len, encoding): (Piece<'_>, u64, &str) = match &self.body {
+            Body::Bytes(b) => (Box::new(*b), b.len() as u64, "raw"),
+            Body::File(p) => {
+                let (f, len) = whole_file(p)?;
+                (f, len, "raw")
+            }
+            Body::Chunked(c) => (Box::new(frames(c)), c.size(), "frames"),
         };
-        let f = File::open(file).map_err(|e| named(file, e))?;
-        let len = f.metadata().map_err(|e| named(file, e))?.len();
-        // exactly the announced bytes, even if the file grew meanwhile
-        Ok(self.with_header(Box::new(f.take(len)), len, encoding))
-    }
-
-    /// `body` after its header line.
-    fn with_header<'b>(
-        &self,
-        body: Box<dyn Read + Send + 'b>,
-        len: u64,
-        encoding: &str,
-    ) -> (Box<dyn Read + Send + 'b>, u64) {
         let header = format!("{} {} {len} {encoding}\n", self.hash.hex(), self.sha256);
-        (Box::new(Cursor::new(header).chain(body)), len)
+        Ok(Box::new(Cursor::new(header).chain(body)))
     }
 }
 
-fn named(p: &Path, e: std::io::Error) -> std::io::Error {
-    std::io::Error::new(e.kind(), format!("{}: {e}", p.display()))
+/// A part of a stream, ready to read.
+type Piece<'a> = Box<dyn Read + Send + 'a>;
+
+/// Pieces read one after another, each opened when the one before is
+/// done; `next` says `None` at the end (and may say `WouldBlock`: it is
+/// asked again at the next read).
+struct Sequence<'a> {
+    current: Option<Piece<'a>>,
+    next: Box<dyn FnMut() -> std::io::Result<Option<Piece<'a>>> + Send + 'a>,
 }
 
-/// The blobs as one stream; counts the body bytes it has handed out.
-pub struct PutStream<'a> {
-    /// The blobs not yet opened, in the order given.
-    left: VecDeque<&'a PutBlob<'a>>,
-    current: Option<Box<dyn Read + Send + 'a>>,
-    /// Body bytes of the blobs opened so far (what crosses the wire,
-    /// headers aside).
-    pub sent: u64,
-}
-
-impl<'a> PutStream<'a> {
-    pub fn new(blobs: &'a [PutBlob<'a>]) -> PutStream<'a> {
-        PutStream { left: blobs.iter().collect(), current: None, sent: 0 }
-    }
-
-    /// The first blob left that is ready, taken out of those left.
-    fn next_ready(&mut self) -> Option<&'a PutBlob<'a>> {
-        let i = self.left.iter().position(|b| b.ready())?;
-        self.left.remove(i)
-    }
-}
-
-impl Read for PutStream<'_> {
+impl Read for Sequence<'_> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         loop {
             if let Some(r) = &mut self.current {
@@ -121,25 +77,84 @@ impl Read for PutStream<'_> {
                 if n > 0 {
                     return Ok(n);
                 }
+                self.current = None;
             }
-            self.current = None;
-            match self.next_ready() {
-                Some(b) => {
-                    let (r, len) = b.open()?;
-                    self.sent += len;
-                    self.current = Some(r);
-                }
-                None if self.left.is_empty() => return Ok(0),
-                // (the upload waits a moment and reads again)
-                None => return Err(ErrorKind::WouldBlock.into()),
+            match (self.next)()? {
+                Some(r) => self.current = Some(r),
+                None => return Ok(0),
             }
         }
+    }
+}
+
+/// A [`Body::Chunked`] blob's body: each chunk's frame after its length's
+/// line, then `0`.
+fn frames(chunks: &Chunks) -> Sequence<'_> {
+    let mut i = 0;
+    let next = move || {
+        let (frame, len): (Piece<'_>, u64) = match i {
+            _ if i > chunks.count() => return Ok(None),
+            _ if i == chunks.count() => {
+                i += 1;
+                return Ok(Some(Box::new(Cursor::new(b"0\n")) as Piece<'_>));
+            }
+            _ => match chunks.part(i) {
+                Part::Wait => return Err(ErrorKind::WouldBlock.into()),
+                Part::Packed(p) => whole_file(&p)?,
+                Part::AsItIs { offset, len } => {
+                    let src = chunks.src();
+                    let mut f = File::open(src).map_err(|e| named(src, e))?;
+                    f.seek(SeekFrom::Start(offset)).map_err(|e| named(src, e))?;
+                    (Box::new(StoredFrame::new(f, len)), StoredFrame::<File>::len_for(len))
+                }
+            },
+        };
+        i += 1;
+        Ok(Some(Box::new(Cursor::new(format!("{len}\n")).chain(frame)) as Piece<'_>))
+    };
+    Sequence { current: None, next: Box::new(next) }
+}
+
+/// The file at `p`, exactly the bytes it has now (even if it grows
+/// meanwhile), and how many.
+fn whole_file(p: &Path) -> std::io::Result<(Piece<'static>, u64)> {
+    let f = File::open(p).map_err(|e| named(p, e))?;
+    let len = f.metadata().map_err(|e| named(p, e))?.len();
+    Ok((Box::new(f.take(len)), len))
+}
+
+fn named(p: &Path, e: std::io::Error) -> std::io::Error {
+    std::io::Error::new(e.kind(), format!("{}: {e}", p.display()))
+}
+
+/// The blobs as one stream, in the order given; counts the bytes it has
+/// handed out (what crosses the wire).
+pub struct PutStream<'a> {
+    blobs: Sequence<'a>,
+    pub sent: u64,
+}
+
+impl<'a> PutStream<'a> {
+    pub fn new(blobs: &'a [PutBlob<'a>]) -> PutStream<'a> {
+        let mut left = blobs.iter();
+        let next = move || left.next().map(PutBlob::open).transpose();
+        PutStream { blobs: Sequence { current: None, next: Box::new(next) }, sent: 0 }
+    }
+}
+
+impl Read for PutStream<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.blobs.read(buf)?;
+        self.sent += n as u64;
+        Ok(n)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::compressed::CHUNK;
+    use crate::store::Store;
 
     #[test]
     fn blobs_follow_their_headers_in_order() {
@@ -150,43 +165,57 @@ mod tests {
         let sha = "0".repeat(64);
         let blobs = [
             PutBlob { hash: a, sha256: &sha, body: Body::Bytes(b"in memory") },
-            PutBlob { hash: b, sha256: &sha, body: Body::Zstd(&f) },
+            PutBlob { hash: b, sha256: &sha, body: Body::File(&f) },
         ];
         let mut s = PutStream::new(&blobs);
         let mut out = String::new();
         s.read_to_string(&mut out).unwrap();
-        assert_eq!(out, format!("{} {sha} 9 raw\nin memory{} {sha} 10 zstd\nfile bytes", a.hex(), b.hex()));
-        assert_eq!(s.sent, 19);
+        assert_eq!(out, format!("{} {sha} 9 raw\nin memory{} {sha} 10 raw\nfile bytes", a.hex(), b.hex()));
+        assert_eq!(s.sent, out.len() as u64);
+    }
+
+    /// The frames of a `frames` body, as the node reads them: each after
+    /// its length's line, until `0`.
+    fn frames(mut body: &[u8]) -> Vec<u8> {
+        let mut run = Vec::new();
+        loop {
+            let nl = body.iter().position(|b| *b == b'\n').expect("a length line");
+            let len: usize = std::str::from_utf8(&body[..nl]).unwrap().parse().unwrap();
+            body = &body[nl + 1..];
+            if len == 0 {
+                assert!(body.is_empty());
+                return run;
+            }
+            run.extend_from_slice(&body[..len]);
+            body = &body[len..];
+        }
     }
 
     #[test]
-    fn a_blob_being_compressed_waits_while_the_ready_ones_go() {
+    fn a_chunk_being_compressed_waits_and_one_not_started_goes_stored() {
         let dir = tempfile::tempdir().unwrap();
-        let (f, z) = (dir.path().join("f"), dir.path().join("f.zst"));
-        std::fs::write(&f, b"file bytes").unwrap();
-        std::fs::write(&z, b"squeezed").unwrap();
-        let (a, b, c) = (Digest::of(b"1"), Digest::of(b"file bytes"), Digest::of(b"3"));
+        let store = Store::new(dir.path().join("store"));
+        let bytes = "containerd etcd\n".repeat(2 * CHUNK as usize / 16 + 100).into_bytes();
+        let d = store.put(&bytes).unwrap();
+        let chunks = Chunks::open(&store, &d, &store.blob_path(&d), bytes.len() as u64);
         let sha = "0".repeat(64);
-        let (later, never) = (OnceCell::new(), OnceCell::new());
-        let blobs = [
-            PutBlob { hash: b, sha256: &sha, body: Body::Compressing { file: &f, zstd: &later } },
-            PutBlob { hash: c, sha256: &sha, body: Body::Compressing { file: &f, zstd: &never } },
-            PutBlob { hash: a, sha256: &sha, body: Body::Bytes(b"1") },
-        ];
+        let blobs = [PutBlob { hash: d, sha256: &sha, body: Body::Chunked(&chunks) }];
+        assert_eq!(blobs[0].body_len(), bytes.len() as u64);
+        assert_eq!(chunks.claim(), Some(0));
         let mut s = PutStream::new(&blobs);
         let mut out = Vec::new();
         let e = s.read_to_end(&mut out).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::WouldBlock);
-        assert_eq!(String::from_utf8_lossy(&out), format!("{} {sha} 1 raw\n1", a.hex()));
-        // compression paid for one, did not for the other (sent as it is);
-        // the two go in their given order
-        never.set(None).unwrap();
-        later.set(Some(z.clone())).unwrap();
-        out.clear();
+        assert_eq!(String::from_utf8_lossy(&out), format!("{} {sha} {} frames\n", d.hex(), bytes.len()));
+        chunks.compress(0);
         s.read_to_end(&mut out).unwrap();
-        let expected = format!("{} {sha} 8 zstd\nsqueezed{} {sha} 10 raw\nfile bytes", b.hex(), c.hex());
-        assert_eq!(String::from_utf8_lossy(&out), expected);
-        assert_eq!(s.sent, 19);
+        assert_eq!(s.sent, out.len() as u64);
+        let header = out.iter().position(|b| *b == b'\n').unwrap();
+        let run = frames(&out[header + 1..]);
+        assert_eq!(zstd::decode_all(&run[..]).unwrap(), bytes);
+        // the first chunk compressed, the other two stored
+        assert!(run.len() < bytes.len() - CHUNK as usize + CHUNK as usize / 2, "{}", run.len());
+        assert!(run.len() > bytes.len() - CHUNK as usize, "{}", run.len());
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! that have zstd get the binaries zstd-compressed — fewer bytes leave the
 //! deployer (the bridge's transmit counter, not kdeploy's own count) than
 //! the blobs hold — and the one without zstd gets them as they are; every
-//! node runs the right bytes. Then a compressed file damaged in the
+//! node runs the right bytes. Then a compressed chunk damaged in the
 //! deployer's store: the node refuses it by sha256, the deployer warns,
 //! sends the blobs uncompressed, and drops the damaged file. Then a wrong
 //! sha256 record in the deployer's store (well-formed, other bytes'): the
@@ -79,10 +79,11 @@ fn binaries_travel_compressed_to_nodes_with_zstd() {
     let zstd_dir = p.dir.path().join(".kdeploy/store/zstd");
     let zst = std::fs::read_dir(&zstd_dir)
         .unwrap()
+        .flat_map(|blob| std::fs::read_dir(blob.unwrap().path()).unwrap())
         .map(|e| e.unwrap().path())
         .filter(|f| f.extension().is_some_and(|x| x == "zst"))
         .max_by_key(|f| std::fs::metadata(f).unwrap().len())
-        .expect("compressed blobs kept in the deployer's store");
+        .expect("compressed chunks kept in the deployer's store");
     let mut bytes = std::fs::read(&zst).unwrap();
     let mid = bytes.len() / 2;
     bytes[mid] ^= 0xff;
@@ -100,7 +101,7 @@ fn binaries_travel_compressed_to_nodes_with_zstd() {
     assert_deployed(&p.base());
 
     // a wrong sha256 record: refused on the node, worked out again, recorded right
-    let blob = zst.file_stem().unwrap().to_string_lossy().into_owned();
+    let blob = zst.parent().unwrap().file_name().unwrap().to_string_lossy().into_owned();
     let record = p.dir.path().join(".kdeploy/store/sha256-of").join(&blob);
     let right = std::fs::read_to_string(&record).expect("the blob's sha256 recorded");
     let wrong = "0".repeat(64);

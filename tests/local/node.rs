@@ -329,3 +329,67 @@ async fn an_edit_that_keeps_size_and_mtime_is_drift_and_older_stat_records_still
     assert!(found.len() == 1 && found[0].contains("b.conf"), "{found:?}");
     assert_eq!(drift().await, found, "the same drift every time until it is repaired");
 }
+
+/// A large blob arrives as zstd frames, chunk by chunk, some compressed and
+/// some stored (`store/compressed.rs`), and the node admits it whole;
+/// hostile `frames` bodies are refused and leave nothing in the store.
+#[tokio::test(flavor = "multi_thread")]
+async fn chunked_blobs_arrive_whole_and_hostile_frames_are_refused() {
+    use kdeploy::node::{Body, PutBlob};
+    use kdeploy::store::compressed::{Chunks, StoredFrame, CHUNK};
+    use std::io::Read;
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = dir.path().join("node").to_str().unwrap().to_string();
+    let host = LocalHost::new("local");
+    let node = Node::install_with_prefix(&host, &prefix).await.unwrap();
+    let _lock = hold(&node, "test").await;
+
+    let bytes: Vec<u8> = (0..2 * CHUNK + 12345).map(|i| b"etcd containerd kubelet\n"[(i % 24) as usize]).collect();
+    let b = blob(bytes.clone());
+    let deployer = kdeploy::store::Store::new(dir.path().join("deployer"));
+    assert_eq!(deployer.put(&bytes).unwrap(), b.b3);
+    let chunks = Chunks::open(&deployer, &b.b3, &deployer.blob_path(&b.b3), bytes.len() as u64);
+    // the first chunk compressed, the two others go stored
+    let first = chunks.claim().unwrap();
+    chunks.compress(first);
+    let put = [PutBlob { hash: b.b3, sha256: &b.sha, body: Body::Chunked(&chunks) }];
+    let sent = node.put(&put).await.unwrap();
+    assert!(sent < bytes.len() as u64 - CHUNK / 2, "the first chunk went compressed: {sent} bytes sent");
+    let stored = dir.path().join(format!("node/var/lib/kdeploy/store/{}", b.b3));
+    assert!(fs::read(&stored).unwrap() == bytes, "the store holds other bytes than were sent");
+
+    // by hand, as anyone holding the lock could: each hostile body refused
+    let other = blob((0..CHUNK + 7).map(|i| (i % 7) as u8).collect::<Vec<u8>>());
+    let token = read(&dir.path().join("node/var/lib/kdeploy/lock.token"));
+    let token = token.split_whitespace().next().unwrap().to_string();
+    let header = format!("{} {} {} frames\n", other.b3, other.sha, other.bytes.len());
+    let frame = |bytes: &[u8]| {
+        let mut f = Vec::new();
+        StoredFrame::new(bytes, bytes.len() as u64).read_to_end(&mut f).unwrap();
+        let mut part = format!("{}\n", f.len()).into_bytes();
+        part.extend(f);
+        part
+    };
+    let whole = frame(&other.bytes);
+    let cases: Vec<(&str, Vec<u8>)> = vec![
+        ("a length that is not digits", [header.as_bytes(), b"12x\n"].concat()),
+        ("a length past the stream's end", [header.as_bytes(), b"99999999\n", &whole[..100]].concat()),
+        ("frames of other bytes", [header.as_bytes(), &frame(&bytes[..CHUNK as usize]), b"0\n"].concat()),
+        ("no closing 0", [header.as_bytes(), &whole].concat()),
+        ("a frame cut short", [header.as_bytes(), &whole[..whole.len() - 10], b"0\n"].concat()),
+        ("an unknown encoding", format!("{} {} 3 zstd\nabc", other.b3, other.sha).into_bytes()),
+    ];
+    for (what, body) in cases {
+        let out = host.exec(&node.command(&["--held", &token, "put"]), Some(&body)).await.unwrap();
+        assert_ne!(out.status, 0, "{what}: accepted");
+        assert!(!dir.path().join(format!("node/var/lib/kdeploy/store/{}", other.b3)).exists(), "{what}: admitted");
+        let tmp = dir.path().join("node/var/lib/kdeploy/store/.tmp");
+        let left: Vec<_> = fs::read_dir(&tmp).map(|d| d.flatten().map(|e| e.path()).collect()).unwrap_or_default();
+        assert!(left.is_empty(), "{what}: left {left:?}");
+    }
+    // and the same stream, whole, is admitted
+    let good = [header.as_bytes(), &whole, b"0\n"].concat();
+    let out = host.exec(&node.command(&["--held", &token, "put"]), Some(&good)).await.unwrap();
+    assert_eq!(out.status, 0, "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(fs::read(dir.path().join(format!("node/var/lib/kdeploy/store/{}", other.b3))).unwrap() == other.bytes);
+}
