@@ -21,8 +21,10 @@ use kdeploy::transport::LocalHost;
 use serde_json::json;
 
 const NODES: [&str; 2] = ["n1", "n2"];
-/// The deadline the phase `access` is armed with, seconds.
-const DEADLINE: u32 = 2;
+/// The deadline the phase `access` is armed with, seconds: long enough
+/// that a confirmation made beside a full build still comes in time (2 s
+/// did not, now and then, with the whole suite running beside builds).
+const DEADLINE: u32 = 5;
 
 struct Project {
     dir: tempfile::TempDir,
