@@ -377,6 +377,7 @@ refuse() {
 cmd_put() {
     [ $# -eq 0 ] || die "usage: put <BLOB-STREAM"
     [ -d "$R/store" ] || harden
+    lower_priority
     # Per blob one process (dd; with zstd after it), then one sha256
     # process for the whole stream: a process per blob per check was most
     # of the time of a stream of small files. Everything in flight is in
@@ -424,6 +425,23 @@ cmd_put() {
     # spaces between them; each rename into the store is atomic)
     # shellcheck disable=SC2086
     (cd "$dir" && chmod 0444 $names && sync $names && mv -f -t "$R/store" -- $names)
+}
+
+# lower_priority: this process and what it starts go below the node's own
+# services, for the CPU (10 nicer than it was) and the disk (last of the
+# best-effort class): a transfer fills both, and a running etcd or API
+# server (heartbeats, fsyncs) must come first. Where renice or ionice is
+# missing, at full speed.
+lower_priority() {
+    read -r stat </proc/$$/stat || return 0
+    # (the fields after the command's name, which is in parentheses;
+    # the 17th of them is the niceness)
+    # shellcheck disable=SC2086
+    set -- ${stat##*) }
+    [ $# -ge 17 ] || return 0
+    shift 16
+    renice -n $(($1 + 10)) -p $$ >/dev/null 2>&1 || :
+    ionice -c 2 -n 7 -p $$ >/dev/null 2>&1 || :
 }
 
 # take SIZE: copy the next SIZE bytes of stdin to stdout, read in large

@@ -7,7 +7,9 @@
 //! sends the blobs uncompressed, and drops the damaged file. Then a wrong
 //! sha256 record in the deployer's store (well-formed, other bytes'): the
 //! node refuses the blob, the deployer works the sha256 out again and
-//! sends once more, and the record is right from then on. Ends on the
+//! sends once more, and the record is right from then on. Last, links
+//! slowed to 200 Mbit/s: from an empty compressed store every chunk goes
+//! compressed (the compressors keep ahead of the wire). Ends on the
 //! unmodified lab, zstd back on every node.
 
 use crate::support;
@@ -29,6 +31,35 @@ impl NoZstd {
 impl Drop for NoZstd {
     fn drop(&mut self) {
         ssh(3, "mv /usr/bin/zstd.hidden /usr/bin/zstd");
+    }
+}
+
+/// The links to some nodes slowed (tc's token bucket on the host side of
+/// each node's veth, the direction of a push) for as long as it lives.
+struct SlowLinks(Vec<u32>);
+
+impl SlowLinks {
+    fn on(nodes: std::ops::RangeInclusive<u32>, rate: &str) -> SlowLinks {
+        let nodes: Vec<u32> = nodes.collect();
+        for i in &nodes {
+            let dev = format!("kdv{i}");
+            let st = std::process::Command::new("tc")
+                .args([
+                    "qdisc", "replace", "dev", &dev, "root", "tbf", "rate", rate, "burst", "256kb", "latency", "400ms",
+                ])
+                .status()
+                .unwrap();
+            assert!(st.success(), "tc on {dev}");
+        }
+        SlowLinks(nodes)
+    }
+}
+
+impl Drop for SlowLinks {
+    fn drop(&mut self) {
+        for i in &self.0 {
+            let _ = std::process::Command::new("tc").args(["qdisc", "del", "dev", &format!("kdv{i}"), "root"]).status();
+        }
     }
 }
 
@@ -118,5 +149,23 @@ fn binaries_travel_compressed_to_nodes_with_zstd() {
         assert_runs_debian_binaries(i);
     }
     assert_deployed(&p.base());
+
+    // a slow link, from an empty compressed store: the compressors keep
+    // ahead of the wire, so every chunk goes compressed (on the lab's own
+    // links, faster than its two CPUs compress, some go stored instead)
+    std::fs::remove_dir_all(&zstd_dir).unwrap();
+    reset(&p);
+    let slow = SlowLinks::on(1..=3, "200mbit");
+    let (out, j) = switch(&p.base());
+    drop(slow);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(statuses(&j).iter().all(|(_, s)| s == "changed"), "{j}");
+    let (blobs, wire) = (transfer(&j, "sshBytes"), transfer(&j, "sshSentBytes"));
+    eprintln!("at 200 Mbit/s: blobs {blobs} bytes, {wire} on the wire");
+    // zstd level 1 leaves 38-42% of these binaries
+    assert!(wire < blobs * 45 / 100, "a chunk went stored on a slow link: {wire} of {blobs} bytes: {j}");
+    for i in 1..=3 {
+        assert_runs_debian_binaries(i);
+    }
     p.restore();
 }

@@ -340,7 +340,16 @@ async fn chunked_blobs_arrive_whole_and_hostile_frames_are_refused() {
     use std::io::Read;
     let dir = tempfile::tempdir().unwrap();
     let prefix = dir.path().join("node").to_str().unwrap().to_string();
-    let host = LocalHost::new("local");
+    // the node's zstd, wrapped to say at which priority a put runs it
+    let (bin, host) = local_host_without("zstd");
+    let zstd = std::process::Command::new("sh").args(["-c", "command -v zstd"]).output().unwrap();
+    let zstd = String::from_utf8(zstd.stdout).unwrap().trim().to_string();
+    assert!(!zstd.is_empty(), "zstd is needed on this machine");
+    let niceness = dir.path().join("zstd-niceness");
+    let wrapper = bin.path().join("zstd");
+    let script = format!("#!/bin/sh\nps -o ni= -p $$ > '{}'\nexec '{zstd}' \"$@\"\n", niceness.display());
+    fs::write(&wrapper, script).unwrap();
+    fs::set_permissions(&wrapper, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let node = Node::install_with_prefix(&host, &prefix).await.unwrap();
     let _lock = hold(&node, "test").await;
 
@@ -357,6 +366,10 @@ async fn chunked_blobs_arrive_whole_and_hostile_frames_are_refused() {
     assert!(sent < bytes.len() as u64 - CHUNK / 2, "the first chunk went compressed: {sent} bytes sent");
     let stored = dir.path().join(format!("node/var/lib/kdeploy/store/{}", b.b3));
     assert!(fs::read(&stored).unwrap() == bytes, "the store holds other bytes than were sent");
+    // below the node's own services: 10 nicer than the command was
+    let stat = read(Path::new("/proc/self/stat"));
+    let ours: i32 = stat.rsplit(") ").next().unwrap().split(' ').nth(16).unwrap().parse().unwrap();
+    assert_eq!(read(&niceness).trim(), (ours + 10).min(19).to_string(), "the niceness of the put's zstd");
 
     // by hand, as anyone holding the lock could: each hostile body refused
     let other = blob((0..CHUNK + 7).map(|i| (i % 7) as u8).collect::<Vec<u8>>());
