@@ -242,7 +242,7 @@ impl Evaluator {
             Expr::Not(e, _) => Some(Value::Bool(!self.cheap_bool(e, env, arg, budget - 1)?)),
             Expr::CallBuiltin { fast, args, .. } => match (fast, &args[..]) {
                 (FastBuiltin::HasAttr, [name, set]) => known_has_attr(name, set, env, arg).map(Value::Bool),
-                (FastBuiltin::None | FastBuiltin::HasAttr, _) => None,
+                (FastBuiltin::None | FastBuiltin::HasAttr | FastBuiltin::Strict, _) => None,
                 (_, [a]) => fast_unary(*fast, &self.cheap(a, env, arg, budget - 1)?),
                 _ => None,
             },
@@ -313,29 +313,35 @@ impl Evaluator {
 
     #[inline(never)]
     fn force_cell(&mut self, cell: &Rc<std::cell::RefCell<State>>) -> EvalResult<Value> {
-        let state = {
+        let (expr, env) = {
             let mut s = cell.borrow_mut();
-            if let State::Blackhole(span) = &*s {
-                return Err(infinite_recursion(*span));
-            }
-            std::mem::replace(&mut *s, State::Blackhole(None))
-        };
-        match state {
-            State::Pending(expr, env) => {
-                *cell.borrow_mut() = State::Blackhole(expr_span(&expr));
-                match self.eval(&expr, &env) {
-                    Ok(v) => {
-                        *cell.borrow_mut() = State::Done(v.clone());
-                        Ok(v)
-                    }
-                    Err(e) => {
-                        *cell.borrow_mut() = State::Pending(expr, env);
-                        Err(e)
-                    }
+            let span = match &*s {
+                State::Blackhole(span) => return Err(infinite_recursion(*span)),
+                State::Pending(expr, _) => expr_span(expr),
+                _ => {
+                    let other = std::mem::replace(&mut *s, State::Blackhole(None));
+                    drop(s);
+                    return self.force_other(cell, other);
                 }
+            };
+            match std::mem::replace(&mut *s, State::Blackhole(span)) {
+                State::Pending(expr, env) => (expr, env),
+                _ => unreachable!("matched above"),
             }
-            other => self.force_other(cell, other),
-        }
+        };
+        let r = self.eval(&expr, &env);
+        // The cell still holds the black hole put there above (a nested
+        // force of it stops at the black hole, and nothing else writes
+        // it), which owns nothing: replaced without a call of the drop
+        // glue, ~20 instructions a force.
+        let next = match &r {
+            Ok(v) => State::Done(v.clone()),
+            Err(_) => State::Pending(expr, env),
+        };
+        let hole = std::mem::replace(&mut *cell.borrow_mut(), next);
+        debug_assert!(matches!(hole, State::Blackhole(_)));
+        std::mem::forget(hole);
+        r
     }
 
     /// Applications and native computations: less common, kept apart.
@@ -363,7 +369,13 @@ impl Evaluator {
             State::Pending(..) | State::Blackhole(_) | State::Done(_) => unreachable!("handled by force_cell"),
         };
         match &result {
-            Ok(v) => *cell.borrow_mut() = State::Done(v.clone()),
+            Ok(v) => {
+                // Still the black hole of `force_cell` (only a failure
+                // above writes the cell): replaced without the drop glue.
+                let hole = std::mem::replace(&mut *cell.borrow_mut(), State::Done(v.clone()));
+                debug_assert!(matches!(hole, State::Blackhole(_)));
+                std::mem::forget(hole);
+            }
             Err(e) => {
                 if matches!(&*cell.borrow(), State::Blackhole(_)) {
                     // A failed native computation cannot be re-run: keep its error.
@@ -609,6 +621,11 @@ impl Evaluator {
         let at = |e: Box<EvalError>| e.at_if_unset(Some(span));
         match (fast, args) {
             (FastBuiltin::None, _) => {}
+            (FastBuiltin::Strict, [arg]) => {
+                // As the builtin would: its argument forced first.
+                let v = self.operand(arg, env).map_err(at)?;
+                return self.call_builtin(id, &[Thunk::value(v)], Some(span));
+            }
             (FastBuiltin::HasAttr, [name, set]) => {
                 // Both already known (`hasAttr name d.value` in a loop):
                 // looked at in place, no count taken or dropped.
@@ -713,7 +730,9 @@ impl Evaluator {
                 }
                 Ok(Value::Path(path::normalize(&s).into()))
             }
-            Expr::List(items) => Ok(Value::list(items.iter().map(|i| self.thunk(i, env)).collect())),
+            // Collected straight into the shared slice: one allocation, not
+            // a vector and then a copy of it.
+            Expr::List(items) => Ok(Value::List(items.iter().map(|i| self.thunk(i, env)).collect())),
             Expr::With { namespace, body, .. } => {
                 let ns = self.thunk(namespace, env);
                 let with_env = Env::with_one(env, ns);

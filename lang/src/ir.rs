@@ -110,6 +110,12 @@ pub enum FastBuiltin {
     IsBool,
     IsFunction,
     Length,
+    /// A builtin of one argument that forces it before anything else
+    /// (`head`, `tail`, `attrNames`, `attrValues`, `concatLists`,
+    /// `listToAttrs`, `toString`, `typeOf`): the
+    /// argument is evaluated in place and passed as a value, without a
+    /// thunk allocated only to be forced at once.
+    Strict,
 }
 
 pub enum StrPart {

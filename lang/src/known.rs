@@ -108,6 +108,6 @@ pub(crate) fn fast_unary(fast: FastBuiltin, v: &Value) -> Option<Value> {
             Value::List(l) => return Some(Value::Int(l.len() as i64)),
             _ => return None,
         },
-        FastBuiltin::None | FastBuiltin::HasAttr => return None,
+        FastBuiltin::None | FastBuiltin::HasAttr | FastBuiltin::Strict => return None,
     }))
 }

@@ -908,6 +908,9 @@ fn fast_builtin(name: &str) -> FastBuiltin {
         "isBool" => FastBuiltin::IsBool,
         "isFunction" => FastBuiltin::IsFunction,
         "length" => FastBuiltin::Length,
+        "head" | "tail" | "attrNames" | "attrValues" | "concatLists" | "listToAttrs" | "toString" | "typeOf" => {
+            FastBuiltin::Strict
+        }
         _ => FastBuiltin::None,
     }
 }
