@@ -160,6 +160,22 @@ impl Evaluator {
                         }
                     }
                 }
+                // And the commonest select, `x.name` (`d.value`, `opt.type`),
+                // read in place: what `cheap` would do, without its call.
+                if let Expr::Select { expr: set, path, .. } = &**expr {
+                    if let (Expr::Local { depth, index, .. }, [AttrKey::Static(name)]) = (&**set, &path[..]) {
+                        let known = env.thunk_at(*depth, *index).and_then(|slot| {
+                            slot.inspect(|v| match v {
+                                Value::Attrs(a) => a.get(name)?.peek(),
+                                _ => None,
+                            })
+                        });
+                        return match known {
+                            Some(v) => Thunk::value(v),
+                            None => Thunk::pending(expr.clone(), env.clone()),
+                        };
+                    }
+                }
                 match self.cheap(expr, env, None, CHEAP_BUDGET) {
                     Some(v) => Thunk::value(v),
                     None => Thunk::pending(expr.clone(), env.clone()),
@@ -1126,7 +1142,11 @@ impl Evaluator {
             match next {
                 Some(n) => v = n,
                 None => match default {
-                    Some(d) => return self.eval(d, env),
+                    // `x._type or null`: a constant default without a step.
+                    Some(d) => match &**d {
+                        Expr::Const(c) => return Ok(c.clone()),
+                        _ => return self.eval(d, env),
+                    },
                     None => {
                         let Value::Attrs(a) = &v else { unreachable!("checked above") };
                         return Err(missing_attr(&name, a, span));

@@ -21,6 +21,9 @@ pub(crate) struct HasAttrGuard {
     set: Set,
     then: ExprRef,
     else_: ExprRef,
+    /// Whether each branch is the constant `[ ]`, known once for the loop.
+    then_empty: bool,
+    else_empty: bool,
 }
 
 /// The name looked up: known when the loop starts, or the element.
@@ -71,7 +74,15 @@ impl HasAttrGuard {
                 _ => return None,
             },
         };
-        Some(HasAttrGuard { key, set, then: then.clone(), else_: else_.clone() })
+        let empty = |e: &Expr| matches!(e, Expr::Const(Value::List(l)) if l.is_empty());
+        Some(HasAttrGuard {
+            key,
+            set,
+            then_empty: empty(then),
+            else_empty: empty(else_),
+            then: then.clone(),
+            else_: else_.clone(),
+        })
     }
 
     /// The value of the call with argument `a` when the condition is known
@@ -88,7 +99,8 @@ impl HasAttrGuard {
     /// usual `else` branch), which `concatMap` then skips without a call.
     #[inline(always)]
     pub(crate) fn empty(&self, a: &Thunk) -> bool {
-        self.branch(a).is_some_and(|e| matches!(&**e, Expr::Const(Value::List(l)) if l.is_empty()))
+        (self.then_empty || self.else_empty)
+            && self.decide(a).is_some_and(|b| if b { self.then_empty } else { self.else_empty })
     }
 
     /// The branch the call with argument `a` takes, if known in place.
