@@ -60,6 +60,9 @@ pub struct Evaluator {
     /// The buffer strings with interpolations are built in
     /// ([`Self::interpolate_str`]).
     scratch: String,
+    /// Lists scanned by `concatMap` with a `hasAttr` guard, indexed by name
+    /// ([`crate::guard_index`]).
+    pub(crate) guard_indexes: crate::guard_index::Indexes,
 }
 
 /// Largest scratch buffer kept between strings: one long string built
@@ -124,6 +127,7 @@ impl Evaluator {
             nesting: 0,
             budget: Budget::from_env(),
             scratch: String::new(),
+            guard_indexes: Default::default(),
         }
     }
 

@@ -103,6 +103,16 @@ impl HasAttrGuard {
             && self.decide(a).is_some_and(|b| if b { self.then_empty } else { self.else_empty })
     }
 
+    /// The name and the attribute of `x: if hasAttr name x.attr then T
+    /// else [ ]` with `name` known for the loop: what
+    /// [`crate::guard_index`] indexes a list by.
+    pub(crate) fn indexable(&self) -> Option<(&NixString, &NixString)> {
+        match (&self.key, &self.set) {
+            (Key::Known(key), Set::ArgAttr(attr)) if self.else_empty && !self.then_empty => Some((key, attr)),
+            _ => None,
+        }
+    }
+
     /// The branch the call with argument `a` takes, if known in place.
     #[inline(always)]
     fn branch(&self, a: &Thunk) -> Option<&ExprRef> {

@@ -12,6 +12,7 @@ mod env;
 pub mod error;
 pub mod eval;
 mod guard;
+mod guard_index;
 mod indented;
 pub mod io;
 mod ir;

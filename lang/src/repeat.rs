@@ -67,6 +67,11 @@ impl Repeat {
         self.guard.as_ref().is_some_and(|g| g.empty(a))
     }
 
+    /// `f`'s body as a guard, if it is one ([`HasAttrGuard`]).
+    pub fn guard(&self) -> Option<&HasAttrGuard> {
+        self.guard.as_ref()
+    }
+
     /// `f a b`; when `f` is `a: b: body`, without building the closure
     /// `f a` in between.
     pub fn call2(&mut self, ev: &mut Evaluator, a: Thunk, b: Thunk) -> EvalResult<Value> {

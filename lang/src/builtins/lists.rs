@@ -6,6 +6,7 @@ use std::rc::Rc;
 use super::{arg_context, Args, BuiltinDef};
 use crate::error::{err, ErrorKind, EvalError, EvalResult};
 use crate::eval::Evaluator;
+use crate::guard_index;
 use crate::limits::check_list_len;
 use crate::repeat::Repeat;
 use crate::thunk::Thunk;
@@ -178,18 +179,36 @@ fn concat_map(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
     let mut f = Repeat::new(ev.func(&args[0], "the first argument of builtins.concatMap")?);
     let list = ev.list(&args[1], "the second argument of builtins.concatMap")?;
     let mut out = Vec::new();
-    for x in list.iter() {
-        // Most elements of a module system's `concatMap (d: if hasAttr
-        // name d.value then [ … ] else [ ]) defs` add nothing.
+    // The module system's `concatMap (d: if hasAttr name d.value then
+    // [ … ] else [ ]) defs`, asked again for the same `defs`: only the
+    // elements with the name, and those not known, are visited.
+    let indexed = match f.guard().and_then(|g| g.indexable()) {
+        Some((key, attr)) if list.len() >= guard_index::MIN_LEN => {
+            let key = key.clone();
+            ev.guard_indexes.get(&list, attr).map(|index| (key, index))
+        }
+        _ => None,
+    };
+    let mut each = |ev: &mut Evaluator, x: &Thunk| -> EvalResult<()> {
+        // Most elements of such a loop add nothing, known in place.
         if f.empty(x) {
-            continue;
+            return Ok(());
         }
         match f.call1(ev, x.clone())? {
             Value::List(l) => {
                 grow(ev, &mut out, l.len())?;
-                out.extend_from_slice(&l)
+                out.extend_from_slice(&l);
+                Ok(())
             }
-            v => return Err(super::expected("the result of the function passed to builtins.concatMap", "a list", &v)),
+            v => Err(super::expected("the result of the function passed to builtins.concatMap", "a list", &v)),
+        }
+    };
+    match indexed {
+        Some((key, index)) => index.visit(&key, |i| each(ev, &list[i]))?,
+        None => {
+            for x in list.iter() {
+                each(ev, x)?;
+            }
         }
     }
     Ok(Value::list(out))
