@@ -150,7 +150,13 @@ nice -n 10 cargo test --workspace --profile ci --no-fail-fast --lib --bins \
 # The parser and evaluator fuzz (proptest over generated text and programs)
 # once more with many cases: 5000 of each, about ten seconds.
 section "fuzz, 5000 cases; the corpus against Nix; the stdlib's checks"
-KDEPLOY_FUZZ_CASES=5000 nice -n 10 cargo test --workspace --profile ci --test fuzz || failed=1
+# (a case that aborts the process is named by the file it was written to)
+KDEPLOY_FUZZ_CASES=5000 KDEPLOY_FUZZ_LAST="$logs/fuzz-last-program.nix" nice -n 10 \
+  cargo test --workspace --profile ci --test fuzz || {
+  failed=1
+  echo "run-all: the last program the evaluator fuzz began ($logs/fuzz-last-program.nix):" >&2
+  cat "$logs/fuzz-last-program.nix" >&2 || true
+}
 # Real Nix must still agree with the corpus's expectations (CI installs nix-bin).
 if command -v nix-instantiate >/dev/null; then
   env -i PATH="$PATH" HOME=/tmp/nixhome nice -n 10 lang/tests/corpus/regen.sh --check || failed=1

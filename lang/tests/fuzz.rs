@@ -14,7 +14,10 @@
 //!
 //! `KDEPLOY_FUZZ_CASES` sets the number of cases of each (default 100, so
 //! that `cargo test` stays fast; CI can raise it). A failure prints the
-//! smallest input proptest found.
+//! smallest input proptest found; one that ends the process (a stack
+//! overflow aborts it before proptest can say anything) is named by the
+//! file `KDEPLOY_FUZZ_LAST`, when set: each program is written there before
+//! it is evaluated.
 
 use std::path::PathBuf;
 use std::sync::mpsc;
@@ -246,6 +249,9 @@ fn random_expressions_evaluate_or_fail_cleanly() {
     runner()
         .run(&program(), |text| {
             let (tx, rx) = mpsc::channel();
+            if let Some(last) = std::env::var_os("KDEPLOY_FUZZ_LAST") {
+                std::fs::write(last, &text).expect("writing KDEPLOY_FUZZ_LAST");
+            }
             let t = text.clone();
             // A thread of its own: the watchdog turns a hang into a failure
             // (the thread is then left running), a panic into an error.
