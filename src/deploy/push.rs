@@ -222,10 +222,28 @@ async fn compress_ahead(blobs: &Blobs<'_>, squeeze: &[Arc<Chunks>], done: &Atomi
         }
         let Some((c, i)) = squeeze.iter().find_map(|c| c.claim().map(|i| (c.clone(), i))) else { return };
         let held = c.clone();
-        if tokio::task::spawn_blocking(move || c.compress(i)).await.is_err() {
+        if !on_spare_cpu(move || c.compress(i)).await {
             held.abandon(i);
         }
     }
+}
+
+/// Run `work` on a thread of its own at the lowest CPU priority (nice 19),
+/// and wait for it; `false` if it did not finish. Compression takes only
+/// the CPU nothing else wants: where the streams, SSH and the nodes fill
+/// the CPUs (the lab: nodes and deployer on 2 cores), chunks go stored
+/// rather than the wire wait for them; where the CPUs are idle beside a
+/// slow link, the compressors keep ahead of it at full speed.
+async fn on_spare_cpu(work: impl FnOnce() + Send + 'static) -> bool {
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let spawned = std::thread::Builder::new().name("kdeploy-zstd".into()).spawn(move || {
+        // SAFETY: setpriority on this thread's own id (Linux: per thread);
+        // a failure leaves it at the priority it had
+        unsafe { libc::setpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t, 19) };
+        work();
+        let _ = tx.send(());
+    });
+    spawned.is_ok() && rx.await.is_ok()
 }
 
 /// Send `direct` to the node over SSH: secrets in one command (into the
@@ -519,4 +537,24 @@ pub async fn stage(node: &Node<'_>, w: &NodeWork, sink: &dyn Sink) -> Result<(),
         took: t0.elapsed(),
     });
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn compression_runs_on_spare_cpu_only() {
+        let niceness = Arc::new(Mutex::new(String::new()));
+        let seen = niceness.clone();
+        let done = on_spare_cpu(move || {
+            let stat = std::fs::read_to_string("/proc/thread-self/stat").unwrap_or_default();
+            let nice = stat.rsplit(") ").next().and_then(|f| f.split(' ').nth(16)).unwrap_or("").to_string();
+            *seen.lock().unwrap() = nice;
+        })
+        .await;
+        assert!(done);
+        assert_eq!(*niceness.lock().unwrap(), "19");
+        assert!(!on_spare_cpu(|| panic!("a compressor that died")).await, "said not finished");
+    }
 }
