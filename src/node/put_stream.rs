@@ -12,6 +12,7 @@
 use std::fs::File;
 use std::io::{Cursor, ErrorKind, Read, Seek, SeekFrom};
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 use crate::store::compressed::{Chunks, Part, StoredFrame};
 use crate::store::Digest;
@@ -91,6 +92,8 @@ impl Read for Sequence<'_> {
 /// line, then `0`.
 fn frames(chunks: &Chunks) -> Sequence<'_> {
     let mut i = 0;
+    // since when this stream waits for chunk i's compressor
+    let mut waiting: Option<Instant> = None;
     let next = move || {
         let (frame, len): (Piece<'_>, u64) = match i {
             _ if i > chunks.count() => return Ok(None),
@@ -98,8 +101,11 @@ fn frames(chunks: &Chunks) -> Sequence<'_> {
                 i += 1;
                 return Ok(Some(Box::new(Cursor::new(b"0\n")) as Piece<'_>));
             }
-            _ => match chunks.part(i) {
-                Part::Wait => return Err(ErrorKind::WouldBlock.into()),
+            _ => match chunks.part(i, waiting.map_or(Duration::ZERO, |t| t.elapsed())) {
+                Part::Wait => {
+                    waiting.get_or_insert_with(Instant::now);
+                    return Err(ErrorKind::WouldBlock.into());
+                }
                 Part::Packed(p) => whole_file(&p)?,
                 Part::AsItIs { offset, len } => {
                     let src = chunks.src();
@@ -110,6 +116,7 @@ fn frames(chunks: &Chunks) -> Sequence<'_> {
             },
         };
         i += 1;
+        waiting = None;
         Ok(Some(Box::new(Cursor::new(format!("{len}\n")).chain(frame)) as Piece<'_>))
     };
     Sequence { current: None, next: Box::new(next) }

@@ -16,6 +16,7 @@ use std::fs;
 use std::io::{BufReader, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+use std::time::Duration;
 
 use super::{Digest, Error, Result, Store};
 
@@ -33,6 +34,10 @@ const WINDOW_LOG: u32 = 20;
 /// enough that a stream waits for at most one chunk's compression (tens of
 /// milliseconds) and decides compressed or stored often.
 pub const CHUNK: u64 = 8 << 20;
+
+/// How long a stream waits for a chunk being compressed before it sends
+/// it stored: about twice what one chunk takes a free core at level 1.
+pub const PATIENCE: Duration = Duration::from_millis(60);
 
 /// Where one chunk of a blob stands in this run.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -102,17 +107,23 @@ impl Chunks {
         self.lock().iter().all(|s| *s == State::Packed)
     }
 
-    /// How a stream sends chunk `i` now: a chunk no compressor has started
-    /// is taken to go stored (for every stream of this run).
-    pub fn part(&self, i: usize) -> Part {
+    /// How a stream sends chunk `i` now, having waited `waited` for it: a
+    /// chunk no compressor has started is taken to go stored (for every
+    /// stream of this run); one being compressed is waited for up to
+    /// [`PATIENCE`], then sent stored by this stream (its compressor goes
+    /// on, for the streams after it and later runs: compressors run at the
+    /// lowest priority, and a stream must not wait on one the CPUs starve).
+    pub fn part(&self, i: usize, waited: Duration) -> Part {
         let mut state = self.lock();
+        let offset = i as u64 * CHUNK;
+        let stored = Part::AsItIs { offset, len: CHUNK.min(self.size - offset) };
         match state[i] {
             State::Packed => Part::Packed(self.packed_path(i)),
-            State::Compressing => Part::Wait,
+            State::Compressing if waited < PATIENCE => Part::Wait,
+            State::Compressing => stored,
             State::Pending | State::AsItIs => {
                 state[i] = State::AsItIs;
-                let offset = i as u64 * CHUNK;
-                Part::AsItIs { offset, len: CHUNK.min(self.size - offset) }
+                stored
             }
         }
     }
@@ -333,14 +344,15 @@ mod tests {
         assert_eq!(chunks.count(), 3);
         // a compressor takes the first, a stream reaches the second first
         assert_eq!(chunks.claim(), Some(0));
-        assert_eq!(chunks.part(0), Part::Wait);
-        assert_eq!(chunks.part(1), Part::AsItIs { offset: CHUNK, len: CHUNK });
+        assert_eq!(chunks.part(0, Duration::ZERO), Part::Wait);
+        assert_eq!(chunks.part(0, PATIENCE), Part::AsItIs { offset: 0, len: CHUNK }, "waited long enough");
+        assert_eq!(chunks.part(1, Duration::ZERO), Part::AsItIs { offset: CHUNK, len: CHUNK });
         assert_eq!(chunks.claim(), Some(2), "a chunk a stream sent stored is not compressed this run");
         chunks.compress(0);
         chunks.compress(2);
         let mut run = Vec::new();
         for i in 0..3 {
-            match chunks.part(i) {
+            match chunks.part(i, Duration::ZERO) {
                 Part::Packed(p) => run.extend(fs::read(p).unwrap()),
                 Part::AsItIs { offset, len } => {
                     let mut f = fs::File::open(store.blob_path(&d)).unwrap();
@@ -372,7 +384,7 @@ mod tests {
         let chunks = Chunks::open(&store, &n, &store.blob_path(&n), noise.len() as u64);
         assert_eq!(chunks.claim(), Some(0));
         chunks.compress(0);
-        assert_eq!(chunks.part(0), Part::AsItIs { offset: 0, len: 1 << 20 });
+        assert_eq!(chunks.part(0, Duration::ZERO), Part::AsItIs { offset: 0, len: 1 << 20 });
         let again = Chunks::open(&store, &n, &store.blob_path(&n), noise.len() as u64);
         assert_eq!(again.claim(), None, "remembered as not worth compressing");
 
