@@ -151,11 +151,13 @@ nice -n 10 cargo test --workspace --profile ci --no-fail-fast --lib --bins \
 # once more with many cases: 5000 of each, about ten seconds.
 section "fuzz, 5000 cases; the corpus against Nix; the stdlib's checks"
 # (a case that aborts the process is named by the file it was written to)
-KDEPLOY_FUZZ_CASES=5000 KDEPLOY_FUZZ_LAST="$logs/fuzz-last-program.nix" nice -n 10 \
+# (absolute: cargo runs a test binary in its package's directory)
+fuzz_last=$(cd "$logs" && pwd)/fuzz-last-program.nix
+KDEPLOY_FUZZ_CASES=5000 KDEPLOY_FUZZ_LAST="$fuzz_last" nice -n 10 \
   cargo test --workspace --profile ci --test fuzz || {
   failed=1
-  echo "run-all: the last program the evaluator fuzz began ($logs/fuzz-last-program.nix):" >&2
-  cat "$logs/fuzz-last-program.nix" >&2 || true
+  echo "run-all: the last program the evaluator fuzz began ($fuzz_last):" >&2
+  cat "$fuzz_last" >&2 || true
 }
 # Real Nix must still agree with the corpus's expectations (CI installs nix-bin).
 if command -v nix-instantiate >/dev/null; then

@@ -1,5 +1,6 @@
-//! Blobs compressed in transit (issue 13): from a reset lab, the nodes
-//! that have zstd get the binaries zstd-compressed — fewer bytes leave the
+//! Blobs compressed in transit (issue 13): from a reset lab, over links
+//! slowed to 200 Mbit/s, the nodes that have zstd get every chunk of the
+//! binaries zstd-compressed — fewer bytes leave the
 //! deployer (the bridge's transmit counter, not kdeploy's own count) than
 //! the blobs hold — and the one without zstd gets them as they are; every
 //! node runs the right bytes. Then a compressed chunk damaged in the
@@ -7,9 +8,7 @@
 //! sends the blobs uncompressed, and drops the damaged file. Then a wrong
 //! sha256 record in the deployer's store (well-formed, other bytes'): the
 //! node refuses the blob, the deployer works the sha256 out again and
-//! sends once more, and the record is right from then on. Last, links
-//! slowed to 200 Mbit/s: from an empty compressed store every chunk goes
-//! compressed (the compressors keep ahead of the wire). Ends on the
+//! sends once more, and the record is right from then on. Ends on the
 //! unmodified lab, zstd back on every node.
 
 use crate::support;
@@ -85,9 +84,15 @@ fn binaries_travel_compressed_to_nodes_with_zstd() {
     let hidden = NoZstd::on_node_3();
     reset(&p);
 
+    // links slowed to 200 Mbit/s: the compressors (nice 19) keep ahead of
+    // the wire, so from an empty compressed store every chunk goes
+    // compressed (on the lab's own links, faster than its two CPUs
+    // compress, chunks go stored where the compressors fall behind)
+    let slow = SlowLinks::on(1..=3, "200mbit");
     let tx0 = bridge_tx();
     let (out, j) = switch(&p.base());
     let sent = bridge_tx() - tx0;
+    drop(slow);
     assert!(out.status.success(), "{}", text(&out));
     assert!(statuses(&j).iter().all(|(_, s)| s == "changed"), "{j}");
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -97,8 +102,9 @@ fn binaries_travel_compressed_to_nodes_with_zstd() {
     assert!(!pushed_line(&stderr, "k8s-worker02").contains("compressed"), "no zstd there: {stderr}");
     let (blobs, wire) = (transfer(&j, "sshBytes"), transfer(&j, "sshSentBytes"));
     eprintln!("blobs {blobs} bytes, {wire} on the wire by kdeploy's count, {sent} by the bridge's");
-    // two of three nodes at a third of the size: well under 80% of the blobs
-    assert!(wire < blobs * 4 / 5, "{j}");
+    // two of three nodes at 38-42% of the size (zstd level 1), the third
+    // as it is: under 65% of the blobs, a chunk sent stored would add 8 MiB
+    assert!(wire < blobs * 65 / 100, "a chunk went stored on a slow link: {j}");
     assert!(sent >= wire && sent < wire + wire / 10, "the bridge carried {sent} bytes for {wire}");
     for i in 1..=3 {
         assert_runs_debian_binaries(i);
@@ -150,22 +156,5 @@ fn binaries_travel_compressed_to_nodes_with_zstd() {
     }
     assert_deployed(&p.base());
 
-    // a slow link, from an empty compressed store: the compressors keep
-    // ahead of the wire, so every chunk goes compressed (on the lab's own
-    // links, faster than its two CPUs compress, some go stored instead)
-    std::fs::remove_dir_all(&zstd_dir).unwrap();
-    reset(&p);
-    let slow = SlowLinks::on(1..=3, "200mbit");
-    let (out, j) = switch(&p.base());
-    drop(slow);
-    assert!(out.status.success(), "{}", text(&out));
-    assert!(statuses(&j).iter().all(|(_, s)| s == "changed"), "{j}");
-    let (blobs, wire) = (transfer(&j, "sshBytes"), transfer(&j, "sshSentBytes"));
-    eprintln!("at 200 Mbit/s: blobs {blobs} bytes, {wire} on the wire");
-    // zstd level 1 leaves 38-42% of these binaries
-    assert!(wire < blobs * 45 / 100, "a chunk went stored on a slow link: {wire} of {blobs} bytes: {j}");
-    for i in 1..=3 {
-        assert_runs_debian_binaries(i);
-    }
     p.restore();
 }
