@@ -78,14 +78,7 @@ impl BlobSource {
     /// kept in the store for a blob read from a file (`sha256_of`).
     async fn sha256(self: &Arc<Self>) -> Result<&str, BlobError> {
         let b = self.clone();
-        let r = self
-            .sha256
-            .get_or_init(|| async move {
-                tokio::task::spawn_blocking(move || b.sha256_from_file())
-                    .await
-                    .unwrap_or_else(|e| Err(BlobError::Task { what: "hashing a blob".into(), reason: e.to_string() }))
-            })
-            .await;
+        let r = self.sha256.get_or_init(|| async move { hashing(move || b.sha256_from_file()).await }).await;
         r.as_deref().map_err(Clone::clone)
     }
 
@@ -103,9 +96,7 @@ impl BlobSource {
                     sha256_of::forget(&b.store, &b.digest);
                     b.sha256_from_file()
                 };
-                tokio::task::spawn_blocking(work)
-                    .await
-                    .unwrap_or_else(|e| Err(BlobError::Task { what: "hashing a blob".into(), reason: e.to_string() }))
+                hashing(work).await
             })
             .await;
         r.as_deref().map_err(Clone::clone)
@@ -202,6 +193,14 @@ fn compressible(blob: &BlobSource) -> Option<&std::path::Path> {
         Readable::Path(p) if !blob.secret && blob.size >= COMPRESS_FROM => Some(p),
         _ => None,
     }
+}
+
+/// Hash a blob with `work` off the async workers (the binaries are
+/// hundreds of MB).
+async fn hashing(work: impl FnOnce() -> Result<String, BlobError> + Send + 'static) -> Result<String, BlobError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .unwrap_or_else(|e| Err(BlobError::Task { what: "hashing a blob".into(), reason: e.to_string() }))
 }
 
 /// The chunks of `blob` for a node that can decompress them, if it is
