@@ -25,7 +25,7 @@ use super::protocol::{
     refusal, reply, ArmedStep, BadRequest, Code, Failure, Malformed, NodeState, NodeStatus, NotFetched, PhaseRecord,
     Request, StoredBlob, WantedBlob, VERSION,
 };
-use super::put_stream::{Body, PutBlob, PutStream};
+use super::put_stream::{Body, PutBlob, PutStream, Sha256};
 use super::script;
 use crate::store::Digest;
 use crate::transport::{shell_quote, Error as TransportError, Host, Output, Process};
@@ -376,9 +376,14 @@ impl<'h> Node<'h> {
         if blobs.is_empty() {
             return Ok(0);
         }
-        if let Some(b) = blobs.iter().find(|b| !is_sha256(b.sha256)) {
-            let why = format!("bad sha256 {:?} for {}", b.sha256, b.hash);
-            return Err(NodeError::BadRequest(BadRequest { command: "put", why }, self.host_name()));
+        // (one worked out while the stream goes is checked when it is there)
+        for b in blobs {
+            if let Sha256::Known(s) = b.sha256 {
+                if !is_sha256(s) {
+                    let why = format!("bad sha256 {s:?} for {}", b.hash);
+                    return Err(NodeError::BadRequest(BadRequest { command: "put", why }, self.host_name()));
+                }
+            }
         }
         let mut stream = PutStream::new(blobs);
         let command = self.line(&Request::Put)?;
@@ -408,7 +413,7 @@ impl<'h> Node<'h> {
 
     /// [`Node::put`] from memory.
     pub async fn put_bytes(&self, hash: &Digest, sha256: &str, bytes: &[u8]) -> Result<(), NodeError> {
-        self.put(&[PutBlob { hash: *hash, sha256, body: Body::Bytes(bytes) }]).await.map(|_| ())
+        self.put(&[PutBlob { hash: *hash, sha256: Sha256::Known(sha256), body: Body::Bytes(bytes) }]).await.map(|_| ())
     }
 
     /// Send secrets, all in one command: they go to the node's private

@@ -364,7 +364,9 @@ refuse() {
 # put <BLOBS: a stream of blobs into the store, each a line `BLAKE3 SHA256
 # SIZE ENCODING` then its body: SIZE bytes (raw), or (frames: compressed in
 # transit) zstd frames of its chunks, each after a line with its length,
-# then a line `0`; SIZE is then the blob's size. Each
+# then a line `0`; SIZE is then the blob's size. SHA256 `-`: the sha256
+# follows the body, on a line of its own (the deployer hashed the blob
+# while its bytes went). Each
 # is written out whole, then hashed from the page cache (cheaper than a tee
 # through pipes on a busy node) and refused unless its sha256 matches; all
 # are synced, then renamed into the store, so a crash leaves none
@@ -389,11 +391,12 @@ cmd_put() {
     : >"$sums"
     sha_tool
     while IFS=' ' read -r b sha size enc; do
-        is_hash "$b" && is_hash "$sha" || refuse "put: bad blob header: $b $sha"
+        is_hash "$b" && { [ "$sha" = - ] || is_hash "$sha"; } || refuse "put: bad blob header: $b $sha"
         case $size in '' | *[!0-9]*) refuse "put: bad size for blob $b: $size" ;; esac
         case $enc in raw | frames) ;; *) refuse "put: blob $b: unknown encoding '$enc'" ;; esac
         if [ -f "$R/store/$b" ] || [ -f "$dir/$b" ]; then
             if [ "$enc" = raw ]; then take "$size" >/dev/null; else take_frames >/dev/null || refuse "put: blob $b: bad frames"; fi
+            sha_after "$b"
             continue
         fi
         t=$dir/$b
@@ -408,6 +411,7 @@ cmd_put() {
             [ ! -e "$t.bad" ] || refuse "put: blob $b: bad frames"
             ;;
         esac
+        sha_after "$b"
         printf '%s  %s\n' "$sha" "$t" >>"$sums"
         if [ "$size" -ge "$EARLY_CHECK_FROM" ]; then
             check_early "$t" "$sha" &
@@ -425,6 +429,13 @@ cmd_put() {
     # spaces between them; each rename into the store is atomic)
     # shellcheck disable=SC2086
     (cd "$dir" && chmod 0444 $names && sync $names && mv -f -t "$R/store" -- $names)
+}
+
+# sha_after BLOB: read the sha256 that follows BLOB's body into sha, if
+# its header said `-` (put's reader: sets put's variable).
+sha_after() {
+    [ "$sha" = - ] || return 0
+    IFS= read -r sha && is_hash "$sha" || refuse "put: blob $1: no sha256 after its body"
 }
 
 # lower_priority: this process and what it starts go below the node's own

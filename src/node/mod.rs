@@ -26,4 +26,4 @@ pub use plan::{plan_units, unit_action, Action, OnChange, UnitPlan, UnitSpec};
 pub use protocol::{
     ArmedStep, Drift, NodeState, NodeStatus, NotFetched, PhaseEntry, PhaseRecord, SelfRollback, StoredBlob, WantedBlob,
 };
-pub use put_stream::{Body, PutBlob};
+pub use put_stream::{Body, PutBlob, Ready, Sha256};

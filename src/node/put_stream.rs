@@ -2,7 +2,11 @@
 //! one after another, each a header line `BLAKE3 SHA256 SIZE ENCODING` and
 //! then its body: SIZE bytes of its own (`raw`), or, for a large blob
 //! (`frames`), its chunks as zstd frames, each after a line with its
-//! length, and a line `0` after the last. One command carries them all: a
+//! length, and a line `0` after the last. A sha256 not yet worked out when
+//! the stream reaches its blob is `-` in the header and follows the body
+//! on a line of its own (the stream waits for it there): the deployer
+//! hashes a binary while its bytes go, not before the first byte of the
+//! stream. One command carries them all: a
 //! round trip and a shell per blob would cost more than the bytes of most
 //! blobs. Files are opened one at a time, as the stream reaches them, and
 //! read in the upload's chunks. A chunk a compressor is working on waits
@@ -14,15 +18,30 @@ use std::io::{Cursor, ErrorKind, Read, Seek, SeekFrom};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use super::protocol::request::is_sha256;
 use crate::store::compressed::{Chunks, Part, StoredFrame};
 use crate::store::Digest;
 
 /// One blob for `put`: its names and where its bytes are.
 pub struct PutBlob<'a> {
     pub hash: Digest,
-    pub sha256: &'a str,
+    pub sha256: Sha256<'a>,
     pub body: Body<'a>,
 }
+
+/// A blob's sha256, as `put` sends it.
+#[derive(Clone, Copy)]
+pub enum Sha256<'a> {
+    /// Known before the stream starts: in the blob's header.
+    Known(&'a str),
+    /// Being worked out while the stream goes: after the blob's body, once
+    /// `ready` gives it (`None`: not yet, the stream waits; an error ends
+    /// the stream).
+    Later(&'a Ready<'a>),
+}
+
+/// A sha256 being worked out: `None` until it is there.
+pub type Ready<'a> = dyn Fn() -> Option<Result<String, String>> + Sync + 'a;
 
 /// Where a blob's bytes come from, and how they travel.
 pub enum Body<'a> {
@@ -54,8 +73,35 @@ impl PutBlob<'_> {
             }
             Body::Chunked(c) => (Box::new(frames(c)), c.size(), "frames"),
         };
-        let header = format!("{} {} {len} {encoding}\n", self.hash.hex(), self.sha256);
-        Ok(Box::new(Cursor::new(header).chain(body)))
+        let (shown, after): (&str, Piece<'_>) = match self.sha256 {
+            Sha256::Known(s) => (s, Box::new(std::io::empty())),
+            Sha256::Later(ready) => ("-", Box::new(Trailer { ready, line: None })),
+        };
+        let header = format!("{} {shown} {len} {encoding}\n", self.hash.hex());
+        Ok(Box::new(Cursor::new(header).chain(body).chain(after)))
+    }
+}
+
+/// The line after a body that names its sha256 once it is worked out
+/// (`WouldBlock` until then).
+struct Trailer<'a> {
+    ready: &'a Ready<'a>,
+    line: Option<Cursor<String>>,
+}
+
+impl Read for Trailer<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.line.is_none() {
+            let sha = match (self.ready)() {
+                None => return Err(ErrorKind::WouldBlock.into()),
+                Some(r) => r.map_err(std::io::Error::other)?,
+            };
+            if !is_sha256(&sha) {
+                return Err(std::io::Error::other(format!("bad sha256 {sha:?}")));
+            }
+            self.line = Some(Cursor::new(sha + "\n"));
+        }
+        self.line.as_mut().map_or(Ok(0), |l| l.read(buf))
     }
 }
 
@@ -171,8 +217,8 @@ mod tests {
         let (a, b) = (Digest::of(b"in memory"), Digest::of(b"file bytes"));
         let sha = "0".repeat(64);
         let blobs = [
-            PutBlob { hash: a, sha256: &sha, body: Body::Bytes(b"in memory") },
-            PutBlob { hash: b, sha256: &sha, body: Body::File(&f) },
+            PutBlob { hash: a, sha256: Sha256::Known(&sha), body: Body::Bytes(b"in memory") },
+            PutBlob { hash: b, sha256: Sha256::Known(&sha), body: Body::File(&f) },
         ];
         let mut s = PutStream::new(&blobs);
         let mut out = String::new();
@@ -206,7 +252,7 @@ mod tests {
         let d = store.put(&bytes).unwrap();
         let chunks = Chunks::open(&store, &d, &store.blob_path(&d), bytes.len() as u64);
         let sha = "0".repeat(64);
-        let blobs = [PutBlob { hash: d, sha256: &sha, body: Body::Chunked(&chunks) }];
+        let blobs = [PutBlob { hash: d, sha256: Sha256::Known(&sha), body: Body::Chunked(&chunks) }];
         assert_eq!(blobs[0].body_len(), bytes.len() as u64);
         assert_eq!(chunks.claim(), Some(0));
         let mut s = PutStream::new(&blobs);
@@ -226,9 +272,35 @@ mod tests {
     }
 
     #[test]
+    fn a_sha256_worked_out_meanwhile_follows_the_body_once_it_is_there() {
+        let d = Digest::of(b"kubelet");
+        let sha = std::sync::Mutex::new(None);
+        let ready = || sha.lock().unwrap().clone();
+        let blobs = [PutBlob { hash: d, sha256: Sha256::Later(&ready), body: Body::Bytes(b"kubelet") }];
+        let mut s = PutStream::new(&blobs);
+        let mut out = Vec::new();
+        assert_eq!(s.read_to_end(&mut out).unwrap_err().kind(), ErrorKind::WouldBlock);
+        assert_eq!(String::from_utf8_lossy(&out), format!("{} - 7 raw\nkubelet", d.hex()));
+        *sha.lock().unwrap() = Some(Ok("a".repeat(64)));
+        s.read_to_end(&mut out).unwrap();
+        assert_eq!(String::from_utf8_lossy(&out), format!("{} - 7 raw\nkubelet{}\n", d.hex(), "a".repeat(64)));
+        assert_eq!(s.sent, out.len() as u64);
+        // one that could not be worked out, or is not a sha256, ends the stream
+        for (given, says) in [(Err("hashing kubelet: gone".to_string()), "gone"), (Ok("-\n".into()), "bad sha256")] {
+            *sha.lock().unwrap() = Some(given);
+            let e = PutStream::new(&blobs).read_to_end(&mut Vec::new()).unwrap_err();
+            assert!(e.to_string().contains(says), "{e}");
+        }
+    }
+
+    #[test]
     fn a_missing_file_is_an_error_naming_it() {
         let sha = "0".repeat(64);
-        let blobs = [PutBlob { hash: Digest::of(b""), sha256: &sha, body: Body::File(Path::new("/nonexistent/x")) }];
+        let blobs = [PutBlob {
+            hash: Digest::of(b""),
+            sha256: Sha256::Known(&sha),
+            body: Body::File(Path::new("/nonexistent/x")),
+        }];
         let e = PutStream::new(&blobs).read_to_end(&mut Vec::new()).unwrap_err();
         assert!(e.to_string().contains("/nonexistent/x"), "{e}");
     }

@@ -335,7 +335,7 @@ async fn an_edit_that_keeps_size_and_mtime_is_drift_and_older_stat_records_still
 /// hostile `frames` bodies are refused and leave nothing in the store.
 #[tokio::test(flavor = "multi_thread")]
 async fn chunked_blobs_arrive_whole_and_hostile_frames_are_refused() {
-    use kdeploy::node::{Body, PutBlob};
+    use kdeploy::node::{Body, PutBlob, Sha256};
     use kdeploy::store::compressed::{Chunks, StoredFrame, CHUNK};
     use std::io::Read;
     let dir = tempfile::tempdir().unwrap();
@@ -361,8 +361,18 @@ async fn chunked_blobs_arrive_whole_and_hostile_frames_are_refused() {
     // the first chunk compressed, the two others go stored
     let first = chunks.claim().unwrap();
     chunks.compress(first);
-    let put = [PutBlob { hash: b.b3, sha256: &b.sha, body: Body::Chunked(&chunks) }];
-    let sent = node.put(&put).await.unwrap();
+    // its sha256 worked out while the stream goes: the stream waits for it
+    // after the body
+    let sha256 = std::sync::Arc::new(std::sync::OnceLock::new());
+    let later = sha256.clone();
+    let ready = move || later.get().map(|s: &String| Ok(s.clone()));
+    let put = [PutBlob { hash: b.b3, sha256: Sha256::Later(&ready), body: Body::Chunked(&chunks) }];
+    let hashed = async {
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        sha256.set(b.sha.clone()).unwrap();
+    };
+    let (sent, ()) = tokio::join!(node.put(&put), hashed);
+    let sent = sent.unwrap();
     assert!(sent < bytes.len() as u64 - CHUNK / 2, "the first chunk went compressed: {sent} bytes sent");
     let stored = dir.path().join(format!("node/var/lib/kdeploy/store/{}", b.b3));
     assert!(fs::read(&stored).unwrap() == bytes, "the store holds other bytes than were sent");
@@ -376,6 +386,7 @@ async fn chunked_blobs_arrive_whole_and_hostile_frames_are_refused() {
     let token = read(&dir.path().join("node/var/lib/kdeploy/lock.token"));
     let token = token.split_whitespace().next().unwrap().to_string();
     let header = format!("{} {} {} frames\n", other.b3, other.sha, other.bytes.len());
+    let later = format!("{} - {} frames\n", other.b3, other.bytes.len());
     let frame = |bytes: &[u8]| {
         let mut f = Vec::new();
         StoredFrame::new(bytes, bytes.len() as u64).read_to_end(&mut f).unwrap();
@@ -391,6 +402,10 @@ async fn chunked_blobs_arrive_whole_and_hostile_frames_are_refused() {
         ("no closing 0", [header.as_bytes(), &whole].concat()),
         ("a frame cut short", [header.as_bytes(), &whole[..whole.len() - 10], b"0\n"].concat()),
         ("an unknown encoding", format!("{} {} 3 zstd\nabc", other.b3, other.sha).into_bytes()),
+        ("no sha256 after the body", [later.as_bytes(), &whole, b"0\n"].concat()),
+        ("a sha256 cut short after the body", [later.as_bytes(), &whole, b"0\n", &other.sha.as_bytes()[..20]].concat()),
+        ("not a sha256 after the body", [later.as_bytes(), &whole, b"0\n", b"-\n"].concat()),
+        ("another blob's sha256 after the body", [later.as_bytes(), &whole, b"0\n", b.sha.as_bytes(), b"\n"].concat()),
     ];
     for (what, body) in cases {
         let out = host.exec(&node.command(&["--held", &token, "put"]), Some(&body)).await.unwrap();
@@ -400,9 +415,14 @@ async fn chunked_blobs_arrive_whole_and_hostile_frames_are_refused() {
         let left: Vec<_> = fs::read_dir(&tmp).map(|d| d.flatten().map(|e| e.path()).collect()).unwrap_or_default();
         assert!(left.is_empty(), "{what}: left {left:?}");
     }
-    // and the same stream, whole, is admitted
-    let good = [header.as_bytes(), &whole, b"0\n"].concat();
+    // and the same stream, whole, is admitted, its sha256 after the body
+    // too; a blob the node holds already is skipped, sha256 line and all
+    let small = blob(b"resolv.conf".to_vec());
+    let raw_later = format!("{} - {} raw\n", small.b3, small.bytes.len());
+    let good = [later.as_bytes(), &whole, b"0\n", other.sha.as_bytes(), b"\n"].concat();
+    let good = [&good[..], &good, raw_later.as_bytes(), &small.bytes, small.sha.as_bytes(), b"\n"].concat();
     let out = host.exec(&node.command(&["--held", &token, "put"]), Some(&good)).await.unwrap();
     assert_eq!(out.status, 0, "{}", String::from_utf8_lossy(&out.stderr));
     assert!(fs::read(dir.path().join(format!("node/var/lib/kdeploy/store/{}", other.b3))).unwrap() == other.bytes);
+    assert!(fs::read(dir.path().join(format!("node/var/lib/kdeploy/store/{}", small.b3))).unwrap() == small.bytes);
 }
