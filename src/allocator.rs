@@ -24,7 +24,13 @@ unsafe impl GlobalAlloc for Mimalloc {
         // SAFETY: plain FFI calls; a null return is passed on as failure.
         unsafe {
             if layout.align() <= MALLOC_ALIGN {
-                mi::mi_malloc(layout.size()) as *mut u8
+                // The evaluator's objects (thunks, frames, sets) are small:
+                // mimalloc's small entry skips a call and a size check.
+                if layout.size() <= mi::MI_SMALL_SIZE_MAX {
+                    mi::mi_malloc_small(layout.size()) as *mut u8
+                } else {
+                    mi::mi_malloc(layout.size()) as *mut u8
+                }
             } else {
                 mi::mi_malloc_aligned(layout.size(), layout.align()) as *mut u8
             }
