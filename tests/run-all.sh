@@ -90,8 +90,8 @@ await() {
 whole_lab=(cache::the_lab_converges_through_a_binary_cache compress::binaries_travel_compressed_to_nodes_with_zstd)
 lane_a=(membership:: reset::a_dropped_member switch:: secrets:: mirror:: login:: node:: transport:: diff:: exec::)
 # A background part writes its exit status beside its log when it ends
-# ($logs/NAME.rc), which the whole-lab tests wait for: they start as soon as
-# the lanes are free, beside the niced rest, not after it.
+# ($logs/NAME.rc), which the whole-lab tests wait for: they start once the
+# lanes are free and the niced rest has ended.
 in_background() {
   local name=$1 st
   shift
@@ -121,13 +121,6 @@ section "the Kubernetes lab tests, in the background (log: $logs/kubernetes.log)
 # (--nocapture: their timings and counts of failed calls are shown even when they pass)
 in_background kubernetes "$lab_tests" kubernetes:: --nocapture --test-threads 2
 k8s_pid=$!
-# (the lanes' tests must all have ended: these hold every node)
-whole_lab_run() {
-  until [[ -e $logs/etcd-lab-a.rc && -e $logs/etcd-lab.rc && -e $logs/kubernetes.rc ]]; do sleep 1; done
-  "$lab_tests" "${whole_lab[@]}"
-}
-in_background whole-lab whole_lab_run
-whole_lab_pid=$!
 # (every test binary runs even after one failed: the run reports them all)
 failed=0
 # Every test target but the lab's, named, so the lab's can run with its own
@@ -171,6 +164,17 @@ section "lints"
 cargo fmt --check || failed=1
 nice -n 10 cargo clippy --workspace --all-targets --quiet -- -D warnings || failed=1
 git ls-files -z '*.sh' .ci/run | xargs -0 shellcheck -S warning || failed=1
+
+# The tests that need the whole lab, once the lanes' tests have all ended
+# (these hold every node) and the rest above has too: compress counts on the
+# deployer's spare CPU (its compressors run at nice 19), which clippy and
+# the fuzz beside it had taken (a chunk went stored on a slow link in CI).
+whole_lab_run() {
+  until [[ -e $logs/etcd-lab-a.rc && -e $logs/etcd-lab.rc && -e $logs/kubernetes.rc ]]; do sleep 1; done
+  "$lab_tests" "${whole_lab[@]}"
+}
+in_background whole-lab whole_lab_run
+whole_lab_pid=$!
 
 # waits for background part PID and shows its log; 1 when it failed
 shown() {
