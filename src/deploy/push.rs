@@ -110,8 +110,16 @@ impl BlobSource {
         }
     }
 
-    /// Its sha256 as `put` sends it, if [`BlobSource::sha256`] (or, for
-    /// `Anew`, [`BlobSource::sha256_anew`]) has worked it out.
+    /// Its sha256 as `put` sends it: [`BlobSource::sha256`], or for
+    /// `Anew` [`BlobSource::sha256_anew`].
+    async fn sha256_as(self: &Arc<Self>, sha256: Sha256) -> Result<&str, BlobError> {
+        match sha256 {
+            Sha256::AsRecorded => self.sha256().await,
+            Sha256::Anew => self.sha256_anew().await,
+        }
+    }
+
+    /// [`BlobSource::sha256_as`], if it has been worked out.
     fn sha256_ready(&self, sha256: Sha256) -> Option<Result<String, String>> {
         let cell = match sha256 {
             Sha256::Anew if has_record(self) => &self.rechecked,
@@ -367,10 +375,7 @@ async fn put(
     }
     let hashing = async {
         for d in blobs {
-            match sha256 {
-                Sha256::AsRecorded => sources[d].sha256().await?,
-                Sha256::Anew => sources[d].sha256_anew().await?,
-            };
+            sources[d].sha256_as(sha256).await?;
         }
         Ok::<_, BlobError>(())
     };
