@@ -366,7 +366,8 @@ refuse() {
 # transit) zstd frames of its chunks, each after a line with its length,
 # then a line `0`; SIZE is then the blob's size. SHA256 `-`: the sha256
 # follows the body, on a line of its own (the deployer hashed the blob
-# while its bytes went). Each
+# while its bytes went). Small blobs may come together as a pack (a line
+# `pack COUNT SIZE tar`: put_pack). Each
 # is written out whole, then hashed from the page cache (cheaper than a tee
 # through pipes on a busy node) and refused unless its sha256 matches; all
 # are synced, then renamed into the store, so a crash leaves none
@@ -387,10 +388,14 @@ cmd_put() {
     dir=$R/store/.tmp/put.$$
     mkdir -p "$dir"
     on_exit_remove "$dir"
-    names='' sums=$dir/sha256 want='' small='' early=''
+    names='' sums=$dir/sha256 want='' small='' early='' packs=0
     : >"$sums"
     sha_tool
     while IFS=' ' read -r b sha size enc; do
+        if [ "$b" = pack ]; then
+            put_pack "$sha" "$size" "$enc"
+            continue
+        fi
         is_hash "$b" && { [ "$sha" = - ] || is_hash "$sha"; } || refuse "put: bad blob header: $b $sha"
         case $size in '' | *[!0-9]*) refuse "put: bad size for blob $b: $size" ;; esac
         case $enc in raw | frames) ;; *) refuse "put: blob $b: unknown encoding '$enc'" ;; esac
@@ -429,6 +434,54 @@ cmd_put() {
     # spaces between them; each rename into the store is atomic)
     # shellcheck disable=SC2086
     (cd "$dir" && chmod 0444 $names && sync $names && mv -f -t "$R/store" -- $names)
+}
+
+# put_pack COUNT SIZE ENCODING: the small blobs of a pack (put's reader:
+# adds them to put's lists as small blobs): a tar archive of SIZE bytes,
+# unpacked by one tar into a directory of its own (a process per blob was
+# most of the time of a stream of small files), then COUNT lines `BLAKE3
+# SHA256`, one a member. The archive must hold those members, each a
+# regular file named by its blake3, and nothing else; their sha256s are
+# checked with the other small blobs. A member the node holds already is
+# dropped.
+put_pack() {
+    case $1 in '' | *[!0-9]* | 0) refuse "put: bad pack count: $1" ;; esac
+    case $2 in '' | *[!0-9]*) refuse "put: bad pack size: $2" ;; esac
+    [ "$3" = tar ] || refuse "put: pack: unknown encoding '$3'"
+    [ "${#1}" -le 4 ] || refuse "put: pack of $1 blobs"
+    packs=$((packs + 1))
+    pk=$dir/pack.$packs
+    mkdir "$pk" || refuse "put: pack: cannot make $pk"
+    # (a stream that ends inside the archive lacks the member lines after it)
+    take "$2" | tar -x -f - -C "$pk" -m --no-same-owner --no-same-permissions 2>/dev/null ||
+        refuse "put: pack: cannot unpack it"
+    pk_left=$1 pk_move='' pk_drop=''
+    while [ "$pk_left" -gt 0 ]; do
+        IFS=' ' read -r b sha || refuse "put: pack: $pk_left member line(s) missing"
+        is_hash "$b" && is_hash "$sha" || refuse "put: pack: bad member line: $b $sha"
+        [ -f "$pk/$b" ] && [ ! -h "$pk/$b" ] || refuse "put: pack: blob $b not in it"
+        pk_left=$((pk_left - 1))
+        case " $pk_move $pk_drop " in *" $b "*) refuse "put: pack: blob $b twice" ;; esac
+        if [ -f "$R/store/$b" ] || [ -f "$dir/$b" ]; then
+            pk_drop="$pk_drop $b"
+            continue
+        fi
+        pk_move="$pk_move $b"
+        names="$names $b"
+        printf '%s  %s\n' "$sha" "$dir/$b" >>"$sums"
+        small="$small $b"
+        want="$want$sha *$b$NL"
+    done
+    # nothing in the archive but its members (counted without a process)
+    pk_n=0
+    for f in "$pk"/* "$pk"/.[!.]* "$pk"/..?*; do
+        [ -e "$f" ] || [ -h "$f" ] || continue
+        pk_n=$((pk_n + 1))
+    done
+    [ "$pk_n" -eq "$1" ] || refuse "put: pack: $pk_n file(s) in it for $1 member(s)"
+    # (blob names checked above, split on the spaces between them)
+    # shellcheck disable=SC2086
+    [ -z "$pk_move" ] || (cd "$pk" && mv -f -t "$dir" -- $pk_move) || refuse "put: pack: cannot take its blobs"
 }
 
 # sha_after BLOB: read the sha256 that follows BLOB's body into sha, if
@@ -1451,7 +1504,7 @@ cmd_units() {
 # the first thing missing). Beyond a POSIX sh: GNU coreutils (stat -c,
 # head -c, dd iflag=count_bytes, mv -T -t, ln -n, cp --reflink, sync -f, du -b, timeout, sha256sum
 # --check --quiet, mktemp -d, readlink, date -u), GNU findutils (xargs -d,
-# -r), GNU diffutils (diff, cmp), awk, sed, grep -x -F, sort -t -k,
+# -r), GNU diffutils (diff, cmp), GNU tar (-x -m --no-same-owner), awk, sed, grep -x -F, sort -t -k,
 # util-linux (flock) and, on a real node (no KDEPLOY_PREFIX), systemd
 # (systemctl, journalctl). zstd, curl and wget are used when present.
 # need WHAT CMD ARG...: CMD runs, or the node lacks WHAT.
@@ -1462,7 +1515,7 @@ need() {
 }
 cmd_requires() {
     for tool in awk cat chmod chown cmp cp cut date dd diff du flock grep head id ln mkdir mktemp mv paste \
-        readlink rm sed setsid sha256sum sleep sort stat sync timeout touch tr wc xargs; do
+        readlink rm sed setsid sha256sum sleep sort stat sync tar timeout touch tr wc xargs; do
         command -v "$tool" >/dev/null 2>&1 || fail unsupported "no $tool"
     done
     if [ -z "$P" ]; then
@@ -1494,6 +1547,8 @@ cmd_requires() {
     need "cmp -s (GNU diffutils)" cmp -s "$d/f" "$d/g"
     need "grep -x -F" grep -qxF x "$d/f"
     need "sort -u -t -k" sort -u -t ' ' -k1,1r "$d/f"
+    need "tar -x -m --no-same-owner --no-same-permissions (GNU tar)" sh -c \
+        'tar -c -f "$1.tar" -C "$1" f && mkdir "$1/x" && tar -x -f - -C "$1/x" -m --no-same-owner --no-same-permissions <"$1.tar" && cmp -s "$1/f" "$1/x/f"' - "$d"
 }
 
 # --protocol N: the protocol the deployer speaks (src/node/protocol/): a

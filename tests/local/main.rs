@@ -17,6 +17,7 @@ mod membership;
 mod node;
 mod node_durability;
 mod node_lock;
+mod node_pack;
 mod node_protocol;
 mod partial;
 mod reflink_stage;
