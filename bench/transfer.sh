@@ -12,7 +12,9 @@
 #      transfer.tsv beside it) and takes the lab down.
 # Every converge is checked: the recap must say `changed` for the three nodes.
 #
-# Usage: bench/transfer.sh     Env: RUNS=5, PROFILE=release (ci: the tests' build, no LTO)
+# Usage: bench/transfer.sh     Env: RUNS=5, PROFILE=release (ci: the tests' build, no LTO),
+#   SMALL=N: N more small files on every node (custom.files, 1.4 KB each, in preinstall):
+#   many small blobs beside the binaries (OpenSSH's floor gets their bytes too)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -21,10 +23,21 @@ source "$ROOT/bench/lab-bench.sh"
 command -v jq >/dev/null || die "jq missing"
 
 lab_bench_setup transfer
+SMALL=${SMALL:-0}
+[[ $SMALL =~ ^[0-9]+$ ]] || die "SMALL must be a number of files"
+if ((SMALL > 0)); then
+	files="builtins.listToAttrs (builtins.genList (i: { name = \"/etc/kdeploy-bench/small-\${toString i}.conf\";"
+	files+=" value = { phase = \"preinstall\"; text = builtins.concatStringsSep \"\" (builtins.genList"
+	files+=" (l: \"line \${toString l} of small file \${toString i}\\n\") 40); }; }) $SMALL)"
+	sed -i "0,/^  settings = {/s||  settings = {\n    custom.files = $files;|" "$WORK/lab.nix"
+	grep -q 'custom.files' "$WORK/lab.nix" || die "could not add the small files to the lab's definition"
+fi
 ARGS=(--ssh-key "$ROOT/.lab/id_ed25519" --known-hosts "$ROOT/.lab/known_hosts")
 SSH=(ssh -F "$ROOT/.lab/ssh_config")
 NODES=(kdnode1 kdnode2 kdnode3)
-TSV=$RESULTS/transfer.tsv
+NAME=transfer
+((SMALL == 0)) || NAME=transfer-small$SMALL
+TSV=$RESULTS/$NAME.tsv
 
 # openssh_floor BYTES: seconds for every node to get BYTES with `cat > FILE`, all at once.
 openssh_floor() {
@@ -68,7 +81,7 @@ locked kdeploy
 median() { awk -F'\t' -v c="$1" 'NR > 1 { print $c }' "$TSV" | sort -n | awk '{ a[NR] = $1 } END { printf "%.2f", (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 k=$(median 2) o=$(median 3)
 {
-	echo "# First converge's transfer against OpenSSH, 3-node etcd lab ($(git rev-parse --short HEAD), $(date -u +%Y-%m-%d), RUNS=$RUNS, profile $PROFILE)"
+	echo "# First converge's transfer against OpenSSH, 3-node etcd lab ($(git rev-parse --short HEAD), $(date -u +%Y-%m-%d), RUNS=$RUNS, profile $PROFILE, SMALL=$SMALL)"
 	echo
 	echo "| measure | median |"
 	echo "|---|---|"
@@ -78,6 +91,6 @@ k=$(median 2) o=$(median 3)
 	echo "| kdeploy: first converge, whole | $(median 5) s |"
 	echo "| of it: staging (slowest node), preinstall / container-runtime / etcd phases | $(median 9); $(median 6) / $(median 7) / $(median 8) s |"
 	echo
-	echo "Every run: \`transfer.tsv\`."
-} >"$RESULTS/transfer.md"
-cat "$RESULTS/transfer.md"
+	echo "Every run: \`$NAME.tsv\`."
+} >"$RESULTS/$NAME.md"
+cat "$RESULTS/$NAME.md"
