@@ -2,8 +2,8 @@
 # kdeploy node program: the only code kdeploy runs on a node (see
 # src/node/README.md for the layout, the commands and the protocol). The
 # shell language is POSIX sh (checked by shellcheck; run by the node's
-# /bin/sh), but the tools it calls are not POSIX: it needs GNU coreutils, findutils and diffutils,
-# util-linux's flock and, for units, systemd -- `requires` below lists
+# /bin/sh), but the tools it calls are not POSIX: it needs GNU coreutils, findutils, diffutils
+# and tar, util-linux's flock and, for units, systemd -- `requires` below lists
 # every tool and GNU feature, and the deployer runs it before installing.
 # Installed as /var/lib/kdeploy/bin/node-<hash>.sh and run as
 # `sh THAT --protocol N [--held TOKEN] CMD ARGS...`.
@@ -433,7 +433,15 @@ cmd_put() {
     # (blob names this function took from headers it checked, split on the
     # spaces between them; each rename into the store is atomic)
     # shellcheck disable=SC2086
-    (cd "$dir" && chmod 0444 $names && sync $names && mv -f -t "$R/store" -- $names)
+    (cd "$dir" && chmod 0444 $names && sync_all $names && mv -f -t "$R/store" -- $names)
+}
+
+# sync_all FILE...: FILE... (in the current directory) on disk: each
+# flushed on its own when they are few, else their whole file system at
+# once (syncfs) -- an fsync each costs a journal commit each on ext4,
+# ~4 ms: 2.4 s for 625 small blobs, against 12 ms for one syncfs.
+sync_all() {
+    if [ $# -le 16 ]; then sync -- "$@"; else sync -f .; fi
 }
 
 # put_pack COUNT SIZE ENCODING: the small blobs of a pack (put's reader:
@@ -443,7 +451,7 @@ cmd_put() {
 # SHA256`, one a member. The archive must hold those members, each a
 # regular file named by its blake3, and nothing else; their sha256s are
 # checked with the other small blobs. A member the node holds already is
-# dropped.
+# dropped (left in the pack's directory, removed with the put's).
 put_pack() {
     case $1 in '' | *[!0-9]* | 0) refuse "put: bad pack count: $1" ;; esac
     case $2 in '' | *[!0-9]*) refuse "put: bad pack size: $2" ;; esac
@@ -455,23 +463,6 @@ put_pack() {
     # (a stream that ends inside the archive lacks the member lines after it)
     take "$2" | tar -x -f - -C "$pk" -m --no-same-owner --no-same-permissions 2>/dev/null ||
         refuse "put: pack: cannot unpack it"
-    pk_left=$1 pk_move='' pk_drop=''
-    while [ "$pk_left" -gt 0 ]; do
-        IFS=' ' read -r b sha || refuse "put: pack: $pk_left member line(s) missing"
-        is_hash "$b" && is_hash "$sha" || refuse "put: pack: bad member line: $b $sha"
-        [ -f "$pk/$b" ] && [ ! -h "$pk/$b" ] || refuse "put: pack: blob $b not in it"
-        pk_left=$((pk_left - 1))
-        case " $pk_move $pk_drop " in *" $b "*) refuse "put: pack: blob $b twice" ;; esac
-        if [ -f "$R/store/$b" ] || [ -f "$dir/$b" ]; then
-            pk_drop="$pk_drop $b"
-            continue
-        fi
-        pk_move="$pk_move $b"
-        names="$names $b"
-        printf '%s  %s\n' "$sha" "$dir/$b" >>"$sums"
-        small="$small $b"
-        want="$want$sha *$b$NL"
-    done
     # nothing in the archive but its members (counted without a process)
     pk_n=0
     for f in "$pk"/* "$pk"/.[!.]* "$pk"/..?*; do
@@ -479,6 +470,22 @@ put_pack() {
         pk_n=$((pk_n + 1))
     done
     [ "$pk_n" -eq "$1" ] || refuse "put: pack: $pk_n file(s) in it for $1 member(s)"
+    pk_left=$1 pk_move=''
+    while [ "$pk_left" -gt 0 ]; do
+        IFS=' ' read -r b sha || refuse "put: pack: $pk_left member line(s) missing"
+        is_hash "$b" && is_hash "$sha" || refuse "put: pack: bad member line: $b $sha"
+        [ -f "$pk/$b" ] && [ ! -h "$pk/$b" ] || refuse "put: pack: blob $b not in it"
+        pk_left=$((pk_left - 1))
+        # (a mark a member, made by a redirection: no process)
+        [ ! -e "$pk/.seen.$b" ] || refuse "put: pack: blob $b twice"
+        : >"$pk/.seen.$b"
+        [ ! -f "$R/store/$b" ] && [ ! -f "$dir/$b" ] || continue
+        pk_move="$pk_move $b"
+        names="$names $b"
+        printf '%s  %s\n' "$sha" "$dir/$b" >>"$sums"
+        small="$small $b"
+        want="$want$sha *$b$NL"
+    done
     # (blob names checked above, split on the spaces between them)
     # shellcheck disable=SC2086
     [ -z "$pk_move" ] || (cd "$pk" && mv -f -t "$dir" -- $pk_move) || refuse "put: pack: cannot take its blobs"
@@ -931,41 +938,90 @@ cmd_switch() {
     else
         rm -f "$link"
     fi
-    # 3. managed paths new to the phase get their symlink into the phase link
+    # 3. managed paths new to the phase get their symlink into the phase
+    # link: in place of what is there (kept in displaced/ if unmanaged) by
+    # a rename each; where nothing is, one `ln` per directory for them all
+    # (a process per file was most of a first converge's switch of a phase
+    # of many files). Builtins decide; a readlink only where a link is.
+    sw_new=$R/phases/.$ph.new
+    : >"$sw_new"
     entries "$newm" f | while IFS=$TAB read -r _ _ _ _ _ path; do
         dst=$P$path target=$R/phases/$ph/files$path
-        cur=$(readlink "$dst" 2>/dev/null || true)
+        if [ -L "$dst" ]; then cur=$(readlink "$dst" || true); else cur=''; fi
         [ "$cur" != "$target" ] || continue
         if [ -d "$dst" ] && [ ! -L "$dst" ]; then die "switch: $path is a directory on the node"; fi
+        sw_dir=${dst%/*}
+        [ -n "$sw_dir" ] || sw_dir=/
+        if [ ! -d "$sw_dir" ]; then
+            note_created p "${path%/*}"
+            mkdir -p "$sw_dir"
+        fi
         if [ -e "$dst" ] || [ -L "$dst" ]; then
             case $cur in
             "$R"/phases/*) ;;
             *) # an unmanaged original: keep it once, restored if the path leaves
                 if [ ! -e "$R/displaced$path" ] && [ ! -L "$R/displaced$path" ]; then
-                    mkdir -p "$(dirname "$R/displaced$path")"
+                    mkdir -p "$R/displaced${path%/*}"
                     cp -P -p "$dst" "$R/displaced$path"
                 fi ;;
             esac
-        fi
-        [ -d "${dst%/*}" ] || note_created p "${path%/*}"
-        mkdir -p "$(dirname "$dst")"
-        ln -sfn "$target" "$dst.kdeploy-tmp"
-        mv -T "$dst.kdeploy-tmp" "$dst"
-    done
-    # 4. managed paths that left the phase: remove (restore a displaced original)
-    [ -n "$oldm" ] && [ -f "$oldm" ] || return 0
-    file_paths "$newm" >"$R/phases/.$ph.keep"
-    file_paths "$oldm" | while IFS= read -r path; do
-        grep -qxF -- "$path" "$R/phases/.$ph.keep" && continue
-        dst=$P$path
-        [ "$(readlink "$dst" 2>/dev/null || true)" = "$R/phases/$ph/files$path" ] || continue
-        if [ -e "$R/displaced$path" ] || [ -L "$R/displaced$path" ]; then
-            mv -T "$R/displaced$path" "$dst"
+            ln -sfn "$target" "$dst.kdeploy-tmp"
+            mv -T "$dst.kdeploy-tmp" "$dst"
         else
-            rm -f "$dst"
+            printf '%s\t%s\n' "$sw_dir" "$target" >>"$sw_new"
         fi
     done
-    rm -f "$R/phases/.$ph.keep"
+    link_new "$sw_new"
+    rm -f "$sw_new"
+    # 4. managed paths that left the phase and are still our links: remove
+    # (restore a displaced original). Which left, by one awk; their links'
+    # targets by one readlink (a line each; any other count of lines, a
+    # target with a newline: one readlink each); the links by one rm.
+    [ -n "$oldm" ] && [ -f "$oldm" ] || return 0
+    sw_t=$R/phases/.$ph.left
+    file_paths "$newm" >"$sw_t.keep"
+    file_paths "$oldm" | awk -v f="$sw_t.keep" 'BEGIN { while ((getline l <f) > 0) keep[l] } !($0 in keep)' |
+        while IFS= read -r path; do
+            [ ! -L "$P$path" ] || printf '%s\n' "$path"
+        done >"$sw_t.paths"
+    while IFS= read -r path; do printf '%s\n' "$P$path"; done <"$sw_t.paths" >"$sw_t.dsts"
+    xargs -d '\n' -r readlink -- <"$sw_t.dsts" >"$sw_t.targets" 2>/dev/null || :
+    if [ "$(wc -l <"$sw_t.targets")" = "$(wc -l <"$sw_t.paths")" ]; then
+        paste -d "$TAB" "$sw_t.paths" "$sw_t.targets"
+    else
+        while IFS= read -r path; do printf '%s\t%s\n' "$path" "$(readlink "$P$path" || true)"; done <"$sw_t.paths"
+    fi | while IFS=$TAB read -r path cur; do
+        [ "$cur" = "$R/phases/$ph/files$path" ] || continue
+        if [ -e "$R/displaced$path" ] || [ -L "$R/displaced$path" ]; then
+            mv -T "$R/displaced$path" "$P$path"
+        else
+            printf '%s\n' "$P$path"
+        fi
+    done >"$sw_t.gone"
+    xargs -d '\n' -r rm -f -- <"$sw_t.gone"
+    rm -f "$sw_t.keep" "$sw_t.paths" "$sw_t.dsts" "$sw_t.targets" "$sw_t.gone"
+}
+
+# link_new LIST: for each `DIR TAB TARGET` line of LIST, a symlink
+# DIR/NAME to TARGET, NAME being TARGET's last part (a phase's file and its
+# managed path share it), where nothing is yet: one `ln -s -t DIR` per
+# directory (sorted, so each directory's targets come together).
+link_new() {
+    [ -s "$1" ] || return 0
+    ln_dir='' ln_n=0 ln_list=$1
+    set --
+    while IFS=$TAB read -r d t; do
+        if [ "$d" != "$ln_dir" ] || [ "$ln_n" -ge 500 ]; then
+            [ "$ln_n" -eq 0 ] || ln -s -t "$ln_dir" -- "$@" || die "switch: cannot link into $ln_dir"
+            set --
+            ln_dir=$d ln_n=0
+        fi
+        set -- "$@" "$t"
+        ln_n=$((ln_n + 1))
+    done <<EOL
+$(sort -t "$TAB" -k1,1 "$ln_list")
+EOL
+    [ "$ln_n" -eq 0 ] || ln -s -t "$ln_dir" -- "$@" || die "switch: cannot link into $ln_dir"
 }
 
 # status: builtins and one readlink only — this is the whole cost of a no-op run.
