@@ -235,7 +235,7 @@ impl<'de, 'a> de::Deserializer<'de> for ValueDe<'a> {
 
 struct Items<'a> {
     ev: &'a mut Evaluator,
-    items: Rc<[Thunk]>,
+    items: crate::value::List,
     next: usize,
     depth: usize,
 }

@@ -19,7 +19,7 @@ use crate::lower::position_attrs;
 use crate::path;
 use crate::source::{Sources, Span};
 use crate::suggest::did_you_mean;
-use crate::thunk::{State, Thunk};
+use crate::thunk::{Begin, Lazy, State, Thunk};
 use crate::value::*;
 
 /// Evaluation depth (nested evaluations of expressions) at which evaluation
@@ -323,7 +323,7 @@ impl Evaluator {
         match t.cell() {
             None => Ok(t.peek().expect("a thunk without a cell holds a value")),
             Some(cell) => {
-                if let State::Done(v) = &*cell.borrow() {
+                if let Some(v) = cell.done() {
                     return Ok(v.clone());
                 }
                 self.force_cell(cell)
@@ -332,46 +332,31 @@ impl Evaluator {
     }
 
     #[inline(never)]
-    fn force_cell(&mut self, cell: &Rc<std::cell::RefCell<State>>) -> EvalResult<Value> {
-        let (expr, env) = {
-            let mut s = cell.borrow_mut();
-            let span = match &*s {
-                State::Blackhole(span) => return Err(infinite_recursion(*span)),
-                State::Pending(expr, _) => expr_span(expr),
-                _ => {
-                    let other = std::mem::replace(&mut *s, State::Blackhole(None));
-                    drop(s);
-                    return self.force_other(cell, other);
-                }
-            };
-            match std::mem::replace(&mut *s, State::Blackhole(span)) {
-                State::Pending(expr, env) => (expr, env),
-                _ => unreachable!("matched above"),
-            }
+    fn force_cell(&mut self, cell: &Rc<Lazy>) -> EvalResult<Value> {
+        let (expr, env) = match cell.begin() {
+            Begin::Pending(expr, env) => (expr, env),
+            Begin::Blackhole(span) => return Err(infinite_recursion(span)),
+            Begin::Other(other) => return self.force_other(cell, other),
         };
         let r = self.eval(&expr, &env);
         // The cell still holds the black hole put there above (a nested
-        // force of it stops at the black hole, and nothing else writes
-        // it), which owns nothing: replaced without a call of the drop
-        // glue, ~20 instructions a force.
+        // force of it stops at the black hole, and nothing else writes it).
         let next = match &r {
             Ok(v) => State::Done(v.clone()),
             Err(_) => State::Pending(expr, env),
         };
-        let hole = std::mem::replace(&mut *cell.borrow_mut(), next);
-        debug_assert!(matches!(hole, State::Blackhole(_)));
-        std::mem::forget(hole);
+        cell.fill_hole(next);
         r
     }
 
     /// Applications and native computations: less common, kept apart.
     #[inline(never)]
-    fn force_other(&mut self, cell: &Rc<std::cell::RefCell<State>>, state: State) -> EvalResult<Value> {
+    fn force_other(&mut self, cell: &Rc<Lazy>, state: State) -> EvalResult<Value> {
         let result = match state {
             State::Apply1(f, arg) => {
                 let r = self.apply(f.clone(), arg.clone(), None);
                 if r.is_err() {
-                    *cell.borrow_mut() = State::Apply1(f, arg);
+                    cell.replace(State::Apply1(f, arg));
                 }
                 r
             }
@@ -381,7 +366,7 @@ impl Evaluator {
                     _ => self.apply_all(f.clone(), &args, None),
                 };
                 if r.is_err() {
-                    *cell.borrow_mut() = State::Apply(f, args);
+                    cell.replace(State::Apply(f, args));
                 }
                 r
             }
@@ -389,18 +374,14 @@ impl Evaluator {
             State::Pending(..) | State::Blackhole(_) | State::Done(_) => unreachable!("handled by force_cell"),
         };
         match &result {
-            Ok(v) => {
-                // Still the black hole of `force_cell` (only a failure
-                // above writes the cell): replaced without the drop glue.
-                let hole = std::mem::replace(&mut *cell.borrow_mut(), State::Done(v.clone()));
-                debug_assert!(matches!(hole, State::Blackhole(_)));
-                std::mem::forget(hole);
-            }
+            // Still the black hole of `force_cell` (only a failure above
+            // writes the cell).
+            Ok(v) => cell.fill_hole(State::Done(v.clone())),
             Err(e) => {
-                if matches!(&*cell.borrow(), State::Blackhole(_)) {
+                if cell.is_blackhole() {
                     // A failed native computation cannot be re-run: keep its error.
                     let e = (**e).clone();
-                    *cell.borrow_mut() = State::Native(Box::new(move |_| Err(Box::new(e))));
+                    cell.replace(State::Native(Box::new(move |_| Err(Box::new(e)))));
                 }
             }
         }
@@ -719,7 +700,7 @@ impl Evaluator {
             Expr::Local { depth, index, .. } => {
                 slot = env.thunk_at(*depth, *index)?;
                 outer = slot.known()?;
-                &*outer
+                outer
             }
             Expr::Select { expr, path, default: None, .. } => {
                 let (Expr::Local { depth, index, .. }, [AttrKey::Static(name)]) = (&**expr, &path[..]) else {
@@ -727,9 +708,9 @@ impl Evaluator {
                 };
                 slot = env.thunk_at(*depth, *index)?;
                 outer = slot.known()?;
-                let Value::Attrs(a) = &*outer else { return None };
+                let Value::Attrs(a) = outer else { return None };
                 inner = a.get(name)?.known()?;
-                &*inner
+                inner
             }
             _ => return None,
         };

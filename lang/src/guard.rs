@@ -126,7 +126,7 @@ impl HasAttrGuard {
             Key::Known(s) => s,
             Key::Arg => {
                 arg = a.known()?;
-                match &*arg {
+                match arg {
                     Value::String(s) => s,
                     _ => return None,
                 }
@@ -138,11 +138,11 @@ impl HasAttrGuard {
             Set::Known(s) => s,
             Set::Arg | Set::ArgAttr(_) => {
                 outer = a.known()?;
-                let Value::Attrs(o) = &*outer else { return None };
+                let Value::Attrs(o) = outer else { return None };
                 match &self.set {
                     Set::ArgAttr(attr) => {
                         inner = o.get(attr)?.known()?;
-                        match &*inner {
+                        match inner {
                             Value::Attrs(i) => i,
                             _ => return None,
                         }

@@ -50,7 +50,7 @@ impl Indexes {
     /// The index of `list` by the names of each element's `attr`, when
     /// this is at least the second loop over it.
     pub(crate) fn get(&mut self, list: &List, attr: &NixString) -> Option<Rc<Index>> {
-        let same = |e: &Entry| Rc::ptr_eq(&e.list, list) && Rc::ptr_eq(&e.attr, attr);
+        let same = |e: &Entry| List::ptr_eq(&e.list, list) && NixString::ptr_eq(&e.attr, attr);
         match self.entries.iter_mut().find(|e| same(e)) {
             Some(e) => Some(e.index.get_or_insert_with(|| Rc::new(Index::of(list, attr))).clone()),
             None => {
@@ -72,8 +72,8 @@ impl Index {
             let i = i as u32;
             // The names of the element's `attr` if both are known sets,
             // copied out before the borrows end.
-            let names = x.known().and_then(|outer| match &*outer {
-                Value::Attrs(o) => o.get(attr)?.known().and_then(|inner| match &*inner {
+            let names = x.known().and_then(|outer| match outer {
+                Value::Attrs(o) => o.get(attr)?.known().and_then(|inner| match inner {
                     Value::Attrs(a) => Some(a.keys().cloned().collect::<Vec<_>>()),
                     _ => None,
                 }),

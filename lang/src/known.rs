@@ -63,7 +63,7 @@ pub(crate) fn known_has_attr(name: &Expr, set: &Expr, env: &Rc<Env>, arg: Option
         Expr::Local { depth, index, .. } => {
             name_slot = slot_ref(env, arg, *depth, *index)?;
             name_known = name_slot.known()?;
-            &*name_known
+            name_known
         }
         _ => return None,
     };
@@ -80,11 +80,11 @@ pub(crate) fn known_has_attr(name: &Expr, set: &Expr, env: &Rc<Env>, arg: Option
     let outer = slot.known()?;
     let inner;
     let set = match attr {
-        None => &*outer,
+        None => outer,
         Some(attr) => {
-            let Value::Attrs(a) = &*outer else { return None };
+            let Value::Attrs(a) = outer else { return None };
             inner = a.get(attr)?.known()?;
-            &*inner
+            inner
         }
     };
     match set {

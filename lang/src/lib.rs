@@ -29,6 +29,7 @@ pub mod source;
 mod stack;
 mod suggest;
 mod syntax_hints;
+pub mod thin;
 pub mod thunk;
 pub mod value;
 

@@ -2,13 +2,18 @@
 //! (no allocation) or a shared cell that is evaluated at most once; while it
 //! is being evaluated it is a black hole that remembers where it was first
 //! demanded, so that infinite recursion is reported at that place.
+//!
+//! The cell ([`Lazy`]) has no borrow flag: a value once computed is never
+//! written again, so a reference to it stays good while the cell lives,
+//! and every other state is only read or replaced inside this module's
+//! methods, none of which runs other code while it holds a reference.
 
-use std::cell::{Ref, RefCell};
+use std::cell::UnsafeCell;
 use std::rc::Rc;
 
 use crate::env::Env;
 use crate::error::EvalResult;
-use crate::eval::Evaluator;
+use crate::eval::{expr_span, Evaluator};
 use crate::ir::Expr;
 use crate::source::Span;
 use crate::value::Value;
@@ -19,7 +24,106 @@ pub struct Thunk(Repr);
 #[derive(Clone)]
 enum Repr {
     Ready(Value),
-    Lazy(Rc<RefCell<State>>),
+    Lazy(Rc<Lazy>),
+}
+
+/// The shared cell of a thunk not known when made: 40 bytes of state and
+/// the `Rc`'s two counts, 56 bytes in all (a `RefCell`'s flag made it 64).
+pub struct Lazy(UnsafeCell<State>);
+
+impl Lazy {
+    fn new(state: State) -> Rc<Lazy> {
+        Rc::new(Lazy(UnsafeCell::new(state)))
+    }
+
+    /// The value, once computed.
+    #[inline(always)]
+    pub fn done(&self) -> Option<&Value> {
+        // SAFETY: a shared reference; the only writes (`replace`) happen
+        // while no reference into the state is alive: the ones this
+        // returns are into a `Done` state, which is never written again
+        // (`replace` refuses it), and the others live only inside this
+        // module's methods, which run no other code meanwhile.
+        match unsafe { &*self.0.get() } {
+            State::Done(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// True while the cell is being evaluated.
+    #[inline(always)]
+    pub fn is_blackhole(&self) -> bool {
+        // SAFETY: as in `done`; the reference ends here.
+        matches!(unsafe { &*self.0.get() }, State::Blackhole(_))
+    }
+
+    /// Puts `next` in the cell and returns what was there, which must not
+    /// be a computed value: references to that may be held (see `done`).
+    #[inline(always)]
+    pub fn replace(&self, next: State) -> State {
+        if self.done().is_some() {
+            already_done();
+        }
+        // SAFETY: the state is not `Done`, so no reference handed out by
+        // `done` points into it, and no other reference into the cell is
+        // alive (see `done`): this is the only one while it lives.
+        unsafe { std::mem::replace(&mut *self.0.get(), next) }
+    }
+
+    /// Starts evaluating the cell: a pending expression is taken and left
+    /// as a black hole that remembers where it starts; a black hole is
+    /// left as it is; any other state is taken, leaving a black hole.
+    #[inline(always)]
+    pub fn begin(&self) -> Begin {
+        if self.done().is_some() {
+            already_done();
+        }
+        // SAFETY: as in `replace`; `expr_span` only reads the expression.
+        let s = unsafe { &mut *self.0.get() };
+        match s {
+            State::Pending(expr, _) => {
+                let span = expr_span(expr);
+                match std::mem::replace(s, State::Blackhole(span)) {
+                    State::Pending(expr, env) => Begin::Pending(expr, env),
+                    _ => unreachable!("matched above"),
+                }
+            }
+            State::Blackhole(span) => Begin::Blackhole(*span),
+            _ => Begin::Other(std::mem::replace(s, State::Blackhole(None))),
+        }
+    }
+
+    /// Replaces the black hole the cell holds, without a call of the drop
+    /// glue (a black hole owns nothing): ~20 instructions a force.
+    #[inline(always)]
+    pub fn fill_hole(&self, next: State) {
+        if !self.is_blackhole() {
+            not_a_hole();
+        }
+        // SAFETY: the cell holds a black hole, not `Done`, so no reference
+        // points into it (see `done`); it owns nothing, so overwriting it
+        // without dropping it leaks nothing.
+        unsafe { self.0.get().write(next) }
+    }
+}
+
+/// What [`Lazy::begin`] found.
+pub enum Begin {
+    Pending(Rc<Expr>, Rc<Env>),
+    Blackhole(Option<Span>),
+    Other(State),
+}
+
+#[cold]
+#[inline(never)]
+fn not_a_hole() -> ! {
+    panic!("a thunk's black hole filled twice")
+}
+
+#[cold]
+#[inline(never)]
+fn already_done() -> ! {
+    panic!("a thunk's computed value written again")
 }
 
 /// A deferred computation produced by a builtin (e.g. one element of `map`).
@@ -36,24 +140,6 @@ pub enum State {
     Done(Value),
 }
 
-/// A known value borrowed from a thunk ([`Thunk::known`]).
-pub enum Known<'a> {
-    Ready(&'a Value),
-    Done(Ref<'a, Value>),
-}
-
-impl std::ops::Deref for Known<'_> {
-    type Target = Value;
-
-    #[inline(always)]
-    fn deref(&self) -> &Value {
-        match self {
-            Known::Ready(v) => v,
-            Known::Done(v) => v,
-        }
-    }
-}
-
 impl Thunk {
     #[inline(always)]
     pub fn value(v: Value) -> Thunk {
@@ -61,19 +147,19 @@ impl Thunk {
     }
 
     pub fn pending(expr: Rc<Expr>, env: Rc<Env>) -> Thunk {
-        Thunk(Repr::Lazy(Rc::new(RefCell::new(State::Pending(expr, env)))))
+        Thunk(Repr::Lazy(Lazy::new(State::Pending(expr, env))))
     }
 
     pub fn apply1(f: Value, arg: Thunk) -> Thunk {
-        Thunk(Repr::Lazy(Rc::new(RefCell::new(State::Apply1(f, arg)))))
+        Thunk(Repr::Lazy(Lazy::new(State::Apply1(f, arg))))
     }
 
     pub fn apply(f: Value, args: Vec<Thunk>) -> Thunk {
-        Thunk(Repr::Lazy(Rc::new(RefCell::new(State::Apply(f, args)))))
+        Thunk(Repr::Lazy(Lazy::new(State::Apply(f, args))))
     }
 
     pub fn native(f: impl FnOnce(&mut Evaluator) -> EvalResult<Value> + 'static) -> Thunk {
-        Thunk(Repr::Lazy(Rc::new(RefCell::new(State::Native(Box::new(f))))))
+        Thunk(Repr::Lazy(Lazy::new(State::Native(Box::new(f)))))
     }
 
     /// The value if it is already known, without evaluating anything.
@@ -88,39 +174,22 @@ impl Thunk {
     pub fn inspect<R>(&self, f: impl FnOnce(&Value) -> Option<R>) -> Option<R> {
         // One call of `f`, not one per case: one copy of its code where it
         // is inlined.
-        let done;
-        let v = match &self.0 {
-            Repr::Ready(v) => v,
-            Repr::Lazy(cell) => {
-                done = cell.borrow();
-                match &*done {
-                    State::Done(v) => v,
-                    _ => return None,
-                }
-            }
-        };
-        f(v)
+        f(self.known()?)
     }
 
     /// The value if it is already known, borrowed in place: what
     /// [`Self::inspect`] gives its closure, for code that looks at several
-    /// values at once (the guard must be dropped before anything is
-    /// forced).
+    /// values at once.
     #[inline(always)]
-    pub fn known(&self) -> Option<Known<'_>> {
+    pub fn known(&self) -> Option<&Value> {
         match &self.0 {
-            Repr::Ready(v) => Some(Known::Ready(v)),
-            Repr::Lazy(cell) => Ref::filter_map(cell.borrow(), |s| match s {
-                State::Done(v) => Some(v),
-                _ => None,
-            })
-            .ok()
-            .map(Known::Done),
+            Repr::Ready(v) => Some(v),
+            Repr::Lazy(cell) => cell.done(),
         }
     }
 
     #[inline(always)]
-    pub(crate) fn cell(&self) -> Option<&Rc<RefCell<State>>> {
+    pub(crate) fn cell(&self) -> Option<&Rc<Lazy>> {
         match &self.0 {
             Repr::Ready(_) => None,
             Repr::Lazy(cell) => Some(cell),
@@ -134,7 +203,9 @@ impl Thunk {
     /// evaluated must be forced to report the recursion.
     pub fn unshared(&self) -> Option<Thunk> {
         let Repr::Lazy(cell) = &self.0 else { return Some(self.clone()) };
-        match &*cell.borrow() {
+        // SAFETY: as in `Lazy::done`: only clones are made while the
+        // reference lives, which run nothing of the evaluator.
+        match unsafe { &*cell.0.get() } {
             State::Pending(expr, env) => Some(Thunk::pending(expr.clone(), env.clone())),
             State::Apply1(f, arg) => Some(Thunk::apply1(f.clone(), arg.clone())),
             State::Apply(f, args) => Some(Thunk::apply(f.clone(), args.clone())),
@@ -149,5 +220,37 @@ impl Thunk {
             (Repr::Lazy(a), Repr::Lazy(b)) => Rc::ptr_eq(a, b),
             _ => false,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What the evaluator's memory is made of: a value and a thunk are two
+    /// words (a list or string behind a thin pointer), and a thunk's cell
+    /// with its `Rc` counts is 56 bytes, which mimalloc does not round up.
+    #[test]
+    fn sizes() {
+        use std::mem::size_of;
+        assert_eq!(size_of::<Value>(), 16);
+        assert_eq!(size_of::<Thunk>(), 16);
+        assert_eq!(size_of::<State>(), 40);
+        assert_eq!(size_of::<Lazy>(), 40);
+    }
+
+    /// A computed value stays where it is: a reference to it outlives
+    /// later forces of the same thunk, and a cell once done refuses to be
+    /// written again.
+    #[test]
+    fn done_is_never_written_again() {
+        let t = Thunk(Repr::Lazy(Lazy::new(State::Done(Value::string("kept")))));
+        let cell = t.cell().expect("a cell");
+        let v = t.known().expect("known");
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| cell.replace(State::Blackhole(None))));
+        assert!(r.is_err());
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| cell.fill_hole(State::Blackhole(None))));
+        assert!(r.is_err());
+        assert!(matches!(v, Value::String(s) if &**s == "kept"));
     }
 }

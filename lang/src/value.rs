@@ -13,23 +13,16 @@ use crate::builtins::BuiltinId;
 use crate::env::Env;
 use crate::ir::{AttrsDef, Lambda};
 use crate::source::Span;
+use crate::thin::{RcSlice, RcStr};
 use crate::thunk::Thunk;
 
-pub type NixString = Rc<str>;
+pub type NixString = RcStr;
 
 /// `a + b` copied once, straight into the shared string: building a
 /// `String` first and converting it would copy the (possibly long) result
 /// twice more, which dominates a loop that appends to a string.
 pub fn concat_strings(a: &str, b: &str) -> NixString {
-    let mut buf: Rc<[std::mem::MaybeUninit<u8>]> = Rc::new_uninit_slice(a.len() + b.len());
-    let dst = Rc::get_mut(&mut buf).expect("a new allocation has one holder");
-    dst[..a.len()].write_copy_of_slice(a.as_bytes());
-    dst[a.len()..].write_copy_of_slice(b.as_bytes());
-    // SAFETY: every byte was written just above.
-    let bytes: Rc<[u8]> = unsafe { buf.assume_init() };
-    // SAFETY: two valid UTF-8 strings one after the other are valid UTF-8,
-    // and `str` has the layout of `[u8]`.
-    unsafe { Rc::from_raw(Rc::into_raw(bytes) as *const str) }
+    RcStr::concat(a, b)
 }
 
 /// A whole-word tag puts every payload at offset 8: values are then moved
@@ -50,7 +43,7 @@ pub enum Value {
     Builtin(Rc<PartialBuiltin>),
 }
 
-pub type List = Rc<[Thunk]>;
+pub type List = RcSlice<Thunk>;
 
 /// A copy of the words and, for a shared payload, one more count on its
 /// `Rc`. The derived clone rebuilt each case on its own; this one is
@@ -300,9 +293,9 @@ impl Attrs {
 }
 
 /// The value of `name` in sorted entries. Small sets (most sets built by
-/// code) are scanned: a length is in the fat pointer, so most names are
-/// rejected without touching their bytes, where a binary search calls
-/// `memcmp` at every probe.
+/// code) are scanned: a name's length (in its block, beside its bytes)
+/// rejects most names without a `memcmp`, which a binary search calls at
+/// every probe.
 #[inline]
 fn find<'a>(entries: &'a [(NixString, Thunk)], name: &str) -> Option<&'a Thunk> {
     if entries.len() <= 8 {
@@ -447,13 +440,14 @@ mod tests {
         Attrs::from_unsorted(pairs.iter().map(|(k, v)| (k.as_str().into(), Thunk::value(Value::Int(*v)))).collect())
     }
 
-    /// The tag must not cost a word of its own in thunks and results.
+    /// Two words (strings and lists behind thin pointers), and the tag
+    /// must not cost a word of its own in thunks and results.
     #[test]
-    fn values_stay_three_words() {
+    fn values_stay_two_words() {
         use std::mem::size_of;
-        assert_eq!(size_of::<Value>(), 24);
-        assert_eq!(size_of::<Thunk>(), 24);
-        assert_eq!(size_of::<crate::error::EvalResult<Value>>(), 24);
+        assert_eq!(size_of::<Value>(), 16);
+        assert_eq!(size_of::<Thunk>(), 16);
+        assert_eq!(size_of::<crate::error::EvalResult<Value>>(), 16);
     }
 
     /// Repeated small updates of a large set (overlays, then flattening)

@@ -1,8 +1,6 @@
 //! List builtins: map, filter, foldl', genList, elem, elemAt, head, tail,
 //! length, all, any, concatLists, concatMap, partition, genericClosure.
 
-use std::rc::Rc;
-
 use super::{arg_context, Args, BuiltinDef};
 use crate::error::{err, ErrorKind, EvalError, EvalResult};
 use crate::eval::Evaluator;
@@ -138,7 +136,7 @@ fn tail(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
     if list.is_empty() {
         return err(ErrorKind::OutOfBounds, "builtins.tail called on an empty list");
     }
-    Ok(Value::List(Rc::from(&list[1..])))
+    Ok(Value::List(crate::value::List::from(&list[1..])))
 }
 
 fn length(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {

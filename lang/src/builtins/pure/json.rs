@@ -357,22 +357,31 @@ pub fn escape_json_string(s: &str, out: &mut String) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     out.reserve(s.len() + 2);
     out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if (c as u32) < 0x20 => {
-                let b = c as u32 as usize;
-                out.push_str("\\u00");
-                out.push(HEX[b >> 4] as char);
-                out.push(HEX[b & 0xf] as char);
-            }
-            c => out.push(c),
+    // Runs of bytes that need no escape are copied whole: every byte that
+    // does is ASCII, so a run never splits a character.
+    let bytes = s.as_bytes();
+    let mut start = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        let esc = match b {
+            b'"' => "\\\"",
+            b'\\' => "\\\\",
+            b'\n' => "\\n",
+            b'\r' => "\\r",
+            b'\t' => "\\t",
+            b if b < 0x20 => "",
+            _ => continue,
+        };
+        out.push_str(&s[start..i]);
+        start = i + 1;
+        if esc.is_empty() {
+            out.push_str("\\u00");
+            out.push(HEX[(b >> 4) as usize] as char);
+            out.push(HEX[(b & 0xf) as usize] as char);
+        } else {
+            out.push_str(esc);
         }
     }
+    out.push_str(&s[start..]);
     out.push('"');
 }
 
@@ -537,6 +546,8 @@ mod tests {
         assert_eq!(esc("${x}"), "\"${x}\"");
         assert_eq!(esc(""), "\"\"");
         assert_eq!(esc("\0"), "\"\\u0000\"");
+        // Runs between escapes, next to multi-byte characters.
+        assert_eq!(esc("é\u{1}a\"😀\tb\u{1f}"), "\"é\\u0001a\\\"😀\\tb\\u001f\"");
     }
 
     #[test]
