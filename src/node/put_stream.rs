@@ -210,38 +210,58 @@ impl Read for Sequence<'_> {
     }
 }
 
-/// A [`Body::Chunked`] blob's body: each chunk's frame after its length's
-/// line, then `0`.
+/// A [`Body::Chunked`] blob's body: pieces of frames, each after its
+/// length's line, then `0`. A piece is the chunk the stream is at (waited
+/// for while a compressor is on it) and the settled chunks after it: the
+/// node reads a piece with one process, and zstd decodes frames one after
+/// another, so a blob whose chunks are all compressed already (every run
+/// after the first) goes as one piece, not one per chunk.
 fn frames(chunks: &Chunks) -> Sequence<'_> {
     let mut i = 0;
     // since when this stream waits for chunk i's compressor
     let mut waiting: Option<Instant> = None;
     let next = move || {
-        let (frame, len): (Piece<'_>, u64) = match i {
+        match i {
             _ if i > chunks.count() => return Ok(None),
             _ if i == chunks.count() => {
                 i += 1;
                 return Ok(Some(Box::new(Cursor::new(b"0\n")) as Piece<'_>));
             }
-            _ => match chunks.part(i, waiting.map_or(Duration::ZERO, |t| t.elapsed())) {
-                Part::Wait => {
-                    waiting.get_or_insert_with(Instant::now);
-                    return Err(ErrorKind::WouldBlock.into());
-                }
-                Part::Packed(p) => whole_file(&p)?,
-                Part::AsItIs { offset, len } => {
-                    let src = chunks.src();
-                    let mut f = File::open(src).map_err(|e| named(src, e))?;
-                    f.seek(SeekFrom::Start(offset)).map_err(|e| named(src, e))?;
-                    (Box::new(StoredFrame::new(f, len)), StoredFrame::<File>::len_for(len))
-                }
-            },
+            _ => {}
+        }
+        let first = match chunks.part(i, waiting.map_or(Duration::ZERO, |t| t.elapsed())) {
+            Part::Wait => {
+                waiting.get_or_insert_with(Instant::now);
+                return Err(ErrorKind::WouldBlock.into());
+            }
+            part => part,
         };
+        let (mut piece, mut len) = frame(chunks, first)?;
         i += 1;
         waiting = None;
-        Ok(Some(Box::new(Cursor::new(format!("{len}\n")).chain(frame)) as Piece<'_>))
+        while let Some(part) = chunks.settled(i) {
+            let (more, n) = frame(chunks, part)?;
+            piece = Box::new(piece.chain(more));
+            len += n;
+            i += 1;
+        }
+        Ok(Some(Box::new(Cursor::new(format!("{len}\n")).chain(piece)) as Piece<'_>))
     };
     Sequence { current: None, next: Box::new(next) }
+}
+
+/// One chunk's frame, ready to read, and its length.
+fn frame(chunks: &Chunks, part: Part) -> std::io::Result<(Piece<'static>, u64)> {
+    match part {
+        Part::Packed(p) => whole_file(&p),
+        Part::AsItIs { offset, len } => {
+            let src = chunks.src();
+            let mut f = File::open(src).map_err(|e| named(src, e))?;
+            f.seek(SeekFrom::Start(offset)).map_err(|e| named(src, e))?;
+            Ok((Box::new(StoredFrame::new(f, len)), StoredFrame::<File>::len_for(len)))
+        }
+        Part::Wait => Err(std::io::Error::other("a chunk being compressed in a piece")),
+    }
 }
 
 /// The file at `p`, exactly the bytes it has now (even if it grows
@@ -429,6 +449,39 @@ mod tests {
         // the first chunk compressed, the other two stored
         assert!(run.len() < bytes.len() - CHUNK as usize + CHUNK as usize / 2, "{}", run.len());
         assert!(run.len() > bytes.len() - CHUNK as usize, "{}", run.len());
+    }
+
+    /// The lengths of a `frames` body's pieces, as the node reads them.
+    fn piece_lengths(mut body: &[u8]) -> Vec<usize> {
+        let mut lengths = Vec::new();
+        loop {
+            let nl = body.iter().position(|b| *b == b'\n').expect("a length line");
+            let len: usize = std::str::from_utf8(&body[..nl]).unwrap().parse().unwrap();
+            body = &body[nl + 1 + len..];
+            if len == 0 {
+                return lengths;
+            }
+            lengths.push(len);
+        }
+    }
+
+    #[test]
+    fn chunks_compressed_already_go_as_one_piece() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::new(dir.path().join("store"));
+        let bytes = "kubelet kubeadm\n".repeat(3 * CHUNK as usize / 16 - 7).into_bytes();
+        let d = store.put(&bytes).unwrap();
+        let chunks = Chunks::open(&store, &d, &store.blob_path(&d), bytes.len() as u64);
+        while let Some(i) = chunks.claim() {
+            chunks.compress(i);
+        }
+        let sha = "0".repeat(64);
+        let blobs = [PutBlob { hash: d, sha256: Sha256::Known(&sha), body: Body::Chunked(&chunks) }];
+        let mut out = Vec::new();
+        PutStream::new(&blobs).read_to_end(&mut out).unwrap();
+        let header = out.iter().position(|b| *b == b'\n').unwrap();
+        assert_eq!(piece_lengths(&out[header + 1..]).len(), 1, "three compressed chunks, one piece");
+        assert_eq!(zstd::decode_all(&frames(&out[header + 1..])[..]).unwrap(), bytes);
     }
 
     #[test]

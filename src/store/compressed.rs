@@ -128,6 +128,18 @@ impl Chunks {
         }
     }
 
+    /// How chunk `i` goes if that is decided already (compressed and kept,
+    /// or stored), without deciding it: a stream sends the settled chunks
+    /// after the one it is at in the same piece.
+    pub fn settled(&self, i: usize) -> Option<Part> {
+        let offset = i as u64 * CHUNK;
+        match self.lock().get(i)? {
+            State::Packed => Some(Part::Packed(self.packed_path(i))),
+            State::AsItIs => Some(Part::AsItIs { offset, len: CHUNK.min(self.size - offset) }),
+            State::Pending | State::Compressing => None,
+        }
+    }
+
     /// The first chunk no compressor or stream has taken, now taken by the
     /// caller, who must [`Chunks::compress`] it.
     pub fn claim(&self) -> Option<usize> {
