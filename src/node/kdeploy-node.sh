@@ -363,8 +363,8 @@ refuse() {
 
 # put <BLOBS: a stream of blobs into the store, each a line `BLAKE3 SHA256
 # SIZE ENCODING` then its body: SIZE bytes (raw), or (frames: compressed in
-# transit) zstd frames of its chunks, each after a line with its length,
-# then a line `0`; SIZE is then the blob's size. SHA256 `-`: the sha256
+# transit) zstd frames of its chunks in pieces, each piece after a line
+# with its length, then a line `0`; SIZE is then the blob's size. SHA256 `-`: the sha256
 # follows the body, on a line of its own (the deployer hashed the blob
 # while its bytes went). Small blobs may come together as a pack (a line
 # `pack COUNT SIZE tar`: put_pack). Each
