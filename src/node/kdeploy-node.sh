@@ -453,7 +453,8 @@ sync_all() {
 # checked with the other small blobs. A member the node holds already is
 # dropped (left in the pack's directory, removed with the put's).
 put_pack() {
-    case $1 in '' | *[!0-9]* | 0) refuse "put: bad pack count: $1" ;; esac
+    # (no leading zero: sh's arithmetic would read it as octal)
+    case $1 in '' | *[!0-9]* | 0*) refuse "put: bad pack count: $1" ;; esac
     case $2 in '' | *[!0-9]*) refuse "put: bad pack size: $2" ;; esac
     [ "$3" = tar ] || refuse "put: pack: unknown encoding '$3'"
     [ "${#1}" -le 4 ] || refuse "put: pack of $1 blobs"

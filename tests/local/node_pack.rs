@@ -48,7 +48,7 @@ fn archive(members: &[Member<'_>]) -> Vec<u8> {
 }
 
 /// A pack as the node reads it: its header, `tar`, then `lines`.
-fn pack(count: usize, tar: &[u8], lines: &[(&str, &str)]) -> Vec<u8> {
+fn pack(count: impl std::fmt::Display, tar: &[u8], lines: &[(&str, &str)]) -> Vec<u8> {
     let mut out = format!("pack {count} {} tar\n", tar.len()).into_bytes();
     out.extend_from_slice(tar);
     for (b3, sha) in lines {
@@ -93,8 +93,9 @@ async fn small_blobs_arrive_as_one_pack_and_hostile_packs_are_refused() {
     let escape = format!("../../../../../../..{}", outside.display());
     let absolute = outside.display().to_string();
     let cases: Vec<(&str, Vec<u8>)> = vec![
-        ("a count that is not digits", [format!("pack 2x {} tar\n", good.len()).as_bytes(), &good].concat()),
+        ("a count that is not digits", pack("2x", &good, &lines)),
         ("a count of 0", pack(0, &good, &[])),
+        ("a count with a leading zero", pack("02", &good, &lines)),
         ("an unknown encoding", format!("pack 2 {} zip\n", good.len()).into_bytes()),
         ("a stream ending inside the archive", pack(2, &good, &[])[..good.len() / 2].to_vec()),
         ("a member line missing", pack(2, &good, &lines[..1])),
