@@ -39,10 +39,11 @@ impl Lazy {
     /// The value, once computed.
     #[inline(always)]
     pub fn done(&self) -> Option<&Value> {
-        // SAFETY: a shared reference; the only writes (`replace`) happen
-        // while no reference into the state is alive: the ones this
-        // returns are into a `Done` state, which is never written again
-        // (`replace` refuses it), and the others live only inside this
+        // SAFETY: a shared reference; the only writes (`replace`, `begin`,
+        // `fill_hole`) happen while no reference into the state is alive:
+        // the ones this returns are into a `Done` state, which is never
+        // written again (`replace` and `begin` refuse it, `fill_hole` takes
+        // only a black hole), and the others live only inside this
         // module's methods, which run no other code meanwhile.
         match unsafe { &*self.0.get() } {
             State::Done(v) => Some(v),
@@ -101,11 +102,15 @@ impl Lazy {
             not_a_hole();
         }
         // SAFETY: the cell holds a black hole, not `Done`, so no reference
-        // points into it (see `done`); it owns nothing, so overwriting it
-        // without dropping it leaks nothing.
+        // points into it (see `done`); it owns nothing (checked when compiled,
+        // below), so overwriting it without dropping it leaks nothing.
         unsafe { self.0.get().write(next) }
     }
 }
+
+/// `fill_hole` overwrites a black hole without dropping it: a compile
+/// error if what a black hole holds ever gets drop glue.
+const _: () = assert!(!std::mem::needs_drop::<Option<Span>>());
 
 /// What [`Lazy::begin`] found.
 pub enum Begin {

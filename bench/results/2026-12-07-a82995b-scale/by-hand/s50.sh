@@ -1,6 +1,6 @@
 #!/bin/bash
 # 50-node first converge twice: a fresh deployer store, then warm (reset between)
-cd /work/bench-tree
+cd /work/bench-tree || exit 1
 KD=${KD:-/work/notes/kd-a82995b}
 A=(--ssh-key .lab/id_ed25519 --known-hosts .lab/known_hosts)
 lab/lab.sh down >/dev/null 2>&1
