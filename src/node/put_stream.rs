@@ -237,9 +237,11 @@ fn frames(chunks: &Chunks) -> Sequence<'_> {
             part => part,
         };
         let (mut piece, mut len) = frame(chunks, first)?;
+        let start = i;
         i += 1;
         waiting = None;
-        while let Some(part) = chunks.settled(i) {
+        while i - start < PIECE_CHUNKS {
+            let Some(part) = chunks.settled(i) else { break };
             let (more, n) = frame(chunks, part)?;
             piece = Box::new(piece.chain(more));
             len += n;
@@ -249,6 +251,10 @@ fn frames(chunks: &Chunks) -> Sequence<'_> {
     };
     Sequence { current: None, next: Box::new(next) }
 }
+
+/// At most this many chunks (128 MiB) in a piece: each holds a file open
+/// until the piece is read, so a blob of many GB keeps a bounded number.
+const PIECE_CHUNKS: usize = 16;
 
 /// One chunk's frame, ready to read, and its length.
 fn frame(chunks: &Chunks, part: Part) -> std::io::Result<(Piece<'static>, u64)> {
