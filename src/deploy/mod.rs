@@ -67,6 +67,7 @@ pub mod record;
 pub mod render;
 pub mod reset;
 pub mod restore;
+pub mod retry;
 pub mod rollback;
 pub mod rollout;
 pub mod select;

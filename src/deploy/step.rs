@@ -1,6 +1,6 @@
 //! One [`Step`] on one node, forward or undone: hooks (with their `unless`
 //! guards), the unit operations `node::plan` decided, the phase link flip,
-//! checks with retries. Every step reports through the
+//! checks with retries (sooner at first: `retry`). Every step reports through the
 //! [`Sink`]; a failure comes back as a [`Fail`] naming phase, unit and the
 //! unit's last journal lines.
 
@@ -149,9 +149,10 @@ async fn run_checks(
 ) -> Result<(), Fail> {
     let name = node.host().name();
     for c in checks {
-        let tries = c.retries + 1;
-        let mut last = None;
-        for t in 1..=tries {
+        let mut waits = super::retry::waits(c.retries, c.delay);
+        let mut tries = 0;
+        let failed = loop {
+            tries += 1;
             let out = node
                 .exec_held(&format!("exec {}", within(limit, &c.run)))
                 .await
@@ -161,17 +162,16 @@ async fn run_checks(
                     node: name.into(),
                     phase: phase.to_string(),
                     check: c.name.clone(),
-                    tries: t,
+                    tries,
                 });
-                last = None;
-                break;
+                break None;
             }
-            last = Some(out);
-            if t < tries {
-                tokio::time::sleep(Duration::from_secs(c.delay.into())).await;
+            match waits.next() {
+                Some(wait) => tokio::time::sleep(wait).await,
+                None => break Some(out),
             }
-        }
-        if let Some(out) = last {
+        };
+        if let Some(out) = failed {
             let how = if NodeExit::of(out.status) == NodeExit::TimedOut {
                 format!(" (the last {})", status_text(out.status, limit))
             } else {

@@ -206,6 +206,30 @@ async fn a_failing_check_on_one_node_switches_both_back() {
     }
 }
 
+/// A check declared an hour apart (`delay` 3600) that fails once, as a
+/// check does while what it waits for is a moment away: its second try
+/// comes a quarter second later, not an hour (the run would otherwise
+/// outlast the timeout below), and the switch goes through.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_check_that_fails_once_is_tried_again_soon_whatever_its_delay() {
+    let lab = Lab::new();
+    let mut cluster = lab.cluster(1, None);
+    for n in NODES {
+        let mark = lab.dir.path().join(format!("{n}.tried"));
+        let run = format!("if [ -e '{0}' ]; then exit 0; fi; : > '{0}'; exit 1", mark.display());
+        cluster["nodes"][n]["phases"][1]["checks"] = json!([{"delay": 3600, "name": "soon", "retries": 1, "run": run}]);
+    }
+    let closures = lab.load(cluster);
+    let run = tokio::time::timeout(std::time::Duration::from_secs(120), lab.switch(&closures));
+    let (outcome, events) = run.await.expect("the second try waited for the check's whole delay");
+    assert_eq!(outcome, Outcome::Ok, "{events:#?}");
+    let second_try = |e: &Event| matches!(e, Event::CheckPassed { check, tries: 2, .. } if check == "soon");
+    assert_eq!(count(&events, second_try), 2, "{events:#?}");
+    for n in NODES {
+        assert_eq!(base_and_app(&lab, n), expected(1, n));
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn dropping_a_phase_and_nothing_else_commits_a_new_generation() {
     let lab = Lab::new();

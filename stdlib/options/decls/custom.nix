@@ -71,7 +71,7 @@ in
     checks = opt {
       type = t.attrsWithNames t.plainName check; default = { }; merge = "attrs";
       example = { node-exporter-up = { phase = "addons"; run = "systemctl is-active --quiet node-exporter.service"; }; };
-      description = "Health checks of your own, run after `phase` switches until they exit 0 (`retries` tries, `delay` seconds apart); a check that never passes fails the switch and rolls the node back.";
+      description = "Health checks of your own, run after `phase` switches until they exit 0: tried again soon at first (after 0.25 s, doubling) and then `delay` seconds apart, until the waits add up to `retries` × `delay` seconds (never fewer than `retries` + 1 tries); a check that never passes fails the switch and rolls the node back.";
     };
   };
 }
