@@ -19,6 +19,7 @@ mod node_durability;
 mod node_lock;
 mod node_pack;
 mod node_protocol;
+mod node_stage_names;
 mod node_switch_many;
 mod partial;
 mod reflink_stage;
