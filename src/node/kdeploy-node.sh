@@ -1612,7 +1612,7 @@ cmd_units() {
 # the first thing missing). Beyond a POSIX sh: GNU coreutils (stat -c,
 # head -c, dd iflag=count_bytes, mv -T -t, ln -n, cp --reflink, sync -f, du -b, timeout, sha256sum
 # --check --quiet, mktemp -d, readlink, date -u), GNU findutils (xargs -d,
-# -r), GNU diffutils (diff, cmp), GNU tar (-x -m --no-same-owner), awk, sed, grep -x -F, sort -t -k,
+# -r), GNU diffutils (diff, cmp), GNU tar (-x -m --no-same-owner, --transform), awk, sed, grep -x -F, sort -t -k,
 # util-linux (flock) and, on a real node (no KDEPLOY_PREFIX), systemd
 # (systemctl, journalctl). zstd, curl and wget are used when present.
 # need WHAT CMD ARG...: CMD runs, or the node lacks WHAT.
@@ -1655,8 +1655,8 @@ cmd_requires() {
     need "cmp -s (GNU diffutils)" cmp -s "$d/f" "$d/g"
     need "grep -x -F" grep -qxF x "$d/f"
     need "sort -u -t -k" sort -u -t ' ' -k1,1r "$d/f"
-    need "tar -x -m --no-same-owner --no-same-permissions (GNU tar)" sh -c \
-        'tar -c -f "$1.tar" -C "$1" f && mkdir "$1/x" && tar -x -f - -C "$1/x" -m --no-same-owner --no-same-permissions <"$1.tar" && cmp -s "$1/f" "$1/x/f"' - "$d"
+    need "tar --transform --hard-dereference, -x -m --no-same-owner --no-same-permissions (GNU tar)" sh -c \
+        'tar -c -f "$1.tar" -C "$1" --hard-dereference "--transform=s|^f\$|a\\&b|" f && mkdir "$1/x" && tar -x -f - -C "$1/x" -m --no-same-owner --no-same-permissions <"$1.tar" && cmp -s "$1/f" "$1/x/a&b"' - "$d"
 }
 
 # --protocol N: the protocol the deployer speaks (src/node/protocol/): a
