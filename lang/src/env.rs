@@ -10,8 +10,19 @@
 //! ([`Slot::OwnLambda`]): a read returns that closure while someone holds
 //! it, else makes it anew with the frame it was read from (which the
 //! reader holds anyway).
+//!
+//! A frame's slots have no borrow flag (a `RefCell`'s cost a write to the
+//! frame at every variable read, and 8 bytes that put a frame of two slots
+//! past mimalloc's 64-byte blocks). What makes that sound: slots are
+//! written only by [`Env::push`], [`Env::push_own_lambda`] and [`Env::set`],
+//! and a reference into the slots ([`Env::thunk_at`], or the ones the
+//! reads below take) never lives across a call that could reach one of
+//! these: each read clones what it returns, or hands its caller a
+//! reference that the caller uses to look at a value in place, running no
+//! evaluation meanwhile (the users of `thunk_at` are in `eval.rs`,
+//! `known.rs` and `guard.rs`, and only inspect values).
 
-use std::cell::{Cell, Ref, RefCell};
+use std::cell::{Cell, UnsafeCell};
 use std::rc::{Rc, Weak};
 
 use smallvec::SmallVec;
@@ -37,39 +48,69 @@ struct OwnFn {
 }
 
 pub struct Env {
-    slots: RefCell<Slots>,
+    /// Written only as the module's header says.
+    slots: UnsafeCell<Slots>,
     parent: Option<Rc<Env>>,
 }
 
 impl Env {
     pub fn root() -> Rc<Env> {
-        Rc::new(Env { slots: RefCell::new(SmallVec::new()), parent: None })
+        Rc::new(Env { slots: UnsafeCell::new(SmallVec::new()), parent: None })
     }
 
     pub fn child(parent: &Rc<Env>, capacity: usize) -> Rc<Env> {
-        Rc::new(Env { slots: RefCell::new(SmallVec::with_capacity(capacity)), parent: Some(parent.clone()) })
+        Rc::new(Env { slots: UnsafeCell::new(SmallVec::with_capacity(capacity)), parent: Some(parent.clone()) })
     }
 
     pub fn with_one(parent: &Rc<Env>, slot: Thunk) -> Rc<Env> {
         let mut slots = SmallVec::new();
         slots.push(Slot::Thunk(slot));
-        Rc::new(Env { slots: RefCell::new(slots), parent: Some(parent.clone()) })
+        Rc::new(Env { slots: UnsafeCell::new(slots), parent: Some(parent.clone()) })
     }
 
+    /// The slots, to read. The reference must not be held across a call
+    /// that could write them (see the module's header).
+    #[inline(always)]
+    fn slots(&self) -> &Slots {
+        // SAFETY: the only writers are `push`, `push_own_lambda` and `set`,
+        // which are never called while a reference from here is alive:
+        // every such reference is used by the read that took it, or by its
+        // caller to look at a value in place, without evaluating anything
+        // in between (the module's header lists where).
+        unsafe { &*self.slots.get() }
+    }
+
+    /// The slots, to write: only from `push`, `push_own_lambda` and `set`.
+    #[inline(always)]
+    #[allow(clippy::mut_from_ref)]
+    fn slots_mut(&self) -> &mut Slots {
+        // SAFETY: called only by the three writers, each of which writes
+        // and returns without running anything else; no reference from
+        // `slots` is alive then (the module's header), so this one is the
+        // only reference into the slots while it lives.
+        unsafe { &mut *self.slots.get() }
+    }
+
+    /// Fills the next slot: only while the frame is being made (its maker
+    /// pushes every slot before the frame is evaluated in).
     pub fn push(&self, t: Thunk) {
-        self.slots.borrow_mut().push(Slot::Thunk(t));
+        self.slots_mut().push(Slot::Thunk(t));
     }
 
     /// Binds the next slot to a function closing over this frame.
     pub fn push_own_lambda(&self, l: Rc<Lambda>) {
-        self.slots.borrow_mut().push(Slot::OwnLambda(Box::new(OwnFn { lambda: l, made: Cell::new(Weak::new()) })));
+        self.slots_mut().push(Slot::OwnLambda(Box::new(OwnFn { lambda: l, made: Cell::new(Weak::new()) })));
     }
 
     /// Replaces a slot's thunk: only for a frame nobody else holds
-    /// ([`crate::repeat`]).
+    /// ([`crate::repeat`]), or one just made whose slot nothing has read
+    /// yet (a `rec` set's `__overrides`).
     #[inline]
     pub fn set(&self, index: usize, t: Thunk) {
-        self.slots.borrow_mut()[index] = Slot::Thunk(t);
+        // The old slot is dropped after the write, outside the borrow: its
+        // drop may free frames, which runs no code that reads this one.
+        let old = std::mem::replace(&mut self.slots_mut()[index], Slot::Thunk(t));
+        drop(old);
     }
 
     /// True when this frame is the only holder of its parent.
@@ -86,7 +127,7 @@ impl Env {
     /// of a frame still being filled.
     pub fn peek(self: &Rc<Env>, depth: u32, index: u32) -> Option<Value> {
         let env = self.up(depth)?;
-        match env.slots.borrow().get(index as usize)? {
+        match env.slots().get(index as usize)? {
             Slot::Thunk(t) => t.peek(),
             Slot::OwnLambda(own) => Some(closure(&own.lambda, &own.made, env)),
         }
@@ -97,13 +138,12 @@ impl Env {
     /// its value is a function, which no inspection looks into, and making
     /// its closure only to look would cost an allocation.
     #[inline(always)]
-    pub fn thunk_at(self: &Rc<Env>, depth: u32, index: u32) -> Option<Ref<'_, Thunk>> {
+    pub fn thunk_at(self: &Rc<Env>, depth: u32, index: u32) -> Option<&Thunk> {
         let env = self.up(depth)?;
-        Ref::filter_map(env.slots.borrow(), |slots| match slots.get(index as usize)? {
+        match env.slots().get(index as usize)? {
             Slot::Thunk(t) => Some(t),
             Slot::OwnLambda(..) => None,
-        })
-        .ok()
+        }
     }
 
     /// The frame `depth` levels up.
@@ -124,8 +164,7 @@ impl Env {
         for _ in 0..depth {
             env = env.parent.as_ref().expect("lowering resolved a frame that exists");
         }
-        let slots = env.slots.borrow();
-        match &slots[index as usize] {
+        match &env.slots()[index as usize] {
             Slot::Thunk(t) => t.peek().ok_or_else(|| t.clone()),
             Slot::OwnLambda(own) => Ok(closure(&own.lambda, &own.made, env)),
         }
@@ -141,7 +180,7 @@ impl Env {
         for _ in 0..depth {
             env = env.parent.as_ref().expect("lowering resolved a frame that exists");
         }
-        match &env.slots.borrow()[index as usize] {
+        match &env.slots()[index as usize] {
             Slot::OwnLambda(own) => Some((own.lambda.clone(), env)),
             Slot::Thunk(_) => None,
         }
@@ -155,7 +194,7 @@ impl Env {
         for _ in 0..depth {
             env = env.parent.as_ref().expect("lowering resolved a frame that exists");
         }
-        match &env.slots.borrow()[index as usize] {
+        match &env.slots()[index as usize] {
             Slot::Thunk(t) => t.clone(),
             Slot::OwnLambda(own) => Thunk::value(closure(&own.lambda, &own.made, env)),
         }
@@ -179,10 +218,11 @@ mod tests {
     use super::*;
 
     /// A slot is two words, and a frame with two slots inline fits in
-    /// mimalloc's 80-byte blocks with its `Rc` counts.
+    /// mimalloc's 64-byte blocks with its `Rc` counts (smallvec's `union`
+    /// layout, no borrow flag).
     #[test]
     fn sizes() {
         assert_eq!(std::mem::size_of::<Slot>(), 16);
-        assert_eq!(std::mem::size_of::<Env>(), 64);
+        assert_eq!(std::mem::size_of::<Env>(), 48);
     }
 }

@@ -212,17 +212,10 @@ impl Evaluator {
             Expr::Select { expr, path, default: None, .. } if budget > 0 => {
                 // `x.name`, the common case, looks into `x` without cloning it.
                 if let (Expr::Local { depth, index, .. }, [AttrKey::Static(name)]) = (&**expr, &path[..]) {
-                    let slot;
                     let t = match arg {
                         Some(a) if *depth == 0 => a,
-                        Some(_) => {
-                            slot = env.thunk_at(depth - 1, *index)?;
-                            &*slot
-                        }
-                        None => {
-                            slot = env.thunk_at(*depth, *index)?;
-                            &*slot
-                        }
+                        Some(_) => env.thunk_at(depth - 1, *index)?,
+                        None => env.thunk_at(*depth, *index)?,
                     };
                     return t.inspect(|v| match v {
                         Value::Attrs(a) => a.get(name)?.peek(),
@@ -360,13 +353,18 @@ impl Evaluator {
                 }
                 r
             }
-            State::Apply(f, args) => {
-                let r = match &args[..] {
-                    [a, b] => self.apply2(&f, a.clone(), b.clone()),
-                    _ => self.apply_all(f.clone(), &args, None),
+            State::Apply(parts) => {
+                // The function first (a known value), then its arguments.
+                let r = match &parts[..] {
+                    [f, a, b] => match f.known() {
+                        Some(f) => self.apply2(f, a.clone(), b.clone()),
+                        None => self.force(f).and_then(|f| self.apply2(&f, a.clone(), b.clone())),
+                    },
+                    [f, args @ ..] => self.force(f).and_then(|f| self.apply_all(f, args, None)),
+                    [] => unreachable!("an application holds its function"),
                 };
                 if r.is_err() {
-                    cell.replace(State::Apply(f, args));
+                    cell.replace(State::Apply(parts));
                 }
                 r
             }
@@ -1436,12 +1434,13 @@ impl Evaluator {
             },
             BinOp::Sub | BinOp::Mul | BinOp::Div => arith(op, &a, &b),
             BinOp::Concat => match (&a, &b) {
+                // A side that is empty leaves the other as it is; else the
+                // elements go straight into the new list (one allocation).
+                (Value::List(x), Value::List(y)) if y.is_empty() => Ok(Value::List(x.clone())),
+                (Value::List(x), Value::List(y)) if x.is_empty() => Ok(Value::List(y.clone())),
                 (Value::List(x), Value::List(y)) => {
                     self.reserve_list(x.len() + y.len())?;
-                    let mut v = Vec::with_capacity(x.len() + y.len());
-                    v.extend_from_slice(x);
-                    v.extend_from_slice(y);
-                    Ok(Value::list(v))
+                    Ok(Value::List(x.iter().chain(y.iter()).cloned().collect()))
                 }
                 _ => type_err(format!(
                     "cannot concatenate {} and {}: '++' needs two lists",

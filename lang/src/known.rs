@@ -7,8 +7,6 @@
 //! thunk, a frame or a turn of the evaluation step when the answer is had
 //! without running anything.
 
-use std::cell::Ref;
-use std::ops::Deref;
 use std::rc::Rc;
 
 use crate::env::Env;
@@ -16,36 +14,17 @@ use crate::ir::{AttrKey, Expr, FastBuiltin};
 use crate::thunk::Thunk;
 use crate::value::Value;
 
-/// A variable's thunk, borrowed: from its frame, or the argument of a
-/// single-parameter call whose frame was not made (the body's depth 0).
-pub(crate) enum SlotRef<'a> {
-    Arg(&'a Thunk),
-    Frame(Ref<'a, Thunk>),
-}
-
-impl Deref for SlotRef<'_> {
-    type Target = Thunk;
-
-    #[inline(always)]
-    fn deref(&self) -> &Thunk {
-        match self {
-            SlotRef::Arg(t) => t,
-            SlotRef::Frame(t) => t,
-        }
-    }
-}
-
 /// The thunk of the variable at (`depth`, `index`). With `arg`, `env` is
 /// the scope of a call whose frame holds only `arg`: depth 0 is `arg` and
 /// every other depth is one less in `env`. `None` for a slot of a frame
 /// still being filled, and for a frame's own function
 /// ([`Env::thunk_at`]).
 #[inline(always)]
-pub(crate) fn slot_ref<'a>(env: &'a Rc<Env>, arg: Option<&'a Thunk>, depth: u32, index: u32) -> Option<SlotRef<'a>> {
+pub(crate) fn slot_ref<'a>(env: &'a Rc<Env>, arg: Option<&'a Thunk>, depth: u32, index: u32) -> Option<&'a Thunk> {
     match arg {
-        None => env.thunk_at(depth, index).map(SlotRef::Frame),
-        Some(a) if depth == 0 => Some(SlotRef::Arg(a)),
-        Some(_) => env.thunk_at(depth - 1, index).map(SlotRef::Frame),
+        None => env.thunk_at(depth, index),
+        Some(a) if depth == 0 => Some(a),
+        Some(_) => env.thunk_at(depth - 1, index),
     }
 }
 

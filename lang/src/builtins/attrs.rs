@@ -32,12 +32,14 @@ pub const DEFS: &[BuiltinDef] = &[
 
 fn attr_names(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
     let a = ev.attrs(&args[0], "the argument of builtins.attrNames")?;
-    Ok(Value::list(a.keys().map(|k| Thunk::value(Value::String(k.clone()))).collect()))
+    // Collected straight into the list (the count is known): one
+    // allocation, not a vector and then a copy of it.
+    Ok(Value::List(a.keys().map(|k| Thunk::value(Value::String(k.clone()))).collect()))
 }
 
 fn attr_values(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
     let a = ev.attrs(&args[0], "the argument of builtins.attrValues")?;
-    Ok(Value::list(a.iter().map(|(_, v)| v.clone()).collect()))
+    Ok(Value::List(a.iter().map(|(_, v)| v.clone()).collect()))
 }
 
 fn get_attr(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
@@ -123,7 +125,7 @@ fn map_attrs(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
     let a = ev.attrs(&args[1], "the second argument of builtins.mapAttrs")?;
     let entries = a
         .iter()
-        .map(|(k, v)| (k.clone(), Thunk::apply(f.clone(), vec![Thunk::value(Value::String(k.clone())), v.clone()])))
+        .map(|(k, v)| (k.clone(), Thunk::apply2(f.clone(), Thunk::value(Value::String(k.clone())), v.clone())))
         .collect();
     Ok(Value::attrs(Attrs::from_sorted(entries)))
 }
@@ -152,8 +154,7 @@ fn zip_attrs_with(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
     let entries = grouped
         .into_iter()
         .map(|(k, vs)| {
-            let t =
-                Thunk::apply(f.clone(), vec![Thunk::value(Value::String(k.clone())), Thunk::value(Value::list(vs))]);
+            let t = Thunk::apply2(f.clone(), Thunk::value(Value::String(k.clone())), Thunk::value(Value::list(vs)));
             (k, t)
         })
         .collect();

@@ -8,7 +8,7 @@ use crate::guard_index;
 use crate::limits::check_list_len;
 use crate::repeat::Repeat;
 use crate::thunk::Thunk;
-use crate::value::{Attrs, Value};
+use crate::value::{Attrs, List, Value};
 
 pub const DEFS: &[BuiltinDef] = &[
     BuiltinDef { name: "map", arity: 2, func: map },
@@ -45,13 +45,23 @@ fn predicate(ev: &mut Evaluator, f: &mut Repeat, x: &Thunk, name: &str) -> EvalR
 fn filter(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
     let mut f = Repeat::new(ev.func(&args[0], "the first argument of builtins.filter")?);
     let list = ev.list(&args[1], "the second argument of builtins.filter")?;
-    let mut out = Vec::new();
-    for x in list.iter() {
-        if predicate(ev, &mut f, x, "filter")? {
-            out.push(x.clone());
+    // Elements are copied only from the first one dropped on: a filter
+    // that keeps everything (`filter (d: d.priority == best) defs` of one
+    // definition) returns its list itself, without a new one.
+    let mut out: Option<Vec<Thunk>> = None;
+    for (i, x) in list.iter().enumerate() {
+        let keep = predicate(ev, &mut f, x, "filter")?;
+        match &mut out {
+            Some(out) if keep => out.push(x.clone()),
+            Some(_) => {}
+            None if keep => {}
+            None => out = Some(list[..i].to_vec()),
         }
     }
-    Ok(Value::list(out))
+    Ok(match out {
+        None => Value::List(list),
+        Some(out) => Value::list(out),
+    })
 }
 
 fn foldl(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
@@ -176,6 +186,11 @@ fn concat_lists(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
 fn concat_map(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
     let mut f = Repeat::new(ev.func(&args[0], "the first argument of builtins.concatMap")?);
     let list = ev.list(&args[1], "the second argument of builtins.concatMap")?;
+    // The first non-empty result is kept as it is, and returned itself if
+    // no other follows (`concatMap (d: if hasAttr name d.value then [ … ]
+    // else [ ]) defs` for a name one definition has): elements are copied
+    // into `out` only once a second one comes.
+    let mut first: Option<List> = None;
     let mut out = Vec::new();
     // The module system's `concatMap (d: if hasAttr name d.value then
     // [ … ] else [ ]) defs`, asked again for the same `defs`: only the
@@ -193,7 +208,16 @@ fn concat_map(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
             return Ok(());
         }
         match f.call1(ev, x.clone())? {
+            Value::List(l) if l.is_empty() => Ok(()),
+            Value::List(l) if first.is_none() && out.is_empty() => {
+                first = Some(l);
+                Ok(())
+            }
             Value::List(l) => {
+                if let Some(kept) = first.take() {
+                    grow(ev, &mut out, kept.len())?;
+                    out.extend_from_slice(&kept);
+                }
                 grow(ev, &mut out, l.len())?;
                 out.extend_from_slice(&l);
                 Ok(())
@@ -209,7 +233,10 @@ fn concat_map(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
             }
         }
     }
-    Ok(Value::list(out))
+    Ok(match first {
+        Some(only) => Value::List(only),
+        None => Value::list(out),
+    })
 }
 
 fn partition(ev: &mut Evaluator, args: &[Thunk]) -> EvalResult<Value> {
