@@ -132,13 +132,9 @@ impl Value {
 /// `base`): a loop that adds a few names at a time to a large set then copies
 /// the overlay, not the whole set, and flattens only once the overlay has
 /// grown to about twice the square root of the base.
-///
-/// The entries are a boxed slice, not a vector (no capacity word): the set
-/// is then 48 bytes, 64 with its `Rc` counts, one of mimalloc's block
-/// sizes (56 went to an 80-byte block).
 #[derive(Clone, Default)]
 pub struct Attrs {
-    entries: Box<[(NixString, Thunk)]>,
+    entries: Vec<(NixString, Thunk)>,
     /// Always a flat set (no base of its own).
     base: Option<Rc<Attrs>>,
     /// Number of distinct names, base included.
@@ -174,15 +170,7 @@ impl Attrs {
     /// Builds from entries already sorted by name without duplicates.
     pub fn from_sorted(entries: Vec<(NixString, Thunk)>) -> Attrs {
         debug_assert!(entries.windows(2).all(|w| w[0].0 < w[1].0));
-        // No copy for a vector of exactly its length (most are); a longer
-        // one is shrunk in place by mimalloc.
-        Attrs {
-            len: entries.len(),
-            entries: entries.into_boxed_slice(),
-            base: None,
-            origin: None,
-            index: OnceCell::new(),
-        }
+        Attrs { len: entries.len(), entries, base: None, origin: None, index: OnceCell::new() }
     }
 
     /// The value of `name`. A small flat set (most sets built by code) is
@@ -236,7 +224,7 @@ impl Attrs {
 
     pub fn into_entries(self) -> Vec<(NixString, Thunk)> {
         match self.base {
-            None => self.entries.into_vec(),
+            None => self.entries,
             Some(_) => self.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
         }
     }
@@ -248,26 +236,19 @@ impl Attrs {
             *self = Rc::new(std::mem::take(self)).update(other);
             return;
         }
-        // Room for exactly the names added, so the slice it becomes again
-        // is not shrunk (a copy) after a vector's doubling.
-        let mut entries = std::mem::take(&mut self.entries).into_vec();
-        let added =
-            other.entries.iter().filter(|e| entries.binary_search_by(|(k, _)| k.as_ref().cmp(&*e.0)).is_err()).count();
-        entries.reserve_exact(added);
         let mut from = 0;
         for e in &other.entries {
-            match entries[from..].binary_search_by(|(k, _)| k.as_ref().cmp(&*e.0)) {
+            match self.entries[from..].binary_search_by(|(k, _)| k.as_ref().cmp(&*e.0)) {
                 Ok(p) => {
-                    entries[from + p].1 = e.1.clone();
+                    self.entries[from + p].1 = e.1.clone();
                     from += p + 1;
                 }
                 Err(p) => {
-                    entries.insert(from + p, e.clone());
+                    self.entries.insert(from + p, e.clone());
                     from += p + 1;
                 }
             }
         }
-        self.entries = entries.into_boxed_slice();
         self.len = self.entries.len();
         self.index = OnceCell::new();
         if other.origin.is_some() {
@@ -289,22 +270,15 @@ impl Attrs {
                 let entries = merge(overlay.iter().map(|(k, v)| (k, v)), other.iter(), overlay.len() + other.len);
                 let len = self.len + added;
                 if entries.len() * entries.len() <= 4 * base.len {
-                    let entries = entries.into_boxed_slice();
                     return Attrs { entries, base: Some(base.clone()), len, origin, index: OnceCell::new() };
                 }
                 let base_iter = base.entries.iter().map(|(k, v)| (k, v));
                 let entries = merge(base_iter, entries.iter().map(|(k, v)| (k, v)), len);
-                return Attrs {
-                    len: entries.len(),
-                    entries: entries.into_boxed_slice(),
-                    base: None,
-                    origin,
-                    index: OnceCell::new(),
-                };
+                return Attrs { len: entries.len(), entries, base: None, origin, index: OnceCell::new() };
             }
         }
         let entries = merge(self.iter(), other.iter(), self.len + other.len);
-        Attrs { len: entries.len(), entries: entries.into_boxed_slice(), base: None, origin, index: OnceCell::new() }
+        Attrs { len: entries.len(), entries, base: None, origin, index: OnceCell::new() }
     }
 
     pub fn with_origin(mut self, def: Rc<AttrsDef>) -> Attrs {
@@ -467,12 +441,10 @@ mod tests {
     }
 
     /// Two words (strings and lists behind thin pointers), and the tag
-    /// must not cost a word of its own in thunks and results; a set is 48
-    /// bytes (64 with its counts).
+    /// must not cost a word of its own in thunks and results.
     #[test]
     fn values_stay_two_words() {
         use std::mem::size_of;
-        assert_eq!(size_of::<Attrs>(), 48);
         assert_eq!(size_of::<Value>(), 16);
         assert_eq!(size_of::<Thunk>(), 16);
         assert_eq!(size_of::<crate::error::EvalResult<Value>>(), 16);
