@@ -37,8 +37,8 @@ type Slots = SmallVec<[Slot; 2]>;
 enum Slot {
     Thunk(Thunk),
     /// A function whose environment is this frame: boxed, so that a slot is
-    /// two words like a thunk (a frame of two slots then takes 80 bytes
-    /// with its counts, not 96); such slots are few.
+    /// two words like a thunk (a frame of two slots then takes 64 bytes
+    /// with its counts); such slots are few.
     OwnLambda(Box<OwnFn>),
 }
 
@@ -92,23 +92,28 @@ impl Env {
     }
 
     /// Fills the next slot: only while the frame is being made (its maker
-    /// pushes every slot before the frame is evaluated in).
-    pub fn push(&self, t: Thunk) {
+    /// pushes every slot before the frame is evaluated in). Crate-only, as
+    /// every writer: the slots' soundness rests on the callers here.
+    pub(crate) fn push(&self, t: Thunk) {
         self.slots_mut().push(Slot::Thunk(t));
     }
 
     /// Binds the next slot to a function closing over this frame.
-    pub fn push_own_lambda(&self, l: Rc<Lambda>) {
+    pub(crate) fn push_own_lambda(&self, l: Rc<Lambda>) {
         self.slots_mut().push(Slot::OwnLambda(Box::new(OwnFn { lambda: l, made: Cell::new(Weak::new()) })));
     }
 
     /// Replaces a slot's thunk: only for a frame nobody else holds
-    /// ([`crate::repeat`]), or one just made whose slot nothing has read
-    /// yet (a `rec` set's `__overrides`).
+    /// ([`crate::repeat`]), or a `rec` set's frame with `__overrides` right
+    /// after it was filled without reading any of its slots
+    /// (`fill_frame_lazily`). The caller holds the frame through a
+    /// reference of its own, not only through the slot replaced.
     #[inline]
-    pub fn set(&self, index: usize, t: Thunk) {
+    pub(crate) fn set(&self, index: usize, t: Thunk) {
         // The old slot is dropped after the write, outside the borrow: its
-        // drop may free frames, which runs no code that reads this one.
+        // drop may free other frames, which runs no code that reads slots
+        // (nothing in the crate implements Drop to evaluate), and cannot
+        // free this one, which its caller holds.
         let old = std::mem::replace(&mut self.slots_mut()[index], Slot::Thunk(t));
         drop(old);
     }
@@ -119,7 +124,7 @@ impl Env {
     }
 
     /// [`Self::set`] in the parent frame.
-    pub fn set_in_parent(&self, index: usize, t: Thunk) {
+    pub(crate) fn set_in_parent(&self, index: usize, t: Thunk) {
         self.parent.as_ref().expect("checked by parent_unshared").set(index, t);
     }
 
@@ -138,7 +143,7 @@ impl Env {
     /// its value is a function, which no inspection looks into, and making
     /// its closure only to look would cost an allocation.
     #[inline(always)]
-    pub fn thunk_at(self: &Rc<Env>, depth: u32, index: u32) -> Option<&Thunk> {
+    pub(crate) fn thunk_at(self: &Rc<Env>, depth: u32, index: u32) -> Option<&Thunk> {
         let env = self.up(depth)?;
         match env.slots().get(index as usize)? {
             Slot::Thunk(t) => Some(t),

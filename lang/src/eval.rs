@@ -851,6 +851,24 @@ impl Evaluator {
         env
     }
 
+    /// [`Self::fill_frame`] for a `rec` set with `__overrides`, which may
+    /// replace any of its slots once it is filled: nothing is read from the
+    /// frame while filling it, or a slot worked out from another at once
+    /// (`b = a + 1`, `c = x.n`) would keep the value from before the
+    /// override (Nix: `rec { a = 1; b = a + 1; __overrides.a = 10; }.b` is 11).
+    #[cold]
+    fn fill_frame_lazily(frame: &[ExprRef], parent: &Rc<Env>) -> Rc<Env> {
+        let env = Env::child(parent, frame.len());
+        for e in frame {
+            match &**e {
+                Expr::Lambda(l) => env.push_own_lambda(l.clone()),
+                Expr::Const(v) => env.push(Thunk::value(v.clone())),
+                _ => env.push(Thunk::pending(e.clone(), env.clone())),
+            }
+        }
+        env
+    }
+
     #[inline(never)]
     fn eval_bool(&mut self, e: &ExprRef, env: &Rc<Env>, span: Span, what: &str) -> EvalResult<bool> {
         // A comparison (the usual condition) skips the general machinery:
@@ -1016,6 +1034,7 @@ impl Evaluator {
     #[inline(never)]
     fn build_attrs(&mut self, def: &Rc<AttrsDef>, env: &Rc<Env>) -> EvalResult<Value> {
         let env = match &def.frame {
+            Some(frame) if def.overrides.is_some() => Self::fill_frame_lazily(frame, env),
             Some(frame) => self.fill_frame(frame, env),
             None => env.clone(),
         };
