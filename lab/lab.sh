@@ -35,7 +35,7 @@ WANT_K8S=${KDEPLOY_LAB_K8S:-0}
 . "$SCRIPT_DIR/kubernetes.sh"
 
 # Bump when the image recipe below changes: cached images with another recipe are rebuilt.
-IMAGE_RECIPE=6
+IMAGE_RECIPE=7
 # curl: what a node fetches binary-cache blobs with (Kubespray's nodes have it too);
 # zstd: what it decompresses blobs sent compressed with (without it, they come as they are);
 # openssl: what it checks the sha256 of received blobs with (SHA-NI; without it, coreutils'
@@ -381,9 +381,12 @@ EOF
 	: >"$r/etc/machine-id"
 	rm -f -- "$r/var/lib/dbus/machine-id"
 	ln -s /etc/machine-id "$r/var/lib/dbus/machine-id"
-	# Nothing on a node should try to reach the outside (it has no route anyway).
+	# Nothing on a node should try to reach the outside (it has no route anyway), nor
+	# change its files on a clock: dpkg-db-backup.timer writes /var/backups at midnight,
+	# which a test comparing a reset node with its boot state (lab/node-tree.sh) then
+	# finds, when the run spans midnight.
 	for u in apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer fstrim.timer \
-		systemd-timesyncd.service; do
+		dpkg-db-backup.timer systemd-timesyncd.service; do
 		ln -sf /dev/null "$r/etc/systemd/system/$u"
 	done
 	# Keep the image (copied for every node) small: no docs, man pages, translations, caches.
