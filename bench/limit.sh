@@ -17,10 +17,8 @@ set -uo pipefail
 cd "$(dirname "$0")/.." || exit
 ROOT=$PWD
 run=${1:?usage: bench/limit.sh N}
-RESULTS=$ROOT/bench/results/$(date -u +%Y-%m-%d)-$(git rev-parse --short HEAD)
-git diff --quiet HEAD -- . ':!bench/results' || RESULTS+=-dirty
-RESULTS+=-run$run
-mkdir -p "$RESULTS"
+RESULTS_SUFFIX=-run$run
+source "$ROOT/bench/results-dir.sh"
 export PROFILE=release
 KD=$ROOT/target/release/kdeploy
 status=0
